@@ -1,0 +1,360 @@
+package jsonl
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// toAny reads the value due next into the shape encoding/json produces
+// with UseNumber: map[string]any, []any, string, json.Number, bool, nil.
+func toAny(s *Scanner) any {
+	switch s.Peek() {
+	case Object:
+		m := map[string]any{}
+		s.EnterObject()
+		for s.NextField() {
+			k := string(s.Key())
+			m[k] = toAny(s)
+		}
+		return m
+	case Array:
+		a := []any{}
+		s.EnterArray()
+		for s.NextElem() {
+			a = append(a, toAny(s))
+		}
+		return a
+	}
+	v := s.Value()
+	switch v.Kind() {
+	case String:
+		return v.String()
+	case Number:
+		return json.Number(v.Raw())
+	case Bool:
+		b, _ := v.Bool()
+		return b
+	case Null:
+		return nil
+	}
+	return fmt.Sprintf("invalid value (err %v)", s.Err())
+}
+
+// scanAll reads every top-level value of data with a Scanner.
+func scanAll(data []byte) ([]any, error) {
+	var s Scanner
+	s.Reset(data)
+	var out []any
+	for s.More() {
+		v := toAny(&s)
+		if s.Err() != nil {
+			break
+		}
+		out = append(out, v)
+	}
+	return out, s.Err()
+}
+
+// decodeAll reads every top-level value of data with encoding/json.
+func decodeAll(data []byte) ([]any, error) {
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.UseNumber()
+	var out []any
+	for {
+		var v any
+		err := d.Decode(&v)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+}
+
+// checkDifferential asserts that Scanner and encoding/json agree on data:
+// the same values, and an error from both or neither.
+func checkDifferential(t testing.TB, data []byte) {
+	t.Helper()
+	got, gotErr := scanAll(data)
+	want, wantErr := decodeAll(data)
+	if wantErr != nil && errors.Is(wantErr, io.ErrUnexpectedEOF) {
+		// The stream decoder reports truncation as io.ErrUnexpectedEOF.
+		wantErr = fmt.Errorf("truncated: %w", wantErr)
+	}
+	require.Equal(t, wantErr != nil, gotErr != nil, "error mismatch on %q: scanner %v, encoding/json %v", truncate(data), gotErr, wantErr)
+	require.Equal(t, want, got, "values differ on %q", truncate(data))
+	if gotErr != nil {
+		var se *SyntaxError
+		require.ErrorAs(t, gotErr, &se)
+		require.GreaterOrEqual(t, se.Offset, 0)
+		require.LessOrEqual(t, se.Offset, len(data))
+	}
+}
+
+func truncate(b []byte) string {
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// corpusLines returns every line of every transcript under testdata.
+func corpusLines(tb testing.TB) [][]byte {
+	tb.Helper()
+	var lines [][]byte
+	err := filepath.WalkDir("../../testdata", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for line := range bytes.Lines(data) {
+			lines = append(lines, bytes.TrimRight(line, "\r\n"))
+		}
+		return nil
+	})
+	require.NoError(tb, err)
+	require.NotEmpty(tb, lines)
+	return lines
+}
+
+func TestScanner_DifferentialCorpus(t *testing.T) {
+	lines := corpusLines(t)
+	for _, line := range lines {
+		checkDifferential(t, line)
+	}
+	t.Logf("%d corpus lines agree with encoding/json", len(lines))
+}
+
+var edgeCases = []struct {
+	name string
+	in   string
+}{
+	{"Empty", ``},
+	{"Space", `   `},
+	{"EmptyObject", `{}`},
+	{"EmptyArray", `[]`},
+	{"Nested", `{"a":{"b":[1,2,{"c":null}],"d":[]},"e":{}}`},
+	{"Whitespace", " { \"a\" : [ 1 , 2 ] , \"b\" :\t\"x\" } "},
+	{"Escapes", `{"s":"a\"b\\c\/d\be\ff\ng\rh\ti"}`},
+	{"Unicode", `{"s":"\u00e9\u4e2d\ud83d\ude00 caf\u00e9"}`},
+	{"SurrogatePair", `{"s":"\ud83d\ude00"}`},
+	{"LoneHighSurrogate", `{"s":"\ud83d x"}`},
+	{"LoneLowSurrogate", `{"s":"\ude00"}`},
+	{"HighThenBadLow", `{"s":"\ud83d\u0041"}`},
+	{"HighSurrogateAtEnd", `{"s":"\ud83d"}`},
+	{"InvalidUTF8", "{\"s\":\"a\xffb\xc3\"}"},
+	{"InvalidUTF8Escaped", "{\"s\":\"\\n\xff\xfe\"}"},
+	{"RawUTF8", `{"s":"日本語 ✓ 😀"}`},
+	{"EscapedKey", `{"ty\u0070e":"user"}`},
+	{"Numbers", `[0,-0,1,-1,12.5,-0.25,1e10,1E+2,2e-3,123456789012345678901234567890]`},
+	{"TwoObjects", `{"a":1}{"b":2}`},
+	{"TwoObjectsSpace", `{"a":1} {"b":[2]}`},
+	{"TrailingGarbage", `{"a":1}x`},
+	{"Literals", `[true,false,null]`},
+	{"TruncatedObject", `{"a":1`},
+	{"TruncatedString", `{"a":"abc`},
+	{"TruncatedEscape", `{"a":"abc\`},
+	{"TruncatedUnicode", `{"a":"\u12`},
+	{"BadUnicode", `{"a":"\u12x4"}`},
+	{"BadEscape", `{"a":"\x"}`},
+	{"ControlChar", "{\"a\":\"a\x01b\"}"},
+	{"RawNewlineInString", "{\"a\":\"a\nb\"}"},
+	{"RawTabInString", "{\"a\":\"a\tb\"}"},
+	{"DEL", "{\"a\":\"\x7f\"}"},
+	{"MissingColon", `{"a" 1}`},
+	{"MissingComma", `{"a":1 "b":2}`},
+	{"TrailingComma", `{"a":1,}`},
+	{"TrailingCommaArray", `[1,]`},
+	{"LeadingComma", `[,1]`},
+	{"UnquotedKey", `{a:1}`},
+	{"SingleQuotes", `{'a':1}`},
+	{"BadLiteral", `[tru]`},
+	{"BadLiteral2", `[nul]`},
+	{"TruncatedLiteral", `[fals`},
+	{"LeadingZero", `[01]`},
+	{"BareMinus", `[-]`},
+	{"BadFraction", `[1.]`},
+	{"BadExponent", `[1e]`},
+	{"BadExponentSign", `[1e+]`},
+	{"Plus", `[+1]`},
+	{"Hex", `[0x10]`},
+	{"NaN", `[NaN]`},
+	{"CloseMismatch", `{"a":[1}`},
+	{"CloseMismatch2", `[{"a":1]`},
+	{"ExtraClose", `{"a":1}}`},
+	{"ScalarTop", `"just a string"`},
+	{"NumberTop", `42`},
+	{"NestedEmpty", `[[[[]]],{"a":{"b":{}}}]`},
+	{"KeyNotString", `{1:2}`},
+	{"LongString", `{"a":"` + strings.Repeat("abcdefgh\\n\\\"", 1000) + `"}`},
+	{"QuoteAtWordBoundary", `{"abcdef":"0123456"}`},
+	{"BackslashRun", `{"a":"\\\\\\\"\\"}`},
+	{"NulByte", "{\"a\":\"\x00\"}"},
+	{"NulOutside", "{\"a\":1}\x00"},
+}
+
+func TestScanner_DifferentialEdgeCases(t *testing.T) {
+	for _, tc := range edgeCases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkDifferential(t, []byte(tc.in))
+		})
+	}
+}
+
+func TestScanner_Depth(t *testing.T) {
+	for _, n := range []int{1, 63, 64, 65, 1000, MaxDepth, MaxDepth + 1} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			in := []byte(strings.Repeat("[", n) + strings.Repeat("]", n))
+			_, err := scanAll(in)
+			if n > MaxDepth {
+				require.ErrorIs(t, err, ErrTooDeep)
+			} else {
+				require.NoError(t, err)
+			}
+			// Skipped rather than walked.
+			var s Scanner
+			s.Reset(in)
+			require.True(t, s.More())
+			s.Skip()
+			if n > MaxDepth {
+				require.ErrorIs(t, s.Err(), ErrTooDeep)
+			} else {
+				require.NoError(t, s.Err())
+			}
+		})
+	}
+}
+
+func TestScanner_EarlyExitValidates(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`{"type":"user","message":{"content":[1,2,{"x":"y"}],"id":"m"},"tail":[1,2 3]}`))
+	require.True(t, s.More())
+	require.True(t, s.EnterObject())
+	require.True(t, s.NextField())
+	require.Equal(t, "type", string(s.Key()))
+	require.True(t, s.Value().Equal("user"))
+	require.True(t, s.NextField())
+	require.True(t, s.EnterObject()) // message: left open
+	require.False(t, s.Finish())
+	var se *SyntaxError
+	require.ErrorAs(t, s.Err(), &se)
+	require.Equal(t, strings.Index(`{"type":"user","message":{"content":[1,2,{"x":"y"}],"id":"m"},"tail":[1,2 3]}`, " 3")+1, se.Offset)
+}
+
+func TestScanner_Misuse(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`[1,2]`))
+	require.True(t, s.EnterArray())
+	require.False(t, s.NextField())
+	require.ErrorIs(t, s.Err(), ErrMisuse)
+}
+
+func TestScanner_Span(t *testing.T) {
+	var s Scanner
+	in := []byte(` {"a":1}  {"b":[2,3]} `)
+	s.Reset(in)
+	var spans []string
+	for s.More() {
+		s.EnterObject()
+		s.NextField()
+		require.True(t, s.Finish())
+		spans = append(spans, string(s.Span()))
+	}
+	require.NoError(t, s.Err())
+	require.Equal(t, []string{`{"a":1}`, `{"b":[2,3]}`}, spans)
+}
+
+func TestValue_Int(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"-0", 0, true},
+		{"42", 42, true},
+		{"-42", -42, true},
+		{"9223372036854775807", 9223372036854775807, true},
+		{"-9223372036854775808", -9223372036854775808, true},
+		{"9223372036854775808", 0, false},
+		{"-9223372036854775809", 0, false},
+		{"99999999999999999999", 0, false},
+		{"1.5", 0, false},
+		{"1e3", 0, false},
+		{`"1"`, 0, false},
+	}
+	for _, tc := range tests {
+		var s Scanner
+		s.Reset([]byte(tc.in))
+		v := s.Value()
+		got, ok := v.Int()
+		require.Equal(t, tc.ok, ok, "Int(%s) ok", tc.in)
+		require.Equal(t, tc.want, got, "Int(%s)", tc.in)
+	}
+}
+
+func TestValue_Equal(t *testing.T) {
+	var s Scanner
+	s.Reset([]byte(`["user","us\u0065r","x\n"]`))
+	s.EnterArray()
+	s.NextElem()
+	require.True(t, s.Value().Equal("user"))
+	s.NextElem()
+	v := s.Value()
+	require.True(t, v.Escaped())
+	require.True(t, v.Equal("user"))
+	require.False(t, v.Equal("usex"))
+	s.NextElem()
+	require.True(t, s.Value().Equal("x\n"))
+}
+
+func TestScanner_NoAllocs(t *testing.T) {
+	lines := corpusLines(t)
+	var s Scanner
+	allocs := testing.AllocsPerRun(5, func() {
+		for _, line := range lines {
+			s.Reset(line)
+			for s.More() {
+				walkNoAlloc(&s)
+			}
+		}
+	})
+	require.Zero(t, allocs)
+}
+
+// walkNoAlloc visits every value without keeping anything.
+func walkNoAlloc(s *Scanner) {
+	switch s.Peek() {
+	case Object:
+		s.EnterObject()
+		for s.NextField() {
+			walkNoAlloc(s)
+		}
+	case Array:
+		s.EnterArray()
+		for s.NextElem() {
+			walkNoAlloc(s)
+		}
+	default:
+		v := s.Value()
+		_, _ = v.Int()
+	}
+}

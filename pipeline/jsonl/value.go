@@ -1,0 +1,247 @@
+package jsonl
+
+import (
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Kind is the type of a JSON value.
+type Kind uint8
+
+// The kinds of JSON values. Invalid is the zero Kind: no value.
+const (
+	Invalid Kind = iota
+	Null
+	Bool
+	Number
+	String
+	Object
+	Array
+)
+
+var kindNames = [...]string{"invalid", "null", "bool", "number", "string", "object", "array"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// kindOf returns the kind of value starting with byte c.
+func kindOf(c byte) Kind {
+	switch {
+	case c == '"':
+		return String
+	case c == '{':
+		return Object
+	case c == '[':
+		return Array
+	case c == 't' || c == 'f':
+		return Bool
+	case c == 'n':
+		return Null
+	case c == '-' || c-'0' < 10:
+		return Number
+	}
+	return Invalid
+}
+
+// Value is one JSON value read by a [Scanner]. It aliases the scanned data
+// and is valid as long as that data is. A string Value holds the content
+// between the quotes, still escaped; other kinds hold their JSON text.
+// The zero Value has kind Invalid.
+type Value struct {
+	raw  []byte
+	kind Kind
+	esc  bool
+}
+
+// Kind returns the value's kind.
+func (v Value) Kind() Kind { return v.kind }
+
+// Raw returns the value's bytes: the escaped content of a string, or the
+// JSON text of any other kind.
+func (v Value) Raw() []byte { return v.raw }
+
+// IsNull reports whether the value is JSON null.
+func (v Value) IsNull() bool { return v.kind == Null }
+
+// Escaped reports whether a string value contains escape sequences.
+func (v Value) Escaped() bool { return v.esc }
+
+// Bool returns a boolean's value; ok is false for any other kind.
+func (v Value) Bool() (b, ok bool) {
+	if v.kind != Bool {
+		return false, false
+	}
+	return v.raw[0] == 't', true
+}
+
+// Int returns a number's value as an int64. ok is false if the value is
+// not a number, has a fraction or exponent, or overflows int64.
+func (v Value) Int() (n int64, ok bool) {
+	if v.kind != Number {
+		return 0, false
+	}
+	b := v.raw
+	neg := b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 19 {
+		return 0, false // not a number, or beyond int64 (19 digits)
+	}
+	var u uint64
+	for _, c := range b {
+		d := c - '0'
+		if d > 9 {
+			return 0, false
+		}
+		u = u*10 + uint64(d)
+	}
+	if neg {
+		if u > 1<<63 {
+			return 0, false
+		}
+		return -int64(u), true
+	}
+	if u > 1<<63-1 {
+		return 0, false
+	}
+	return int64(u), true
+}
+
+// Float returns a number's value as a float64; ok is false for any other
+// kind or when the number is out of range.
+func (v Value) Float() (f float64, ok bool) {
+	if v.kind != Number {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(unsafe.String(unsafe.SliceData(v.raw), len(v.raw)), 64)
+	return f, err == nil
+}
+
+// AppendText appends the unescaped text of a string value to dst, as
+// encoding/json would decode it: escapes resolved, surrogate pairs joined,
+// lone surrogates and invalid UTF-8 bytes replaced by U+FFFD. For other
+// kinds it appends the raw JSON text.
+func (v Value) AppendText(dst []byte) []byte {
+	if v.kind != String {
+		return append(dst, v.raw...)
+	}
+	if !v.esc && utf8.Valid(v.raw) {
+		return append(dst, v.raw...)
+	}
+	return appendUnescaped(dst, v.raw)
+}
+
+// String returns the unescaped text of a string value (see
+// [Value.AppendText]), or the raw JSON text of other kinds. It allocates.
+func (v Value) String() string {
+	if v.kind == String && !v.esc && utf8.Valid(v.raw) {
+		return string(v.raw)
+	}
+	return string(v.AppendText(nil))
+}
+
+// Equal reports whether v is a string whose unescaped text equals s. It
+// does not allocate.
+func (v Value) Equal(s string) bool {
+	if v.kind != String {
+		return false
+	}
+	if !v.esc {
+		return string(v.raw) == s
+	}
+	var buf [128]byte
+	if len(s) > len(buf) {
+		return string(appendUnescaped(nil, v.raw)) == s
+	}
+	return string(appendUnescaped(buf[:0], v.raw)) == s
+}
+
+// appendUnescaped appends the decoded form of escaped string content b.
+func appendUnescaped(dst, b []byte) []byte {
+	for i := 0; i < len(b); {
+		c := b[i]
+		switch {
+		case c == '\\' && i+1 < len(b):
+			switch e := b[i+1]; e {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				r, ok := hex4(b, i+2)
+				if !ok {
+					dst = append(dst, b[i:]...) // unreachable on scanned input
+					return dst
+				}
+				i += 6
+				if utf16.IsSurrogate(r) {
+					if r2, ok := hex4(b, i+2); ok && i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
+						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+							dst = utf8.AppendRune(dst, dec)
+							i += 6
+							continue
+						}
+					}
+					r = utf8.RuneError
+				}
+				dst = utf8.AppendRune(dst, r)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, e)
+			}
+			i += 2
+		case c < utf8.RuneSelf:
+			// Copy a run of plain ASCII.
+			j := i + 1
+			for j < len(b) && b[j] < utf8.RuneSelf && b[j] != '\\' {
+				j++
+			}
+			dst = append(dst, b[i:j]...)
+			i = j
+		default:
+			r, size := utf8.DecodeRune(b[i:])
+			if r == utf8.RuneError && size == 1 {
+				dst = utf8.AppendRune(dst, utf8.RuneError)
+			} else {
+				dst = append(dst, b[i:i+size]...)
+			}
+			i += size
+		}
+	}
+	return dst
+}
+
+// hex4 decodes the four hex digits at b[i:i+4].
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c-'0' < 10:
+			c -= '0'
+		case c-'a' < 6:
+			c = c - 'a' + 10
+		case c-'A' < 6:
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

@@ -1,0 +1,69 @@
+package schema
+
+// Format names a transcript format. The zero value is not a format.
+type Format string
+
+// The supported transcript formats.
+const (
+	FormatClaudeCode Format = "claude-code" // Claude Code ~/.claude/projects
+	FormatPi         Format = "pi"          // pi-coding-agent, OpenClaw, clawdbot, Nexus
+	FormatCodex      Format = "codex"       // OpenAI Codex CLI rollouts
+	FormatFluux      Format = "fluux"       // Fluux Agent memory
+	FormatM4dtimes   Format = "m4dtimes"    // m4dtimes SDK sessions
+)
+
+// Formats lists every supported format, in a fixed order.
+func Formats() []Format {
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes}
+}
+
+// Valid reports whether f is one of [Formats].
+func (f Format) Valid() bool {
+	switch f {
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes:
+		return true
+	}
+	return false
+}
+
+// Kind classifies an entry.
+type Kind string
+
+// The entry kinds of the contract.
+const (
+	KindSession     Kind = "session"      // session header or session metadata
+	KindMessage     Kind = "message"      // a user, assistant, system or tool message
+	KindCompaction  Kind = "compaction"   // context compaction boundary or summary
+	KindSummary     Kind = "summary"      // a summary line (titles, branch summaries)
+	KindModelChange Kind = "model_change" // model or thinking-level change
+	KindEvent       Kind = "event"        // anything else, including unknown line types
+)
+
+// Valid reports whether k is one of the contract kinds.
+func (k Kind) Valid() bool {
+	switch k {
+	case KindSession, KindMessage, KindCompaction, KindSummary, KindModelChange, KindEvent:
+		return true
+	}
+	return false
+}
+
+// Role is the author of a message entry.
+type Role string
+
+// The message roles of the contract.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleSystem    Role = "system"
+	RoleTool      Role = "tool" // tool results
+)
+
+// Valid reports whether r is empty or one of the contract roles.
+func (r Role) Valid() bool {
+	switch r {
+	case "", RoleUser, RoleAssistant, RoleSystem, RoleTool:
+		return true
+	}
+	return false
+}
