@@ -1,0 +1,28 @@
+// Package formats detects the transcript format of a file from its first
+// lines and creates the parser for it. The parsers themselves live in the
+// sub-packages claude, pi, codex, fluux and m4dtimes; what they share is in
+// package parse.
+package formats
+
+import (
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Parser turns the lines of one file into normalised entries, keeping the
+// per-file state its format needs (session header, split responses,
+// cumulative counters). Lines must be given in file order, from the first
+// line of the file: a parser resumed mid-file lacks its header state, so
+// callers resuming from a checkpoint replay the file from its start with
+// the entries discarded up to the checkpoint.
+type Parser interface {
+	// Format returns the format the parser reads.
+	Format() schema.Format
+
+	// Parse appends the entries of one line to dst and returns the
+	// extended slice. A line holding several JSON objects yields several
+	// entries. On bad input it returns the entries decoded before the
+	// fault together with a *schema.DecodeError locating it; the parser
+	// stays usable for the next line. Entries never alias line.Bytes.
+	Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error)
+}

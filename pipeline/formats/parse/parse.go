@@ -1,0 +1,90 @@
+// Package parse holds what the transcript format parsers share: their
+// [Config], timestamp and number decoding, derived entry ids, and the
+// construction of located errors. It knows no format; the parsers live in
+// the sibling packages claude, pi, codex, fluux and m4dtimes, and
+// package formats detects which one a file needs.
+package parse
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Config configures the parser of one file. The zero value parses an
+// unnamed stream with defaults.
+type Config struct {
+	// Path is the file's path, copied into every entry and error. Some
+	// formats derive a session id from it when the file has no header
+	// (pi after gateway compaction: the file stem).
+	Path string
+
+	// Host is copied into every entry.
+	Host string
+
+	// Text asks for message text, tool result content and tool call
+	// input to be extracted (unescaped). Aggregation does not need them;
+	// leaving Text off is faster.
+	Text bool
+
+	// Raw asks for the original JSON object to be kept in Entry.Raw.
+	Raw bool
+
+	// Logger receives debug events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Sentinel errors shared by the parsers. Each line error is a
+// *schema.DecodeError wrapping one of these or a *jsonl.SyntaxError.
+var (
+	// ErrNotObject reports a line whose JSON value is not an object.
+	ErrNotObject = errors.New("parse: line is not a JSON object")
+
+	// ErrMissingField reports an object lacking a field its type needs
+	// (for example an assistant message without a message object).
+	ErrMissingField = errors.New("parse: missing field")
+
+	// ErrBadField reports a field of the wrong JSON type or an
+	// unparsable value (for example a timestamp that is not RFC 3339).
+	ErrBadField = errors.New("parse: bad field")
+)
+
+// Fail returns the located error for a problem found at byte offset off
+// within line (an offset in line.Bytes, not in the file).
+func Fail(cfg *Config, line jsonl.Line, off int, err error) error {
+	return &schema.DecodeError{
+		Path:   cfg.Path,
+		Line:   line.Number,
+		Offset: line.Offset + int64(off),
+		Err:    err,
+	}
+}
+
+// ScanError returns the located error for the scanner's error, or nil.
+func ScanError(cfg *Config, line jsonl.Line, s *jsonl.Scanner) error {
+	err := s.Err()
+	if err == nil {
+		return nil
+	}
+	var se *jsonl.SyntaxError
+	off := s.Offset()
+	if errors.As(err, &se) {
+		off = se.Offset
+	}
+	return Fail(cfg, line, off, err)
+}
+
+// Base returns an entry with the provenance fields of line filled in.
+// object is the index of the JSON object within the line (0 for the first).
+func Base(cfg *Config, format schema.Format, line jsonl.Line, object int) schema.Entry {
+	return schema.Entry{
+		Format: format,
+		Host:   cfg.Host,
+		Path:   cfg.Path,
+		Offset: line.Offset,
+		Line:   line.Number,
+		Object: object,
+	}
+}
