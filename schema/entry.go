@@ -68,6 +68,7 @@ type Entry struct {
 	AgentVersion string  `json:"agent_version,omitempty"`
 	Sidechain    bool    `json:"sidechain,omitempty"`
 	AgentID      string  `json:"agent_id,omitempty"`
+	AgentType    string  `json:"agent_type,omitempty"` // subagent type, e.g. "general-purpose"
 	Slug         string  `json:"slug,omitempty"`
 	Command      string  `json:"command,omitempty"`      // slash command name, e.g. "/compact"
 	CommandArgs  string  `json:"command_args,omitempty"` // slash command arguments

@@ -133,6 +133,7 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 	b = appendStringField(b, "agent_version", e.AgentVersion)
 	b = appendBoolField(b, "sidechain", e.Sidechain)
 	b = appendStringField(b, "agent_id", e.AgentID)
+	b = appendStringField(b, "agent_type", e.AgentType)
 	b = appendStringField(b, "slug", e.Slug)
 	b = appendStringField(b, "command", e.Command)
 	b = appendStringField(b, "command_args", e.CommandArgs)
