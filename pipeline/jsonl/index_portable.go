@@ -1,10 +1,13 @@
-//go:build !(goexperiment.simd && amd64)
+//go:build !amd64
 
 package jsonl
 
-// indexSpecial returns the index of the first byte at or after i that is
+// stringStop returns the index of the first byte at or after i that is
 // '"', '\\' or below 0x20, or len(data) if there is none.
-func indexSpecial(data []byte, i int) int { return indexSpecialPortable(data, i) }
+func stringStop(data []byte, i int) (int, bool) { return indexSpecialPortable(data, i), false }
 
 // Vectorized reports which string scanning implementation is in use.
 func Vectorized() string { return "swar" }
+
+// hasAVX2 is false off amd64; tests read it.
+var hasAVX2 = false

@@ -109,10 +109,21 @@ func (rd *Reader) Reset(r io.Reader, offset, lines int64) {
 
 // Offset returns the stream offset just past the last consumed line: the
 // position to checkpoint. Bytes of a partial line are not included.
-func (rd *Reader) Offset() int64 { return rd.off }
+// While an over-long line is being skipped it is the offset of that line.
+func (rd *Reader) Offset() int64 {
+	if rd.skipping {
+		return rd.skipStart
+	}
+	return rd.off
+}
 
 // Lines returns the number of lines consumed, blank lines included.
-func (rd *Reader) Lines() int64 { return rd.line }
+func (rd *Reader) Lines() int64 {
+	if rd.skipping {
+		return rd.skipLine - 1
+	}
+	return rd.line
+}
 
 // Buffered returns the bytes of the partial line held after io.EOF. The
 // slice aliases the buffer and is valid until the next call to Next.

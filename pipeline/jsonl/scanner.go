@@ -1,5 +1,7 @@
 package jsonl
 
+import "unicode/utf8"
+
 // MaxDepth is the deepest nesting of objects and arrays a [Scanner]
 // accepts, the same limit as encoding/json.
 const MaxDepth = 10000
@@ -212,7 +214,7 @@ func (s *Scanner) NextField() bool {
 		return false
 	}
 	s.key = s.data[s.pos+1 : end]
-	if esc {
+	if esc || !isASCII(s.key) && !utf8.Valid(s.key) {
 		s.keyBuf = appendUnescaped(s.keyBuf[:0], s.key)
 		s.key = s.keyBuf
 	}
@@ -375,4 +377,13 @@ func (s *Scanner) unexpected(c byte, context string) {
 		return
 	}
 	s.fail(s.pos, ErrSyntax, "invalid character "+quoteChar(c)+" "+context)
+}
+
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

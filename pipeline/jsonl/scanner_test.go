@@ -358,3 +358,31 @@ func walkNoAlloc(s *Scanner) {
 		_, _ = v.Int()
 	}
 }
+
+// TestScanner_DifferentialBothPaths runs the differential tests with the
+// vectorized string scanner and with the portable one.
+func TestScanner_DifferentialBothPaths(t *testing.T) {
+	saved := hasAVX2
+	t.Cleanup(func() { hasAVX2 = saved })
+	for _, vec := range []bool{true, false} {
+		if vec && !saved {
+			continue
+		}
+		hasAVX2 = vec
+		for _, line := range corpusLines(t) {
+			checkDifferential(t, line)
+		}
+		for _, tc := range edgeCases {
+			checkDifferential(t, []byte(tc.in))
+		}
+		// Escapes and specials at every position around the 32-byte
+		// block boundaries of the vectorized path.
+		for n := 0; n < 80; n++ {
+			for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, "\x01", `\x`, `"`, `\`} {
+				s := `{"k":"` + strings.Repeat("a", n) + special + strings.Repeat("b", 40) + `"}`
+				checkDifferential(t, []byte(s))
+				checkDifferential(t, []byte(s[:len(s)-3]))
+			}
+		}
+	}
+}

@@ -29,7 +29,9 @@ func specialMask(w uint64) uint64 {
 func (s *Scanner) scanString(i int) (end int, esc bool) {
 	data := s.data
 	for {
-		i = indexSpecial(data, i)
+		var e bool
+		i, e = stringStop(data, i)
+		esc = esc || e
 		if i >= len(data) {
 			s.fail(len(data), ErrUnexpectedEnd, "unexpected end of JSON input")
 			return 0, false

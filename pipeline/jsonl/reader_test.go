@@ -1,0 +1,209 @@
+package jsonl
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/require"
+)
+
+// readAll returns every line and error a Reader yields for input.
+func readAll(tb testing.TB, r io.Reader, cfg ReaderConfig) (lines []Line, errs []error, rd *Reader) {
+	tb.Helper()
+	rd = NewReader(r, cfg)
+	for {
+		l, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return lines, errs, rd
+		}
+		if err != nil {
+			errs = append(errs, err)
+			var tl *LineTooLongError
+			if !errors.As(err, &tl) {
+				return lines, errs, rd
+			}
+			continue
+		}
+		l.Bytes = bytes.Clone(l.Bytes)
+		lines = append(lines, l)
+	}
+}
+
+func texts(lines []Line) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = string(l.Bytes)
+	}
+	return out
+}
+
+func TestReader_Lines(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    []string
+		numbers []int64
+		pending string
+	}{
+		{"Empty", "", nil, nil, ""},
+		{"One", "a\n", []string{"a"}, []int64{1}, ""},
+		{"PartialLastLine", "a\nb", []string{"a"}, []int64{1}, "b"},
+		{"OnlyPartial", `{"x":`, nil, nil, `{"x":`},
+		{"CRLF", "a\r\nb\r\n", []string{"a", "b"}, []int64{1, 2}, ""},
+		{"BOM", "\xEF\xBB\xBFa\nb\n", []string{"a", "b"}, []int64{1, 2}, ""},
+		{"BOMNotFirst", "a\n\xEF\xBB\xBFb\n", []string{"a", "\xEF\xBB\xBFb"}, []int64{1, 2}, ""},
+		{"BlankLines", "\n\na\n \t\r\n\nb\n", []string{"a", "b"}, []int64{3, 6}, ""},
+		{"LoneCR", "a\rb\n", []string{"a\rb"}, []int64{1}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, mk := range readers {
+				lines, errs, rd := readAll(t, mk.fn([]byte(tc.in)), ReaderConfig{BufferSize: 4})
+				require.Empty(t, errs, mk.name)
+				require.Equal(t, tc.want, nilIfEmpty(texts(lines)), mk.name)
+				for i, l := range lines {
+					require.Equal(t, tc.numbers[i], l.Number, mk.name)
+				}
+				require.Equal(t, tc.pending, string(rd.Buffered()), mk.name)
+				require.Equal(t, int64(len(tc.in)-len(tc.pending)), rd.Offset(), mk.name)
+			}
+		})
+	}
+}
+
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
+}
+
+var readers = []struct {
+	name string
+	fn   func([]byte) io.Reader
+}{
+	{"whole", func(b []byte) io.Reader { return bytes.NewReader(b) }},
+	{"onebyte", func(b []byte) io.Reader { return iotest.OneByteReader(bytes.NewReader(b)) }},
+	{"half", func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) }},
+	{"dataerr", func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) }},
+}
+
+func TestReader_Offsets(t *testing.T) {
+	in := "\xEF\xBB\xBF{\"a\":1}\r\n\n{\"b\":2}\n"
+	lines, errs, _ := readAll(t, strings.NewReader(in), ReaderConfig{})
+	require.Empty(t, errs)
+	require.Len(t, lines, 2)
+	require.Equal(t, Line{Bytes: []byte(`{"a":1}`), Offset: 0, End: 12, Number: 1}, lines[0])
+	require.Equal(t, Line{Bytes: []byte(`{"b":2}`), Offset: 13, End: 21, Number: 3}, lines[1])
+}
+
+// growingFile is a reader over data that grows between reads, like a
+// transcript being appended to.
+type growingFile struct {
+	data []byte
+	pos  int
+}
+
+func (g *growingFile) Read(p []byte) (int, error) {
+	if g.pos >= len(g.data) {
+		return 0, io.EOF
+	}
+	n := copy(p, g.data[g.pos:])
+	g.pos += n
+	return n, nil
+}
+
+func TestReader_FollowsGrowingFile(t *testing.T) {
+	f := &growingFile{}
+	rd := NewReader(f, ReaderConfig{BufferSize: 8})
+	_, err := rd.Next()
+	require.ErrorIs(t, err, io.EOF)
+
+	f.data = append(f.data, `{"half":`...)
+	_, err = rd.Next()
+	require.ErrorIs(t, err, io.EOF, "a half-written line is held")
+	require.Equal(t, `{"half":`, string(rd.Buffered()))
+	require.Zero(t, rd.Offset())
+
+	f.data = append(f.data, "true}\n{\"next\":1}\n"...)
+	l, err := rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, `{"half":true}`, string(l.Bytes))
+	l, err = rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, `{"next":1}`, string(l.Bytes))
+	require.Equal(t, int64(2), l.Number)
+	_, err = rd.Next()
+	require.ErrorIs(t, err, io.EOF)
+	require.Equal(t, int64(len(f.data)), rd.Offset())
+}
+
+func TestReader_LongLines(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	in := "a\n" + long + "\nb\n" + long + "\r\n" + strings.Repeat("y", 5000) + "\nc\n"
+	for _, mk := range readers {
+		t.Run(mk.name, func(t *testing.T) {
+			lines, errs, _ := readAll(t, mk.fn([]byte(in)), ReaderConfig{MaxLineBytes: 999, BufferSize: 16})
+			require.Equal(t, []string{"a", "b", "c"}, texts(lines))
+			require.Len(t, errs, 3)
+			var tl *LineTooLongError
+			require.ErrorAs(t, errs[0], &tl)
+			require.Equal(t, int64(2), tl.Line)
+			require.Equal(t, int64(2), tl.Offset)
+			require.Equal(t, int64(1000), tl.Length)
+			require.Equal(t, strings.Repeat("x", headBytes), string(tl.Head))
+			require.ErrorAs(t, errs[2], &tl)
+			require.Equal(t, int64(5), tl.Line)
+			require.Equal(t, int64(5000), tl.Length)
+			require.Equal(t, int64(6), lines[2].Number)
+		})
+	}
+}
+
+func TestReader_LineAtLimit(t *testing.T) {
+	line := strings.Repeat("z", 100)
+	lines, errs, _ := readAll(t, strings.NewReader(line+"\r\n"+line+"\n"), ReaderConfig{MaxLineBytes: 100, BufferSize: 7})
+	require.Empty(t, errs)
+	require.Equal(t, []string{line, line}, texts(lines))
+}
+
+func TestReader_HugeLine(t *testing.T) {
+	// A multi-MB image line is returned whole.
+	huge := `{"data":"` + strings.Repeat("QUJD", 2<<20) + `"}`
+	lines, errs, rd := readAll(t, strings.NewReader("{}\n"+huge+"\n{}\n"), ReaderConfig{})
+	require.Empty(t, errs)
+	require.Len(t, lines, 3)
+	require.Equal(t, huge, string(lines[1].Bytes))
+	// The buffer shrinks back once the long line is consumed.
+	_, _ = rd.Next()
+	require.LessOrEqual(t, len(rd.buf), 4*DefaultBufferSize)
+}
+
+type errReader struct{ err error }
+
+func (r errReader) Read([]byte) (int, error) { return 0, r.err }
+
+func TestReader_ReadError(t *testing.T) {
+	boom := errors.New("boom")
+	rd := NewReader(io.MultiReader(strings.NewReader("a\nb"), errReader{boom}), ReaderConfig{})
+	l, err := rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, "a", string(l.Bytes))
+	_, err = rd.Next()
+	require.ErrorIs(t, err, boom)
+	require.Equal(t, "b", string(rd.Buffered()))
+}
+
+func TestReader_Reset(t *testing.T) {
+	rd := NewReader(strings.NewReader("a\nb\n"), ReaderConfig{})
+	_, err := rd.Next()
+	require.NoError(t, err)
+	rd.Reset(strings.NewReader("c\nd\n"), 100, 10)
+	l, err := rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, Line{Bytes: []byte("c"), Offset: 100, End: 102, Number: 11}, Line{Bytes: bytes.Clone(l.Bytes), Offset: l.Offset, End: l.End, Number: l.Number})
+}
