@@ -45,6 +45,7 @@ type Entry struct {
 	Subtype string `json:"subtype,omitempty"` // source line type or subtype, e.g. "compact_boundary"
 	Text    string `json:"text,omitempty"`
 	Meta    bool   `json:"meta,omitempty"` // injected or bookkeeping content, not real user input
+	Copy    bool   `json:"copy,omitempty"` // a replay of a record first written in another session: counts nothing
 
 	// Model call.
 	Model      string   `json:"model,omitempty"`

@@ -1,0 +1,306 @@
+package index
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// flatPricer prices every call of a known model at $1 per million tokens
+// of any kind; other models are unpriced.
+type flatPricer map[string]bool
+
+func (p flatPricer) Cost(model string, u schema.Usage) (float64, bool) {
+	if !p[model] {
+		return 0, false
+	}
+	return float64(u.Total()) / 1e6, true
+}
+
+var t0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+
+func at(sec int) time.Time { return t0.Add(time.Duration(sec) * time.Second) }
+
+// builder makes entries of one file.
+type builder struct {
+	format  schema.Format
+	session string
+	path    string
+	n       int64
+}
+
+func (b *builder) entry(id string, ts time.Time, kind schema.Kind, role schema.Role) schema.Entry {
+	b.n++
+	return schema.Entry{
+		Format: b.format, Host: "h", Path: b.path, Line: b.n,
+		SessionID: b.session, EntryID: id, TS: ts, Kind: kind, Role: role,
+	}
+}
+
+func (b *builder) user(id string, ts time.Time, text string) schema.Entry {
+	e := b.entry(id, ts, schema.KindMessage, schema.RoleUser)
+	e.Text = text
+	return e
+}
+
+func (b *builder) assistant(id string, ts time.Time, msgID string, u schema.Usage) schema.Entry {
+	e := b.entry(id, ts, schema.KindMessage, schema.RoleAssistant)
+	e.MessageID = msgID
+	e.Model = "m"
+	e.Usage = &u
+	e.UsageKey = "claude:" + msgID + ":req"
+	return e
+}
+
+func addAll(a *Aggregator, entries ...[]schema.Entry) {
+	for _, es := range entries {
+		for i := range es {
+			a.Add(&es[i])
+		}
+	}
+}
+
+func one(t *testing.T, a *Aggregator, id string) Session {
+	t.Helper()
+	for _, s := range a.Sessions() {
+		if s.SessionID == id {
+			return s
+		}
+	}
+	t.Fatalf("session %s not found", id)
+	return Session{}
+}
+
+func TestAggregator_SplitResponseCountsOnceWithLargestTotal(t *testing.T) {
+	b := &builder{format: schema.FormatClaudeCode, session: "s1", path: "s1.jsonl"}
+	u := func(out int64) schema.Usage { return schema.Usage{Input: 3, Output: out, CacheRead: 100, CacheWrite: 50} }
+	es := []schema.Entry{
+		b.user("u1", at(0), "hello"),
+		b.assistant("a1", at(1), "msg1", u(8)),
+		b.entry("t1", at(2), schema.KindMessage, schema.RoleTool),
+		b.assistant("a2", at(3), "msg1", u(8)),
+		b.assistant("a3", at(4), "msg1", u(780)),
+	}
+	es[3].ToolCalls = []schema.ToolCall{{ID: "x", Name: "Bash"}}
+	es[2].ToolResults = []schema.ToolResult{{ToolCallID: "x", IsError: true}}
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, es)
+	s := one(t, a, "s1")
+	require.Equal(t, int64(1), s.APICalls)
+	require.Equal(t, int64(1), s.AssistantMessages)
+	require.Equal(t, int64(780), s.OutputTokens)
+	require.Equal(t, int64(3+780+100+50), s.TotalTokens)
+	require.InDelta(t, float64(933)/1e6, s.CostUSD, 1e-12)
+	require.Equal(t, int64(1), s.ToolCalls)
+	require.Equal(t, int64(1), s.ToolErrors)
+	require.Equal(t, int64(1), s.Turns)
+	require.Equal(t, int64(1), s.UserMessages)
+	require.Equal(t, []string{"m"}, s.Models)
+}
+
+// resumed returns an original session and a resumed copy that replays its
+// lines (same ids, timestamps, message ids) and goes on.
+func resumed() (orig, copy []schema.Entry) {
+	o := &builder{format: schema.FormatClaudeCode, session: "orig", path: "orig.jsonl"}
+	u := schema.Usage{Input: 10, Output: 20}
+	orig = []schema.Entry{
+		o.user("u1", at(0), "first"),
+		o.assistant("a1", at(1), "m1", u),
+		o.user("u2", at(2), "second"),
+		o.assistant("a2", at(3), "m2", u),
+	}
+	r := &builder{format: schema.FormatClaudeCode, session: "res", path: "res.jsonl"}
+	for _, e := range orig {
+		e.SessionID, e.Path = "res", "res.jsonl"
+		copy = append(copy, e)
+	}
+	copy = append(copy,
+		r.user("u3", at(100), "third"),
+		r.assistant("a3", at(101), "m3", schema.Usage{Input: 1, Output: 2}),
+	)
+	return orig, copy
+}
+
+func TestAggregator_ResumedCopiesCountInTheOriginal(t *testing.T) {
+	orig, cp := resumed()
+	for _, order := range []string{"original first", "copy first"} {
+		t.Run(order, func(t *testing.T) {
+			a := NewAggregator(flatPricer{"m": true})
+			if order == "original first" {
+				addAll(a, orig, cp)
+			} else {
+				addAll(a, cp, orig)
+			}
+			o, r := one(t, a, "orig"), one(t, a, "res")
+			require.Equal(t, int64(2), o.UserMessages)
+			require.Equal(t, int64(2), o.Turns)
+			require.Equal(t, int64(2), o.APICalls)
+			require.Equal(t, int64(2), o.AssistantMessages)
+			require.Equal(t, int64(60), o.TotalTokens)
+			require.Equal(t, int64(1), r.UserMessages)
+			require.Equal(t, int64(1), r.Turns)
+			require.Equal(t, int64(1), r.APICalls)
+			require.Equal(t, int64(3), r.TotalTokens)
+		})
+	}
+}
+
+func TestAggregator_Idempotent(t *testing.T) {
+	orig, cp := resumed()
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, orig, cp)
+	want := a.Sessions()
+	addAll(a, cp, orig, orig)
+	require.Equal(t, want, a.Sessions())
+}
+
+func TestAggregator_OrderIndependentTotals(t *testing.T) {
+	orig, cp := resumed()
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, orig, cp)
+	want := a.Sessions()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20 {
+		// Files interleave arbitrarily; each file stays in order.
+		b := NewAggregator(flatPricer{"m": true})
+		i, j := 0, 0
+		for i < len(orig) || j < len(cp) {
+			if j >= len(cp) || (i < len(orig) && rng.IntN(2) == 0) {
+				b.Add(&orig[i])
+				i++
+			} else {
+				b.Add(&cp[j])
+				j++
+			}
+		}
+		require.Equal(t, want, b.Sessions())
+	}
+}
+
+func TestAggregator_Turns(t *testing.T) {
+	b := &builder{format: schema.FormatFluux, session: "room/1", path: "history.jsonl"}
+	meta := b.user("meta", at(2), "<system-reminder>")
+	meta.Meta = true
+	side := b.user("side", at(3), "subagent prompt")
+	side.Sidechain = true
+	tool := b.entry("tool", at(4), schema.KindMessage, schema.RoleTool)
+	es := []schema.Entry{
+		b.user("1", at(0), "alice: hi"),
+		b.user("2", at(1), "bob: hello too"), // group chat: same turn
+		meta,
+		side,
+		b.assistant("3", at(5), "r1", schema.Usage{}),
+		tool, // tool results do not end or start turns
+		b.user("4", at(6), "next"),
+		b.assistant("5", at(7), "r2", schema.Usage{}),
+		b.assistant("6", at(8), "r3", schema.Usage{}),
+		b.user("7", at(9), "again"),
+	}
+	a := NewAggregator(nil)
+	addAll(a, es)
+	s := one(t, a, "room/1")
+	require.Equal(t, int64(3), s.Turns)
+	require.Equal(t, int64(4), s.UserMessages)
+	require.Equal(t, int64(3), s.AssistantMessages)
+	require.Zero(t, s.APICalls, "zero usage is no API call")
+}
+
+func TestAggregator_Unpriced(t *testing.T) {
+	b := &builder{format: schema.FormatM4dtimes, session: "u", path: "u.jsonl"}
+	e := b.assistant("a", at(0), "m1", schema.Usage{Input: 5, Output: 5})
+	e.Model = "mystery-model"
+	a := NewAggregator(flatPricer{"m": true})
+	a.Add(&e)
+	s := one(t, a, "u")
+	require.Equal(t, int64(1), s.UnpricedCalls)
+	require.Equal(t, []string{"mystery-model"}, s.UnpricedModels)
+	require.Zero(t, s.CostUSD)
+	require.Equal(t, int64(10), s.TotalTokens)
+}
+
+func TestAggregator_RecordedCostWins(t *testing.T) {
+	b := &builder{format: schema.FormatPi, session: "p", path: "p.jsonl"}
+	e := b.assistant("a", at(0), "", schema.Usage{Input: 5, Output: 5})
+	e.Model = "unknown-to-table"
+	cost := 0.0245
+	e.CostUSD = &cost
+	a := NewAggregator(flatPricer{})
+	a.Add(&e)
+	s := one(t, a, "p")
+	require.Zero(t, s.UnpricedCalls)
+	require.InDelta(t, 0.0245, s.CostUSD, 1e-12)
+}
+
+func TestAggregator_ForkCopyTieGoesToParent(t *testing.T) {
+	// A verbatim fork copy: same ids and timestamps; the child names its
+	// parent; both headers at the same second.
+	p := &builder{format: schema.FormatPi, session: "parent", path: "parent.jsonl"}
+	c := &builder{format: schema.FormatPi, session: "child", path: "child.jsonl"}
+	ph := p.entry("hdr-p", at(0), schema.KindSession, "")
+	ch := c.entry("hdr-c", at(0), schema.KindSession, "")
+	ch.ParentSessionID = "parent"
+	pu := p.user("e1", at(1), "q")
+	pa := p.assistant("e2", at(2), "", schema.Usage{Input: 7})
+	pa.UsageKey = "pi:fp"
+	cu, ca := pu, pa
+	cu.SessionID, ca.SessionID = "child", "child"
+	a := NewAggregator(nil)
+	addAll(a, []schema.Entry{ch, cu, ca}, []schema.Entry{ph, pu, pa})
+	require.Equal(t, int64(7), one(t, a, "parent").TotalTokens)
+	require.Equal(t, int64(1), one(t, a, "parent").UserMessages)
+	require.Zero(t, one(t, a, "child").TotalTokens)
+	require.Zero(t, one(t, a, "child").UserMessages)
+}
+
+func TestAggregator_CopyFlagCountsNothing(t *testing.T) {
+	b := &builder{format: schema.FormatCodex, session: "child", path: "c.jsonl"}
+	replay := b.assistant("L2", at(0), "", schema.Usage{Input: 100})
+	replay.Copy = true
+	replay.UsageKey = "codex:x"
+	own := b.user("L3", at(5), "hi")
+	a := NewAggregator(nil)
+	addAll(a, []schema.Entry{replay, own})
+	s := one(t, a, "child")
+	require.Zero(t, s.TotalTokens)
+	require.Zero(t, s.AssistantMessages)
+	require.Equal(t, int64(1), s.Turns, "the replayed assistant message ends the previous turn")
+}
+
+func TestAggregator_SubagentsAndCompactions(t *testing.T) {
+	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
+	var es []schema.Entry
+	for i, agent := range []string{"a1", "a1", "a2", ""} {
+		e := b.assistant("x"+string(rune('0'+i)), at(i), "m"+string(rune('0'+i)), schema.Usage{Output: 1})
+		e.AgentID = agent
+		e.Sidechain = agent != ""
+		es = append(es, e)
+	}
+	es = append(es, b.entry("cb", at(9), schema.KindCompaction, schema.RoleSystem))
+	a := NewAggregator(nil)
+	addAll(a, es)
+	s := one(t, a, "s")
+	require.Equal(t, int64(2), s.Subagents)
+	require.Equal(t, int64(1), s.Compactions)
+	require.Equal(t, int64(4), s.APICalls, "subagent calls count in the parent session")
+	require.Equal(t, int64(1), s.AssistantMessages, "sidechain messages are not the session's assistant messages")
+}
+
+func TestAggregator_PlanAndImplementation(t *testing.T) {
+	mk := func(session, prompt string) []schema.Entry {
+		b := &builder{format: schema.FormatClaudeCode, session: session, path: session + ".jsonl"}
+		e := b.user(session+"-u", at(len(session)), prompt)
+		e.Slug = "modular-petting-thompson"
+		return []schema.Entry{e}
+	}
+	a := NewAggregator(nil)
+	addAll(a, mk("plan", "Let's plan the refactor"), mk("impl", "Implement the following plan:\n\n# Refactor"))
+	p, i := one(t, a, "plan"), one(t, a, "impl")
+	require.Equal(t, "plan", p.SessionKind)
+	require.Equal(t, []string{"impl"}, p.ImplementationSessionIDs)
+	require.Equal(t, "implementation", i.SessionKind)
+	require.Equal(t, []string{"plan"}, i.PlanSessionIDs)
+}
