@@ -1,0 +1,56 @@
+package fluux_test
+
+import (
+	"fmt"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+)
+
+func Example() {
+	lines := []string{
+		`{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`,
+		`{"type":"message","role":"user","content":"Hello!","msg_id":"abc-123","sender":"alice@example.com","ts":"2025-02-08T19:00:01Z"}`,
+		`{"type":"message","role":"assistant","content":"Hi there!","msg_id":"def-456","ts":"2025-02-08T19:00:02Z"}`,
+		`{"type":"message","role":"user","content":"","sender":"alice@example.com","ts":"2025-02-08T19:00:03Z","reaction":{"message_id":"def-456","emojis":["👍"]}}`,
+	}
+	p := fluux.New(parse.Config{Path: "data/memory/alice@example.com/history.jsonl"})
+	for i, l := range lines {
+		entries, err := p.Parse(nil, jsonl.Line{Bytes: []byte(l), Number: int64(i + 1)})
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		for _, e := range entries {
+			fmt.Printf("%s %s kind=%s role=%s meta=%t text=%q\n", e.SessionID, e.EntryID, e.Kind, e.Role, e.Meta, e.Text)
+		}
+	}
+	// Output:
+	// alice@example.com/2025-02-08T19:00:00Z L1 kind=session role= meta=false text=""
+	// alice@example.com/2025-02-08T19:00:00Z abc-123 kind=message role=user meta=false text="Hello!"
+	// alice@example.com/2025-02-08T19:00:00Z def-456 kind=message role=assistant meta=false text=""
+	// alice@example.com/2025-02-08T19:00:00Z L4 kind=message role=user meta=true text=""
+}
+
+func ExampleIsTranscriptPath() {
+	for _, p := range []string{
+		"data/memory/alice@example.com/history.jsonl",
+		"data/memory/alice@example.com/sessions/20250208-190000.jsonl",
+		"data/memory/alice@example.com/knowledge.jsonl",
+	} {
+		fmt.Println(fluux.IsTranscriptPath(p), p)
+	}
+	// Output:
+	// true data/memory/alice@example.com/history.jsonl
+	// true data/memory/alice@example.com/sessions/20250208-190000.jsonl
+	// false data/memory/alice@example.com/knowledge.jsonl
+}
+
+func ExampleSniff() {
+	fmt.Println(fluux.Sniff([]byte(`{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`)))
+	fmt.Println(fluux.Sniff([]byte(`{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59Z","userId":7756297856}`)))
+	// Output:
+	// true
+	// false
+}
