@@ -1,0 +1,75 @@
+package pi_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// loadLines splits a transcript into its lines, copied out of the reader.
+func loadLines(tb testing.TB, path string) (lines []jsonl.Line, size int64) {
+	tb.Helper()
+	data := mustRead(tb, path)
+	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return lines, int64(len(data))
+		}
+		require.NoError(tb, err)
+		l.Bytes = bytes.Clone(l.Bytes)
+		lines = append(lines, l)
+	}
+}
+
+func BenchmarkParse(b *testing.B) {
+	for _, c := range []string{"pi-mono-compact", "pi-mono-session", "pi-mono-large-session", "openclaw-8555a0a4"} {
+		lines, size := loadLines(b, "testdata/"+c+"/input.jsonl")
+		for _, text := range []bool{false, true} {
+			name := c + "/text=false"
+			if text {
+				name = c + "/text=true"
+			}
+			b.Run(name, func(b *testing.B) {
+				cfg := parse.Config{Path: "/x/" + c + ".jsonl", Text: text}
+				// Checked before timing: every line parses.
+				var entries []schema.Entry
+				p := pi.New(cfg)
+				n := 0
+				for _, l := range lines {
+					var err error
+					entries, err = p.Parse(entries[:0], l)
+					require.NoError(b, err)
+					n += len(entries)
+				}
+				b.ReportAllocs()
+				b.SetBytes(size)
+				for b.Loop() {
+					p := pi.New(cfg)
+					for _, l := range lines {
+						entries, _ = p.Parse(entries[:0], l)
+					}
+				}
+				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+			})
+		}
+	}
+}
+
+func BenchmarkSniff(b *testing.B) {
+	lines, _ := loadLines(b, "testdata/pi-mono-compact/input.jsonl")
+	line := lines[2].Bytes // an assistant message
+	require.True(b, pi.Sniff(line))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		pi.Sniff(line)
+	}
+}
