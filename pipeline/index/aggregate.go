@@ -110,7 +110,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 
 	fs := a.file(e)
 	realInput := e.Kind == schema.KindMessage && e.Role == schema.RoleUser && !e.Meta && !e.Sidechain
-	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Sidechain
+	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Meta && !e.Sidechain
 	if e.Copy {
 		// A replay of another session's record: it keeps the turn
 		// sequence of its file but counts nothing here.
@@ -301,15 +301,20 @@ func (a *Aggregator) ForgetFile(host, path string) {
 	delete(a.files, host+"\x00"+path)
 }
 
-// Sessions returns the aggregates of every session, ordered by first
-// timestamp then session id. The result is a snapshot the caller owns.
+// Sessions returns the aggregates of every session that holds a
+// conversation (a message, a compaction or usage), ordered by first
+// timestamp then session id: sessions made only of bookkeeping lines (a
+// title or summary line filed under a file name) count nothing and are
+// left out. The result is a snapshot the caller owns.
 func (a *Aggregator) Sessions() []Session {
 	for f := range a.contested {
 		a.resolve(f)
 	}
 	out := make([]Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
-		out = append(out, s.snapshot())
+		if s.conversation {
+			out = append(out, s.snapshot())
+		}
 	}
 	classify(out)
 	slices.SortFunc(out, func(x, y Session) int {

@@ -76,6 +76,10 @@ type session struct {
 	firstPrompt   string
 	firstPromptTS time.Time
 
+	// conversation is set once the session has a message, a compaction
+	// or usage; sessions without are bookkeeping only and not listed.
+	conversation bool
+
 	sum    contrib
 	models map[string]int // model → winning usage facts
 	agents map[string]int // agent id → winning entry facts
@@ -85,6 +89,9 @@ type session struct {
 // observe records what every entry of the session tells about it,
 // whatever it counts.
 func (s *session) observe(e *schema.Entry) {
+	if e.Kind == schema.KindMessage || e.Kind == schema.KindCompaction || e.UsageKey != "" {
+		s.conversation = true
+	}
 	if !e.TS.IsZero() {
 		if s.firstTS.IsZero() || e.TS.Before(s.firstTS) {
 			s.firstTS = e.TS

@@ -1,0 +1,91 @@
+// Command sessionpipe turns AI-agent session transcripts into normalised
+// entries, per-session aggregates and Parquet.
+//
+// Usage:
+//
+//	sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost
+//	sessionpipe entries [flags] PATH...    normalised entries as JSONL
+//	sessionpipe version                    print the version
+//
+// PATH is a transcript file or a directory searched recursively. Run
+// `sessionpipe COMMAND -h` for the flags of a command.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `sessionpipe turns AI-agent session transcripts (Claude Code, pi/OpenClaw,
+Codex CLI, Fluux Agent, m4dtimes) into normalised entries and exact
+per-session token and cost aggregates.
+
+Usage:
+  sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost (offline)
+  sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
+  sessionpipe version                    print the version
+
+PATH is a transcript file or a directory searched recursively.
+Run 'sessionpipe COMMAND -h' for the flags of a command.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+// run executes one command line and returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "sessions":
+		err = runSessions(ctx, rest, stdout, stderr)
+	case "entries":
+		err = runEntries(ctx, rest, stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "sessionpipe", version)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "sessionpipe: unknown command %q\n\n%s", cmd, usage)
+		return exitUsage
+	}
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(stderr, "sessionpipe:", err)
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "sessionpipe:", err)
+		return exitError
+	}
+}
+
+// usageError is a command line mistake (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }

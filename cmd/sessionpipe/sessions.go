@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+const sessionsUsage = `Usage: sessionpipe sessions [flags] PATH...
+
+Prints per-session aggregates (turns, messages, API calls, tool calls and
+errors, the four token counters, cost, models, compactions, subagents) of
+the transcripts under PATH, counted by the rules of DESIGN.md: every API
+call, message and copy counted once. Bad lines are reported on stderr with
+path:line and skipped.
+
+Flags:
+`
+
+func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, sessionsUsage)
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
+	since := fs.String("since", "", "count only entries at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339)")
+	until := fs.String("until", "", "count only entries up to this date (inclusive) or time")
+	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
+	host := fs.String("host", "", "host name recorded in entries (default: this machine's)")
+	format := fs.String("format", "", "only sessions of this format: "+formatList())
+	maxErrors := fs.Int("errors", 20, "print at most this many bad lines (all are counted)")
+	workers := fs.Int("workers", 0, "files read in parallel (default: GOMAXPROCS)")
+	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usageError{"sessions: no PATH given"}
+	}
+	from, to, err := parseRange(*since, *until)
+	if err != nil {
+		return err
+	}
+	if *format != "" && !schema.Format(*format).Valid() {
+		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
+	}
+	table := price.Default()
+	if *prices != "" {
+		f, err := os.Open(*prices)
+		if err != nil {
+			return err
+		}
+		override, err := price.Load(f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("load prices %s: %w", *prices, err)
+		}
+		table = table.Merge(override)
+	}
+	o := &offline{
+		paths: fs.Args(), host: hostName(*host), workers: *workers, stderr: stderr,
+		maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
+	}
+	start := time.Now()
+	agg := index.NewAggregator(table)
+	err = o.each(ctx, func(entries []schema.Entry) {
+		for i := range entries {
+			e := &entries[i]
+			if !e.TS.IsZero() && (e.TS.Before(from) || (!to.IsZero() && e.TS.After(to))) {
+				continue
+			}
+			agg.Add(e)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	all := agg.Sessions()
+	if *format != "" {
+		kept := all[:0]
+		for _, s := range all {
+			if string(s.Format) == *format {
+				kept = append(kept, s)
+			}
+		}
+		all = kept
+	}
+	if !*quiet {
+		o.summary(time.Since(start))
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(all)
+	}
+	return writeSessionsTable(stdout, all)
+}
+
+func formatList() string {
+	var names []string
+	for _, f := range schema.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseRange parses the --since and --until values. A date alone means the
+// whole day (UTC): since from its start, until to its end.
+func parseRange(since, until string) (from, to time.Time, err error) {
+	if since != "" {
+		if from, _, err = parseWhen(since); err != nil {
+			return from, to, usageError{fmt.Sprintf("--since: %v", err)}
+		}
+	}
+	if until != "" {
+		var day bool
+		if to, day, err = parseWhen(until); err != nil {
+			return from, to, usageError{fmt.Sprintf("--until: %v", err)}
+		}
+		if day {
+			to = to.Add(24*time.Hour - time.Nanosecond)
+		}
+		if !from.IsZero() && to.Before(from) {
+			return from, to, usageError{"--until is before --since"}
+		}
+	}
+	return from, to, nil
+}
+
+func parseWhen(s string) (t time.Time, day bool, err error) {
+	for _, layout := range []string{"2006-01-02", "20060102"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, true, nil
+		}
+	}
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC(), false, nil
+	}
+	return time.Time{}, false, fmt.Errorf("%q is not a date (YYYY-MM-DD or YYYYMMDD) nor an RFC 3339 time", s)
+}
+
+func hostName(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	h, err := os.Hostname()
+	if err != nil {
+		return "localhost"
+	}
+	return h
+}

@@ -1,0 +1,58 @@
+package ccusage
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// Kind names a ccusage data source; its value is the ccusage subcommand
+// ("ccusage claude session", …). Each kind reads one root directory:
+//
+//	kind      root holds                                 variable set
+//	Claude    projects/<project>/**/*.jsonl              CLAUDE_CONFIG_DIR=root
+//	Codex     sessions/**/*.jsonl                        CODEX_HOME=root
+//	Pi        sessions/<project>/*.jsonl                 PI_AGENT_DIR=root/sessions
+//	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
+//
+// So a root is what ~/.claude, ~/.codex, ~/.pi/agent and ~/.openclaw are
+// on a real machine.
+type Kind string
+
+// The kinds of transcript ccusage reports on.
+const (
+	// Claude is Claude Code: "ccusage claude session".
+	Claude Kind = "claude"
+	// Codex is the Codex CLI: "ccusage codex session".
+	Codex Kind = "codex"
+	// Pi is pi-coding-agent: "ccusage pi session".
+	Pi Kind = "pi"
+	// OpenClaw is OpenClaw (pi's session format under agents/):
+	// "ccusage openclaw session".
+	OpenClaw Kind = "openclaw"
+)
+
+// Validate returns [ErrUnknownKind] for a kind that is not defined.
+func (k Kind) Validate() error {
+	switch k {
+	case Claude, Codex, Pi, OpenClaw:
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
+}
+
+// EnvVar returns the environment variable that points ccusage at the root
+// of kind k, and the value it takes for root. It returns
+// [ErrUnknownKind] for an undefined kind.
+func (k Kind) EnvVar(root string) (name, value string, err error) {
+	switch k {
+	case Claude:
+		return "CLAUDE_CONFIG_DIR", root, nil
+	case Codex:
+		return "CODEX_HOME", root, nil
+	case Pi:
+		return "PI_AGENT_DIR", filepath.Join(root, "sessions"), nil
+	case OpenClaw:
+		return "OPENCLAW_DIR", root, nil
+	}
+	return "", "", k.Validate()
+}

@@ -1,0 +1,105 @@
+package ccusage
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPlace(t *testing.T) {
+	tests := []struct {
+		name string
+		kind Kind
+		file string
+		want string
+	}{
+		{"ClaudeFlat", Claude, "corpus/claude-code/spotter/short.jsonl", "projects/spotter/short.jsonl"},
+		{"ClaudeSubagent", Claude, "corpus/spotter/258c/subagents/agent-a.jsonl", "projects/spotter/258c/subagents/agent-a.jsonl"},
+		{"ClaudeKeepsProjects", Claude, "x/projects/project-alpha/session-alpha/chat.jsonl", "projects/project-alpha/session-alpha/chat.jsonl"},
+		{"ClaudeDeepProjectsIgnored", Claude, "/home/u/projects/repo/testdata/corpus/spotter/short.jsonl", "projects/spotter/short.jsonl"},
+		{"CodexRolloutDated", Codex, "dir/rollout-2026-02-23T12-40-23-019c.jsonl", "sessions/2026/02/23/rollout-2026-02-23T12-40-23-019c.jsonl"},
+		{"CodexKeepsSessions", Codex, "codex/ccusage/sessions/branch-history/b.jsonl", "sessions/branch-history/b.jsonl"},
+		{"CodexOther", Codex, "dir/x.jsonl", "sessions/x.jsonl"},
+		{"PiProjectFromDir", Pi, "corpus/pi/pi-mono/compact.jsonl", "sessions/pi-mono/compact.jsonl"},
+		{"PiKeepsSessions", Pi, "h/.pi/agent/sessions/--home-u--/2026_abc.jsonl", "sessions/--home-u--/2026_abc.jsonl"},
+		{"OpenClawAgentFromDir", OpenClaw, "corpus/pi/openclaw/8555.jsonl", "agents/openclaw/sessions/8555.jsonl"},
+		{"OpenClawKeepsAgents", OpenClaw, "h/.openclaw/agents/main/sessions/8555.jsonl", "agents/main/sessions/8555.jsonl"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Place(tt.kind, filepath.FromSlash(tt.file))
+			require.NoError(t, err)
+			assert.Equal(t, filepath.FromSlash(tt.want), got, "Place(%s, %q)", tt.kind, tt.file)
+		})
+	}
+}
+
+func TestPlace_Errors(t *testing.T) {
+	tests := []struct {
+		name string
+		kind Kind
+		file string
+		want error
+	}{
+		{"UnknownKind", Kind("gemini"), "a/b.jsonl", ErrUnknownKind},
+		{"ClaudeNoDir", Claude, "b.jsonl", ErrLayout},
+		{"ClaudeSubagentTooShallow", Claude, "subagents/a.jsonl", ErrLayout},
+		{"PiNoDir", Pi, "b.jsonl", ErrLayout},
+		{"OpenClawParentDir", OpenClaw, "../b.jsonl", ErrLayout},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Place(tt.kind, tt.file)
+			require.ErrorIs(t, err, tt.want, "Place(%s, %q)", tt.kind, tt.file)
+		})
+	}
+}
+
+func TestLayoutInto(t *testing.T) {
+	src := t.TempDir()
+	a := filepath.Join(src, "p", "s.jsonl")
+	b := filepath.Join(src, "q", "p", "s.jsonl")
+	for _, f := range []string{a, b} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(f), 0o755))
+		require.NoError(t, os.WriteFile(f, []byte(f+"\n"), 0o644))
+	}
+
+	t.Run("Copies", func(t *testing.T) {
+		root := Layout(t, Claude, []string{a})
+		got, err := os.ReadFile(filepath.Join(root, "projects", "p", "s.jsonl"))
+		require.NoError(t, err)
+		assert.Equal(t, a+"\n", string(got))
+	})
+	t.Run("Collision", func(t *testing.T) {
+		err := LayoutInto(t.TempDir(), Claude, []string{a, b})
+		require.ErrorIs(t, err, ErrLayout)
+	})
+	t.Run("MissingFile", func(t *testing.T) {
+		err := LayoutInto(t.TempDir(), Claude, []string{filepath.Join(src, "p", "none.jsonl")})
+		require.ErrorIs(t, err, os.ErrNotExist)
+	})
+}
+
+func TestKind_EnvVar(t *testing.T) {
+	tests := []struct {
+		kind      Kind
+		name, val string
+	}{
+		{Claude, "CLAUDE_CONFIG_DIR", "/r"},
+		{Codex, "CODEX_HOME", "/r"},
+		{Pi, "PI_AGENT_DIR", filepath.Join("/r", "sessions")},
+		{OpenClaw, "OPENCLAW_DIR", "/r"},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.kind), func(t *testing.T) {
+			name, val, err := tt.kind.EnvVar("/r")
+			require.NoError(t, err)
+			assert.Equal(t, [2]string{tt.name, tt.val}, [2]string{name, val})
+		})
+	}
+	_, _, err := Kind("").EnvVar("/r")
+	require.ErrorIs(t, err, ErrUnknownKind)
+}

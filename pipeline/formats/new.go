@@ -1,0 +1,31 @@
+package formats
+
+import (
+	"fmt"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// New returns a parser of format f for one file. It returns an error
+// wrapping ErrUnknownFormat for a format it does not know.
+func New(f schema.Format, cfg parse.Config) (Parser, error) {
+	switch f {
+	case schema.FormatClaudeCode:
+		return claude.New(cfg), nil
+	case schema.FormatPi:
+		return pi.New(cfg), nil
+	case schema.FormatCodex:
+		return codex.New(cfg), nil
+	case schema.FormatFluux:
+		return fluux.New(cfg), nil
+	case schema.FormatM4dtimes:
+		return m4dtimes.New(cfg), nil
+	}
+	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
+}
