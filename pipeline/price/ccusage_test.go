@@ -1,0 +1,89 @@
+package price_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// ccusageCase is one line of testdata/ccusage-20.0.24.jsonl: a single API
+// call fed to the ccusage 20.0.24 binary (`ccusage claude session --json
+// --offline --mode calculate`, or `ccusage codex session --json --offline`
+// for source "codex"), and the cost it reported. README.md says how the
+// file was made.
+type ccusageCase struct {
+	Source string       `json:"source"`
+	Model  string       `json:"model"`
+	Usage  schema.Usage `json:"usage"`
+	Fast   bool         `json:"fast"`
+	USD    float64      `json:"usd"`
+	// Priced is false when ccusage reported the model as missing pricing.
+	Priced bool `json:"priced"`
+	// Diverges, when set, says why this package deliberately prices the
+	// case differently from ccusage (README.md lists the same cases).
+	Diverges string `json:"diverges"`
+}
+
+func loadCCUsageCases(tb testing.TB) []ccusageCase {
+	tb.Helper()
+	f, err := os.Open("testdata/ccusage-20.0.24.jsonl")
+	require.NoError(tb, err)
+	tb.Cleanup(func() { f.Close() })
+	var cases []ccusageCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c ccusageCase
+		require.NoError(tb, json.Unmarshal(sc.Bytes(), &c), "line %d", len(cases)+1)
+		cases = append(cases, c)
+	}
+	require.NoError(tb, sc.Err())
+	return cases
+}
+
+// TestTable_Cost_MatchesCCUsage checks the embedded table against the
+// costs ccusage 20.0.24 computed for every embedded model (below and above
+// the long-context tiers, with 5-minute and 1-hour cache writes), the usual
+// spellings of model names, unknown names, fast mode and Codex calls. Cases
+// marked as deliberate divergences must still differ from ccusage, so that
+// README.md's list of them stays true.
+func TestTable_Cost_MatchesCCUsage(t *testing.T) {
+	cases := loadCCUsageCases(t)
+	require.Greater(t, len(cases), 800)
+	table := price.Default()
+	covered := map[string]bool{}
+	var diverging int
+	for _, c := range cases {
+		name := fmt.Sprintf("%s/%s/%+v/fast=%v", c.Source, c.Model, c.Usage, c.Fast)
+		cost := table.Cost
+		if c.Fast {
+			cost = table.CostFast
+		}
+		got, ok := cost(c.Model, c.Usage)
+		switch {
+		case c.Diverges != "":
+			diverging++
+			same := ok == c.Priced && (!ok || math.Abs(got-c.USD) <= 1e-9*c.USD)
+			assert.False(t, same, "%s: agrees with ccusage (%v, %v), but is listed as diverging: %s", name, got, ok, c.Diverges)
+		case !c.Priced:
+			assert.False(t, ok, "%s: Cost = %v, but ccusage leaves it unpriced", name, got)
+		case assert.True(t, ok, "%s: unpriced, ccusage %v", name, c.USD):
+			assert.InEpsilon(t, c.USD, got, 1e-12, "%s: Cost = %v, ccusage %v", name, got, c.USD)
+			covered[c.Model] = true
+		}
+	}
+	assert.Positive(t, diverging)
+	for _, m := range table.Models() {
+		if m != "o1" && m != "o3" && m != "o4-mini" && m != "codex-mini-latest" {
+			assert.True(t, covered[m], "embedded model %q has no ccusage case", m)
+		}
+	}
+}
