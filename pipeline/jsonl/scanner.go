@@ -1,6 +1,9 @@
 package jsonl
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
 // MaxDepth is the deepest nesting of objects and arrays a [Scanner]
 // accepts, the same limit as encoding/json.
@@ -379,7 +382,14 @@ func (s *Scanner) unexpected(c byte, context string) {
 	s.fail(s.pos, ErrSyntax, "invalid character "+quoteChar(c)+" "+context)
 }
 
+// isASCII reports whether b holds only ASCII bytes, eight at a time.
 func isASCII(b []byte) bool {
+	for len(b) >= 8 {
+		if binary.LittleEndian.Uint64(b)&highs != 0 {
+			return false
+		}
+		b = b[8:]
+	}
 	for _, c := range b {
 		if c >= utf8.RuneSelf {
 			return false

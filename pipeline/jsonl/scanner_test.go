@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -383,6 +384,39 @@ func TestScanner_DifferentialBothPaths(t *testing.T) {
 				checkDifferential(t, []byte(s))
 				checkDifferential(t, []byte(s[:len(s)-3]))
 			}
+		}
+	}
+}
+
+// TestScanner_RandomStrings builds strings from escape-heavy pieces at
+// random lengths, so that escapes, backslash runs and \u digits fall on
+// every position of the 64-byte blocks, and checks both string scanners
+// against encoding/json, valid and invalid alike.
+func TestScanner_RandomStrings(t *testing.T) {
+	pieces := []string{"a", "bcdefgh", "é", "日本", `\"`, `\\`, `\\\\`, `\\\"`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\uD834\uDD1E`, `\\u0041`}
+	bad := []string{`\x`, "\x01", `\u12G4`, `\u12`, `\`, "\x1f", `\ud83d`}
+	saved := hasAVX2
+	t.Cleanup(func() { hasAVX2 = saved })
+	rng := rand.New(rand.NewPCG(7, 9))
+	for i := range 4000 {
+		var b strings.Builder
+		b.WriteString(`{"k":"`)
+		n := rng.IntN(300)
+		for b.Len() < n {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		if i%3 == 0 {
+			b.WriteString(bad[rng.IntN(len(bad))])
+			for range rng.IntN(80) {
+				b.WriteString(pieces[rng.IntN(len(pieces))])
+			}
+		}
+		b.WriteString(`","z":1}`)
+		in := []byte(b.String())
+		for _, vec := range []bool{saved, false} {
+			hasAVX2 = vec
+			checkDifferential(t, in)
+			checkDifferential(t, in[:rng.IntN(len(in)+1)])
 		}
 	}
 }
