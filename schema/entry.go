@@ -92,6 +92,9 @@ type Usage struct {
 	CacheWrite5m int64 `json:"cache_write_5m,omitempty"`
 	CacheWrite1h int64 `json:"cache_write_1h,omitempty"`
 	Reasoning    int64 `json:"reasoning,omitempty"`
+	// Speed is the service speed the call ran at when the source says
+	// ("fast" for Claude Code fast mode), which some models price higher.
+	Speed string `json:"speed,omitempty"`
 }
 
 // Total returns Input + Output + CacheRead + CacheWrite.
@@ -104,7 +107,7 @@ func (u *Usage) Total() int64 {
 
 // IsZero reports whether every counter is zero.
 func (u *Usage) IsZero() bool {
-	return u == nil || *u == Usage{}
+	return u == nil || u.Total() == 0 && u.CacheWrite5m == 0 && u.CacheWrite1h == 0 && u.Reasoning == 0
 }
 
 // Add adds v's counters to u.

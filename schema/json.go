@@ -171,6 +171,7 @@ func (u *Usage) appendJSON(b []byte) []byte {
 	b = appendIntField(b, "cache_write_5m", u.CacheWrite5m)
 	b = appendIntField(b, "cache_write_1h", u.CacheWrite1h)
 	b = appendIntField(b, "reasoning", u.Reasoning)
+	b = appendStringField(b, "speed", u.Speed)
 	return append(b, '}')
 }
 

@@ -63,11 +63,11 @@ func TestTable_Cost_MatchesCCUsage(t *testing.T) {
 	var diverging int
 	for _, c := range cases {
 		name := fmt.Sprintf("%s/%s/%+v/fast=%v", c.Source, c.Model, c.Usage, c.Fast)
-		cost := table.Cost
+		u := c.Usage
 		if c.Fast {
-			cost = table.CostFast
+			u.Speed = "fast"
 		}
-		got, ok := cost(c.Model, c.Usage)
+		got, ok := table.Cost(c.Model, u)
 		switch {
 		case c.Diverges != "":
 			diverging++

@@ -20,7 +20,7 @@ type Price struct {
 	// Long holds the long-context tier; its zero value means none.
 	Long LongContext
 	// Fast multiplies the whole cost of a call made in fast mode
-	// ([Table.CostFast]); it is 1 for models without a fast tier.
+	// (usage.speed "fast", see [Table.Cost]); it is 1 for models without a fast tier.
 	Fast float64
 }
 
@@ -41,26 +41,21 @@ type LongContext struct {
 
 // Cost returns what the call u to model cost in US dollars, with ok false
 // when the model is unknown (see [Table.Lookup]). The caller must then
-// count the call as unpriced, not as free. Like [Table.Lookup], Cost does
-// not allocate once it has seen the name.
+// count the call as unpriced, not as free. A call made in fast mode
+// (u.Speed "fast": Claude Code writes usage.speed; Codex runs with
+// service_tier "fast" or "priority") costs the model's [Price].Fast times
+// as much, which is 1 for models without a fast tier. Like [Table.Lookup],
+// Cost does not allocate once it has seen the name.
 func (t *Table) Cost(model string, u schema.Usage) (usd float64, ok bool) {
 	p := t.find(model)
 	if p == nil {
 		return 0, false
 	}
-	return p.cost(&u, 1), true
-}
-
-// CostFast is [Table.Cost] for a call made in fast mode (Claude Code
-// writes usage.speed "fast"; Codex runs with service_tier "fast" or
-// "priority"): the cost is multiplied by the model's [Price].Fast, which is
-// 1 for models that have no fast tier.
-func (t *Table) CostFast(model string, u schema.Usage) (usd float64, ok bool) {
-	p := t.find(model)
-	if p == nil {
-		return 0, false
+	mult := 1.0
+	if u.Speed == "fast" {
+		mult = p.Fast
 	}
-	return p.cost(&u, p.Fast), true
+	return p.cost(&u, mult), true
 }
 
 // Cost returns what the call u costs at price p, in US dollars. It applies

@@ -143,11 +143,11 @@ func TestTable_Cost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cost := table.Cost
+			u := tt.u
 			if tt.fast {
-				cost = table.CostFast
+				u.Speed = "fast"
 			}
-			got, ok := cost(tt.model, tt.u)
+			got, ok := table.Cost(tt.model, u)
 			require.True(t, ok, "Cost(%q) unpriced", tt.model)
 			assert.InDelta(t, tt.want, got, 1e-12, "Cost(%q, %+v) = %v, want %v", tt.model, tt.u, got, tt.want)
 
@@ -167,8 +167,10 @@ func TestTable_Cost_Unpriced(t *testing.T) {
 		got, ok := table.Cost(model, u)
 		assert.False(t, ok, "Cost(%q) = %v, want unpriced", model, got)
 		assert.Zero(t, got)
-		got, ok = table.CostFast(model, u)
-		assert.False(t, ok, "CostFast(%q) = %v, want unpriced", model, got)
+		fast := u
+		fast.Speed = "fast"
+		got, ok = table.Cost(model, fast)
+		assert.False(t, ok, "Cost(%q, fast) = %v, want unpriced", model, got)
 	}
 }
 

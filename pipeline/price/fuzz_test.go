@@ -43,7 +43,9 @@ func FuzzLoad(f *testing.F) {
 				continue
 			}
 			require.True(t, ok, "Lookup(%q)", m)
-			usd, ok := table.CostFast(m, u)
+			fast := u
+			fast.Speed = "fast"
+			usd, ok := table.Cost(m, fast)
 			require.True(t, ok)
 			assert.GreaterOrEqual(t, usd, 0.0, "%q at %+v", m, p)
 		}

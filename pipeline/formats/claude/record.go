@@ -317,6 +317,10 @@ func (p *Parser) readUsage() {
 			u.CacheRead = p.count("usage.cache_read_input_tokens")
 		case "cache_creation_input_tokens":
 			m.cacheAll = p.count("usage.cache_creation_input_tokens")
+		case "speed":
+			if v := s.Value(); v.Equal("fast") {
+				u.Speed = "fast" // the only speed priced differently
+			}
 		case "cache_creation":
 			if !s.EnterObject() {
 				if v := s.Value(); v.Kind() != jsonl.Null && v.Kind() != jsonl.Invalid {
