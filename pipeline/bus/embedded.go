@@ -1,0 +1,220 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+)
+
+// Embedded server defaults.
+const (
+	// DefaultEmbeddedHost is the interface the embedded server listens on:
+	// loopback only, since laptop mode has no authentication.
+	DefaultEmbeddedHost = "127.0.0.1"
+
+	// DefaultEmbeddedPort picks a random free port.
+	DefaultEmbeddedPort = -1
+
+	// DefaultEmbeddedName is the embedded server's name.
+	DefaultEmbeddedName = "sessionpipe"
+
+	// EmbeddedMaxPayload is the embedded server's largest message: 8 MiB,
+	// NATS's recommended ceiling, since a transcript line (a tool result
+	// with an image) can exceed the 1 MiB default.
+	EmbeddedMaxPayload = 8 << 20
+
+	// shutdownFlushTimeout bounds the final flush when Shutdown's context
+	// has no deadline.
+	shutdownFlushTimeout = 5 * time.Second
+)
+
+// EmbeddedConfig configures [StartEmbedded].
+type EmbeddedConfig struct {
+	// StoreDir holds the JetStream state; required. It is created if
+	// missing, and a server started again on the same directory finds its
+	// streams and messages there.
+	StoreDir string
+
+	// Host is the listen address. Default [DefaultEmbeddedHost].
+	Host string
+
+	// Port is the client port; 0 or -1 picks a random free port (the
+	// default), the CLI may pass a fixed one such as 4222.
+	Port int
+
+	// ServerName is the server's name. Default [DefaultEmbeddedName].
+	ServerName string
+
+	// Logger receives the server's warnings and errors (its notices at
+	// Debug). Nil discards them.
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid field as a *[ConfigError].
+func (c EmbeddedConfig) Validate() error {
+	switch {
+	case c.StoreDir == "":
+		return invalid("store_dir", c.StoreDir, "required")
+	case c.Port < -1 || c.Port > 65535:
+		return invalid("port", c.Port, "must be -1 (random) or 0 to 65535")
+	}
+	return nil
+}
+
+// Embedded is an in-process nats-server with JetStream, for laptop mode:
+// `sessionpipe run` needs nothing installed. Its methods are safe for
+// concurrent use.
+type Embedded struct {
+	srv *server.Server
+	nc  *nats.Conn
+	log *slog.Logger
+}
+
+// StartEmbedded starts a nats-server with JetStream in this process and an
+// in-process client connection to it. It returns once the server accepts
+// clients, or fails with [ErrServerStart] (port taken, store directory
+// unusable, JetStream refused) or context.Cause(ctx) if ctx ends first;
+// the server is then shut down again. Recovering a large store happens
+// before it accepts clients and may take a while.
+func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Host == "" {
+		cfg.Host = DefaultEmbeddedHost
+	}
+	if cfg.Port == 0 {
+		cfg.Port = DefaultEmbeddedPort
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = DefaultEmbeddedName
+	}
+	log := discard(cfg.Logger).With(KeyComponent, "bus.embedded")
+	srv, err := server.NewServer(&server.Options{
+		ServerName: cfg.ServerName,
+		Host:       cfg.Host,
+		Port:       cfg.Port,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		MaxPayload: EmbeddedMaxPayload,
+		NoSigs:     true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrServerStart, err)
+	}
+	sl := &serverLogger{log: log}
+	srv.SetLoggerV2(sl, false, false, false)
+	srv.Start()
+	if err := waitReady(ctx, srv, sl); err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, err
+	}
+	opts := connOptions(cfg.ServerName+"-embedded", 0, 0, cfg.Logger)
+	opts = append(opts, nats.InProcessServer(srv))
+	nc, err := nats.Connect(srv.ClientURL(), opts...)
+	if err != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("%w: connect in process: %w", ErrServerStart, err)
+	}
+	log.Info("embedded nats started", KeyURL, srv.ClientURL(), "store_dir", cfg.StoreDir)
+	return &Embedded{srv: srv, nc: nc, log: log}, nil
+}
+
+// waitReady waits until srv accepts clients, a fatal error is logged, or
+// ctx ends.
+func waitReady(ctx context.Context, srv *server.Server, sl *serverLogger) error {
+	for {
+		if msg := sl.fatal.Load(); msg != nil {
+			return fmt.Errorf("%w: %s", ErrServerStart, *msg)
+		}
+		if srv.ReadyForConnections(50 * time.Millisecond) {
+			if msg := sl.fatal.Load(); msg != nil {
+				return fmt.Errorf("%w: %s", ErrServerStart, *msg)
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// Conn returns the in-process client connection. It is owned by e and
+// closed by [Embedded.Shutdown]; it does not buffer publishes while
+// reconnecting, as [Publisher] requires.
+func (e *Embedded) Conn() *nats.Conn { return e.nc }
+
+// ClientURL returns the URL other processes (the nats CLI, a second
+// sessionpipe daemon) connect to, e.g. nats://127.0.0.1:41523.
+func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Shutdown closes the in-process connection, after flushing what it still
+// buffers, and stops the server, which syncs the JetStream store to disk.
+// If ctx ends first it returns context.Cause(ctx) while the server goes on
+// stopping in the background.
+func (e *Embedded) Shutdown(ctx context.Context) error {
+	var first error
+	if !e.nc.IsClosed() {
+		fctx, cancel := ctx, context.CancelFunc(func() {})
+		if _, ok := ctx.Deadline(); !ok {
+			fctx, cancel = context.WithTimeout(ctx, shutdownFlushTimeout)
+		}
+		if err := e.nc.FlushWithContext(fctx); err != nil && e.nc.IsConnected() {
+			first = fmt.Errorf("flush embedded connection: %w", err)
+		}
+		cancel()
+		e.nc.Close()
+	}
+	done := make(chan struct{})
+	go func() {
+		e.srv.Shutdown()
+		e.srv.WaitForShutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+		e.log.Info("embedded nats stopped")
+	case <-ctx.Done():
+		if first == nil {
+			first = context.Cause(ctx)
+		}
+	}
+	return first
+}
+
+// serverLogger turns nats-server's logger calls into slog records and
+// remembers a fatal error so that StartEmbedded can return it instead of
+// the process exiting.
+type serverLogger struct {
+	log   *slog.Logger
+	fatal atomic.Pointer[string]
+}
+
+// Noticef logs at Debug: the server's start-up banner is noise for a CLI.
+func (l *serverLogger) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+
+// Warnf logs at Warn.
+func (l *serverLogger) Warnf(format string, v ...any) { l.log.Warn(fmt.Sprintf(format, v...)) }
+
+// Fatalf logs at Error and records the message.
+func (l *serverLogger) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.fatal.CompareAndSwap(nil, &msg)
+	l.log.Error(msg)
+}
+
+// Errorf logs at Error.
+func (l *serverLogger) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+
+// Debugf logs at Debug.
+func (l *serverLogger) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+
+// Tracef logs at Debug.
+func (l *serverLogger) Tracef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

@@ -1,0 +1,101 @@
+package bus_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// mustEmbedded starts an embedded server, shut down at test end.
+func mustEmbedded(tb testing.TB, cfg bus.EmbeddedConfig) *bus.Embedded {
+	tb.Helper()
+	e, err := bus.StartEmbedded(tb.Context(), cfg)
+	require.NoError(tb, err)
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(tb.Context()), 10*time.Second)
+		defer cancel()
+		_ = e.Shutdown(ctx)
+	})
+	return e
+}
+
+func TestEmbedded_SurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	var logs logBuffer
+	e := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir, Logger: newLogger(&logs)})
+	js := natstest.JetStream(t, e.Conn())
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	r := newRecorder()
+	require.NoError(t, publishN(t.Context(), p, r, 0, 300))
+	require.NoError(t, p.Close(t.Context()))
+	r.requireAllOnceInOrder(t, 300)
+	assert.Contains(t, logs.String(), "embedded nats started")
+
+	// Another client reaches it over TCP on the loopback address.
+	url := e.ClientURL()
+	assert.Contains(t, url, "nats://127.0.0.1:")
+	other := natstest.Connect(t, url)
+	requireStreamHolds(t, natstest.JetStream(t, other), 300)
+	other.Close()
+
+	require.NoError(t, e.Shutdown(t.Context()))
+	assert.True(t, e.Conn().IsClosed())
+
+	// Same store directory: the stream and its messages are back, and
+	// re-sends are still recognised as duplicates.
+	e2 := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir})
+	js2 := natstest.JetStream(t, e2.Conn())
+	requireStreamHolds(t, js2, 300)
+	p2 := mustPublisher(t, js2, bus.PublisherConfig{})
+	r2 := newRecorder()
+	require.NoError(t, publishN(t.Context(), p2, r2, 250, 310))
+	require.NoError(t, p2.Flush(t.Context()))
+	assert.Equal(t, uint64(50), p2.Stats().Duplicates)
+	requireStreamHolds(t, js2, 310)
+}
+
+func TestEmbedded_FixedPort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+
+	e := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: t.TempDir(), Port: port})
+	assert.Equal(t, "nats://127.0.0.1:"+strconv.Itoa(port), e.ClientURL())
+
+	// The port is now taken: a second server cannot start on it.
+	_, err = bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: t.TempDir(), Port: port})
+	require.ErrorIs(t, err, bus.ErrServerStart)
+}
+
+func TestEmbeddedConfig_Validate(t *testing.T) {
+	tests := []struct {
+		name  string
+		cfg   bus.EmbeddedConfig
+		field string
+	}{
+		{"Minimal", bus.EmbeddedConfig{StoreDir: "/x"}, ""},
+		{"RandomPort", bus.EmbeddedConfig{StoreDir: "/x", Port: -1}, ""},
+		{"NoStoreDir", bus.EmbeddedConfig{}, "store_dir"},
+		{"PortTooLow", bus.EmbeddedConfig{StoreDir: "/x", Port: -2}, "port"},
+		{"PortTooHigh", bus.EmbeddedConfig{StoreDir: "/x", Port: 70000}, "port"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			requireConfigError(t, tt.cfg.Validate(), tt.field)
+		})
+	}
+	_, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{})
+	require.ErrorIs(t, err, bus.ErrInvalidConfig)
+}
