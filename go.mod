@@ -3,7 +3,9 @@ module github.com/sessionpipe/sessionpipe
 go 1.26.8
 
 require (
+	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/bytedance/sonic v1.15.5
+	github.com/fsnotify/fsnotify v1.10.1
 	github.com/goccy/go-json v0.12.0
 	github.com/minio/simdjson-go v0.4.5
 	github.com/nats-io/nats-server/v2 v2.15.2
@@ -16,11 +18,9 @@ require (
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
-	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/bytedance/gopkg v0.1.3 // indirect
 	github.com/bytedance/sonic/loader v0.5.3 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
-	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/google/go-tpm v0.9.8 // indirect
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.9 // indirect

@@ -46,6 +46,9 @@ type Entry struct {
 	Text    string `json:"text,omitempty"`
 	Meta    bool   `json:"meta,omitempty"` // injected or bookkeeping content, not real user input
 	Copy    bool   `json:"copy,omitempty"` // a replay of a record first written in another session: counts nothing
+	// Truncated marks an entry whose text fields were shortened to fit a
+	// message size limit; the source file holds the whole record.
+	Truncated bool `json:"truncated,omitempty"`
 
 	// Model call.
 	Model      string   `json:"model,omitempty"`

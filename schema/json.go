@@ -49,6 +49,7 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 	b = appendStringField(b, "text", e.Text)
 	b = appendBoolField(b, "meta", e.Meta)
 	b = appendBoolField(b, "copy", e.Copy)
+	b = appendBoolField(b, "truncated", e.Truncated)
 	b = appendStringField(b, "model", e.Model)
 	b = appendStringField(b, "provider", e.Provider)
 	b = appendStringField(b, "message_id", e.MessageID)

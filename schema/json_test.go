@@ -18,7 +18,7 @@ func fullEntry() Entry {
 		SessionID: "s1", EntryID: "u1", ParentID: "u0", ParentSessionID: "p1",
 		TS:   time.Date(2026, 2, 11, 20, 36, 47, 925000000, time.UTC),
 		Kind: KindMessage, Role: RoleAssistant, Subtype: "api_error", Text: "héllo \"world\"\n<tag> & 😀",
-		Meta: true, Copy: true, Model: "claude-opus-4-6", Provider: "anthropic", MessageID: "msg_1", RequestID: "req_1",
+		Meta: true, Copy: true, Truncated: true, Model: "claude-opus-4-6", Provider: "anthropic", MessageID: "msg_1", RequestID: "req_1",
 		Usage:    &Usage{Input: 3, Output: 441, CacheRead: 17842, CacheWrite: 8037, CacheWrite5m: 37, CacheWrite1h: 8000, Reasoning: 12, Speed: "fast"},
 		UsageKey: "claude:msg_1:req_1", CostUSD: &cost, StopReason: "end_turn",
 		ToolCalls:   []ToolCall{{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)}},

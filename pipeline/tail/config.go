@@ -1,0 +1,131 @@
+package tail
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// Defaults of [Config].
+const (
+	DefaultRescanInterval     = 10 * time.Second
+	DefaultIdleTimeout        = time.Minute
+	DefaultMaxOpenFiles       = 256
+	DefaultCheckpointInterval = time.Second
+	DefaultWorkers            = 2
+	// DefaultMaxPayload is the largest message body published. An entry
+	// whose canonical JSON is larger has its text fields shortened to
+	// fit and is marked truncated; the transcript itself keeps the whole.
+	DefaultMaxPayload = 1 << 20
+	// DefaultDetectWait is how long a file whose first lines tell no
+	// format is waited for before it is skipped as not a transcript.
+	DefaultDetectWait = 30 * time.Second
+)
+
+// Config configures a [Tailer].
+type Config struct {
+	// Globs select the files to follow; "**" matches any number of
+	// directories. Patterns must be absolute (the command expands "~").
+	// Only names that may hold a transcript (formats.IsCandidate) and
+	// sessions.json stores are followed.
+	Globs []string
+
+	// StateDir holds the checkpoints. Required.
+	StateDir string
+
+	// Host names this machine in entries and subjects. Required.
+	Host string
+
+	// Publisher publishes entries and dead letters. Required. The
+	// tailer does not close it.
+	Publisher *bus.Publisher
+
+	// Prefix is the subject prefix; default bus.DefaultPrefix.
+	Prefix string
+
+	// FromEnd makes files seen for the first time (no checkpoint) start
+	// at their end: only lines written from now on are published. The
+	// default reads every file from its start (backfill).
+	FromEnd bool
+
+	// Text and Raw are passed to the parsers: message text, tool inputs
+	// and results in entries (Text, on by default through the command),
+	// and the original JSON object (Raw).
+	Text, Raw bool
+
+	// MaxLineBytes is the longest line read; a longer one is sent to the
+	// dead-letter subject with its head. Default: jsonl's.
+	MaxLineBytes int
+
+	// MaxPayload bounds a published message body; default
+	// DefaultMaxPayload. Set it below the server's max_payload.
+	MaxPayload int
+
+	RescanInterval     time.Duration // full rescan of the globs; default DefaultRescanInterval
+	IdleTimeout        time.Duration // an unchanged file's handle is closed after this; default DefaultIdleTimeout
+	MaxOpenFiles       int           // open file handles at most; default DefaultMaxOpenFiles
+	CheckpointInterval time.Duration // checkpoint save period; default DefaultCheckpointInterval
+	Workers            int           // files read in parallel; default DefaultWorkers
+	DetectWait         time.Duration // see DefaultDetectWait
+
+	// Logger receives lifecycle events (Info), bad lines and file
+	// changes (Debug/Warn, rate-limited); nil discards.
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid field as a *ConfigError.
+func (c Config) Validate() error {
+	switch {
+	case len(c.Globs) == 0:
+		return &ConfigError{Field: "globs", Value: c.Globs, Err: ErrInvalid}
+	case c.StateDir == "":
+		return &ConfigError{Field: "state_dir", Value: c.StateDir, Err: ErrInvalid}
+	case c.Host == "":
+		return &ConfigError{Field: "host", Value: c.Host, Err: ErrInvalid}
+	case c.Publisher == nil:
+		return &ConfigError{Field: "publisher", Value: nil, Err: ErrInvalid}
+	case c.MaxOpenFiles < 0:
+		return &ConfigError{Field: "max_open_files", Value: c.MaxOpenFiles, Err: ErrInvalid}
+	case c.Workers < 0:
+		return &ConfigError{Field: "workers", Value: c.Workers, Err: ErrInvalid}
+	case c.MaxPayload != 0 && c.MaxPayload < 4096:
+		return &ConfigError{Field: "max_payload", Value: c.MaxPayload, Err: ErrInvalid}
+	}
+	for _, g := range c.Globs {
+		if !doublestar.ValidatePattern(g) {
+			return &ConfigError{Field: "globs", Value: g, Err: ErrInvalid}
+		}
+	}
+	return nil
+}
+
+func (c Config) withDefaults() Config {
+	if c.Prefix == "" {
+		c.Prefix = bus.DefaultPrefix
+	}
+	if c.RescanInterval <= 0 {
+		c.RescanInterval = DefaultRescanInterval
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.MaxOpenFiles == 0 {
+		c.MaxOpenFiles = DefaultMaxOpenFiles
+	}
+	if c.CheckpointInterval <= 0 {
+		c.CheckpointInterval = DefaultCheckpointInterval
+	}
+	if c.Workers == 0 {
+		c.Workers = DefaultWorkers
+	}
+	if c.MaxPayload == 0 {
+		c.MaxPayload = DefaultMaxPayload
+	}
+	if c.DetectWait <= 0 {
+		c.DetectWait = DefaultDetectWait
+	}
+	return c
+}

@@ -1,0 +1,31 @@
+package tail
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors of the tail package.
+var (
+	// ErrCheckpoint reports a checkpoint file that cannot be used. The
+	// caller must stop: starting over would publish every file again
+	// (the stream would drop the duplicates only within its window).
+	ErrCheckpoint = errors.New("tail: bad checkpoint file")
+
+	// ErrInvalid is wrapped by *ConfigError.
+	ErrInvalid = errors.New("tail: invalid configuration")
+)
+
+// ConfigError names the invalid field of a [Config].
+type ConfigError struct {
+	Field string
+	Value any
+	Err   error
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("tail: config %s = %v: %v", e.Field, e.Value, e.Err)
+}
+
+// Unwrap returns ErrInvalid (or the underlying error).
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -1,0 +1,446 @@
+package tail
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// file is the state of one followed file, keyed by its identity.
+//
+// Fields under "tailer.mu" are guarded by the Tailer's mutex; fields under
+// "mu" by the file's own, which the publisher's callbacks take; the rest
+// belong to the worker holding the file (busy).
+type file struct {
+	id fileID
+
+	// tailer.mu
+	path     string
+	busy     bool // a worker holds it
+	queued   bool // waiting for a worker
+	again    bool // changed while busy
+	gone     bool // its path no longer leads to it
+	seen     bool // found by the current rescan
+	handle   *os.File
+	lastUse  time.Time
+	size     int64 // size at the last read
+	meta     bool  // a sessions.json store, re-read whole on change
+	firstHit time.Time
+	waiting  bool // its first lines do not tell its format yet
+
+	// worker; the worker writes the first four under mu too, as
+	// checkpoints read them
+	fpSum    uint64
+	fpLen    int
+	format   schema.Format
+	skipped  bool
+	parser   formats.Parser
+	readPos  int64 // start of the next line to read
+	lines    int64 // lines before readPos
+	resumeAt int64 // lines ending at or before it were acknowledged before: not published again
+	metaSum  uint64
+
+	// mu
+	mu       sync.Mutex
+	inflight int   // published, not completed
+	readEnd  int64 // end of the last line handed to the publisher
+	acked    int64 // every line ending here or before is acknowledged
+	stuck    bool  // a message failed: acked is frozen until restart
+}
+
+// state returns the checkpoint of f, and false when nothing was learned
+// of it yet; tailer.mu must be held.
+func (f *file) state() (FileState, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.format == "" && !f.skipped && !f.meta && f.fpLen == 0 {
+		return FileState{}, false
+	}
+	return FileState{
+		Dev: f.id.dev, Ino: f.id.ino,
+		Fingerprint: f.fpSum, FingerprintLen: f.fpLen,
+		Path: f.path, Offset: f.acked, Format: f.format,
+		Skipped: f.skipped, Size: f.size,
+	}, true
+}
+
+// reset forgets what was read of f: its content was replaced.
+func (f *file) reset() {
+	f.parser = nil
+	f.readPos, f.lines, f.resumeAt = 0, 0, 0
+	f.mu.Lock()
+	f.format, f.skipped = "", false
+	f.fpSum, f.fpLen = 0, 0
+	f.readEnd, f.acked = 0, 0
+	f.mu.Unlock()
+}
+
+// worker holds what one reading goroutine reuses from file to file.
+type worker struct {
+	rd      *jsonl.Reader
+	entries []schema.Entry
+	head    [][]byte
+}
+
+// readFile reads what is new in f and publishes it. It returns the
+// context's error if ctx ended, and other errors for the file (logged by
+// the caller, the file is retried at the next change or rescan).
+func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, path string) error {
+	info, err := h.Stat()
+	if err != nil {
+		return fmt.Errorf("stat %s: %w", path, err)
+	}
+	size := info.Size()
+	if f.meta {
+		return t.readMeta(ctx, f, h, path, size)
+	}
+
+	// A file that shrank, or whose first bytes changed, was replaced in
+	// place: read it again from the start. Entries already published
+	// keep their keys and are dropped as duplicates by the stream.
+	replaced := size < f.readPos
+	if !replaced && f.fpLen > 0 {
+		same, err := prefixMatches(h, f.fpLen, f.fpSum)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		replaced = !same
+	}
+	if replaced {
+		t.log.Info("file rewritten, reading it again", "file", path, "size", size, "was", f.readPos)
+		t.m.rewrites.Add(1)
+		f.reset()
+	}
+	if f.fpLen < fingerprintBytes && int64(f.fpLen) < size {
+		sum, n, err := fingerprint(h, size)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		f.mu.Lock()
+		f.fpSum, f.fpLen = sum, n
+		f.mu.Unlock()
+	}
+	t.setSize(f, size)
+	if f.skipped || size == f.readPos {
+		return nil
+	}
+
+	if f.format == "" {
+		if done, err := t.detect(w, f, h, path, size); !done || err != nil {
+			return err
+		}
+	}
+	if f.parser == nil {
+		p, err := formats.NewForFile(f.format, t.parseConfig(path))
+		if p == nil {
+			return err
+		}
+		if err != nil {
+			t.log.Warn("reading file sidecar", "file", path, "err", err)
+		}
+		f.parser = p
+		// Replay the file from its start to rebuild the parser's state;
+		// what was acknowledged before is not published again.
+		f.mu.Lock()
+		f.resumeAt = max(f.resumeAt, f.acked)
+		f.mu.Unlock()
+		f.readPos, f.lines = 0, 0
+	}
+
+	w.rd.Reset(io.NewSectionReader(h, f.readPos, size-f.readPos), f.readPos, f.lines)
+	defer func() {
+		f.readPos, f.lines = w.rd.Offset(), w.rd.Lines()
+	}()
+	for n := 0; ; n++ {
+		if n&255 == 0 && ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		line, err := w.rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var tooLong *jsonl.LineTooLongError
+		if errors.As(err, &tooLong) {
+			end := tooLong.Offset + tooLong.Length + 1
+			if end <= f.resumeAt {
+				continue
+			}
+			t.m.badLines.Add(1)
+			d := &bus.DeadLetter{Host: t.cfg.Host, Path: path, Line: tooLong.Line, Offset: tooLong.Offset, Format: string(f.format), Error: err.Error(), Head: tooLong.Head}
+			if err := t.send(ctx, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, tooLong.Offset, end); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		t.m.lines.Add(1)
+		t.m.bytes.Add(line.End - line.Offset)
+		var perr error
+		w.entries, perr = f.parser.Parse(w.entries[:0], line)
+		if line.End <= f.resumeAt {
+			continue // acknowledged before a restart: only the parser's state was needed
+		}
+		msgs := make([]*nats.Msg, 0, len(w.entries)+1)
+		for i := range w.entries {
+			e := &w.entries[i]
+			e.Path = path
+			msgs = append(msgs, t.entryMsg(e))
+		}
+		if perr != nil {
+			t.m.badLines.Add(1)
+			t.log.Debug("bad line", "file", path, "line", line.Number, "err", perr)
+			head := line.Bytes[:min(len(line.Bytes), bus.MaxDeadHead)]
+			msgs = append(msgs, bus.DeadMsg(t.cfg.Prefix, &bus.DeadLetter{
+				Host: t.cfg.Host, Path: path, Line: line.Number, Offset: line.Offset,
+				Format: string(f.format), Error: perr.Error(), Head: append([]byte(nil), head...),
+			}))
+		}
+		if err := t.send(ctx, f, msgs, line.Offset, line.End); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// send publishes the messages of one line, in order. The line's end is
+// acknowledged once its last message is (and every earlier one).
+func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, start, end int64) error {
+	f.mu.Lock()
+	f.inflight += len(msgs)
+	f.readEnd = end
+	if f.inflight == 0 && !f.stuck {
+		f.acked = max(f.acked, end)
+	}
+	f.mu.Unlock()
+	for i, m := range msgs {
+		at := start // a message that is not the line's last covers the lines before it
+		if i == len(msgs)-1 {
+			at = end
+		}
+		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, at, err) }); err != nil {
+			f.mu.Lock()
+			f.inflight -= len(msgs) - i
+			f.stuck = true
+			f.mu.Unlock()
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return fmt.Errorf("publish: %w", err)
+		}
+		t.m.sent.Add(1)
+	}
+	return nil
+}
+
+// completed is the publisher's callback for message m of f, which covers
+// the file up to at.
+func (t *Tailer) completed(f *file, m *nats.Msg, at int64, err error) {
+	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, err) {
+		err = nil // refused for good: its dead letter stands for it
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.inflight--
+	if err != nil {
+		// Not stored (the context ended): keep the checkpoint before
+		// it, so that a restart sends it again.
+		f.stuck = true
+		t.m.publishErrors.Add(1)
+		return
+	}
+	t.m.acked.Add(1)
+	if f.stuck {
+		return
+	}
+	if f.inflight == 0 {
+		at = max(at, f.readEnd)
+	}
+	f.acked = max(f.acked, at)
+}
+
+// reject queues a dead letter for a message the server refused for good
+// (too large for it, or a subject outside the stream). It reports false
+// when the queue is full: the file's checkpoint then stays before it.
+func (t *Tailer) reject(f *file, m *nats.Msg, err error) bool {
+	t.mu.Lock()
+	path := f.path
+	t.mu.Unlock()
+	f.mu.Lock()
+	format := f.format
+	f.mu.Unlock()
+	t.m.publishErrors.Add(1)
+	d := &bus.DeadLetter{
+		Host: t.cfg.Host, Path: path, Offset: -1, Format: string(format),
+		Error: fmt.Sprintf("%v (subject %s, id %s, %d bytes)", err, m.Subject, m.Header.Get(nats.MsgIdHdr), len(m.Data)),
+		Head:  m.Data[:min(len(m.Data), bus.MaxDeadHead)],
+	}
+	select {
+	case t.rejects <- d:
+		return true
+	default:
+		return false
+	}
+}
+
+// publishRejects sends the dead letters of refused messages until ctx
+// ends.
+func (t *Tailer) publishRejects(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-t.rejects:
+			if err := t.cfg.Publisher.Publish(t.pubCtx, bus.DeadMsg(t.cfg.Prefix, d), nil); err != nil {
+				t.log.Error("dead letter for a refused message lost", "file", d.Path, "err", err)
+			}
+		}
+	}
+}
+
+// entryMsg encodes e, shortening its text fields if the message would be
+// larger than the configured payload.
+func (t *Tailer) entryMsg(e *schema.Entry) *nats.Msg {
+	m := bus.EntryMsg(t.cfg.Prefix, e, nil)
+	if len(m.Data) <= t.cfg.MaxPayload {
+		return m
+	}
+	t.m.truncated.Add(1)
+	for limit := t.cfg.MaxPayload / 2; len(m.Data) > t.cfg.MaxPayload && limit > 0; limit /= 2 {
+		shorten(e, limit)
+		m = bus.EntryMsg(t.cfg.Prefix, e, m.Data)
+	}
+	return m
+}
+
+// shorten cuts every text field of e to at most limit bytes (on a UTF-8
+// boundary) and marks it truncated.
+func shorten(e *schema.Entry, limit int) {
+	e.Truncated = true
+	e.Text = cut(e.Text, limit)
+	e.Raw = nil
+	for i := range e.ToolResults {
+		e.ToolResults[i].Content = cut(e.ToolResults[i].Content, limit)
+	}
+	for i := range e.ToolCalls {
+		if len(e.ToolCalls[i].Input) > limit {
+			e.ToolCalls[i].Input = nil
+		}
+	}
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}
+
+// detect decides the format of f from its first lines. done is false
+// while the file holds too few lines to tell and may still grow.
+func (t *Tailer) detect(w *worker, f *file, h *os.File, path string, size int64) (done bool, err error) {
+	w.rd.Reset(io.NewSectionReader(h, 0, size), 0, 0)
+	w.head = w.head[:0]
+	for len(w.head) < formats.DetectLines {
+		line, err := w.rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var tooLong *jsonl.LineTooLongError
+		if errors.As(err, &tooLong) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("read %s: %w", path, err)
+		}
+		w.head = append(w.head, append([]byte(nil), line.Bytes...))
+	}
+	format, err := formats.Detect(w.head)
+	if err == nil {
+		f.mu.Lock()
+		f.format = format
+		f.mu.Unlock()
+		t.log.Debug("following file", "file", path, "format", format)
+		return true, nil
+	}
+	t.mu.Lock()
+	if f.firstHit.IsZero() {
+		f.firstHit = time.Now()
+	}
+	waited := time.Since(f.firstHit)
+	wait := len(w.head) < formats.DetectLines && waited < t.cfg.DetectWait
+	f.waiting = wait
+	t.mu.Unlock()
+	if wait {
+		return false, nil // wait for more lines; rescans look again
+	}
+	f.mu.Lock()
+	f.skipped = true
+	f.mu.Unlock()
+	t.m.skipped.Add(1)
+	t.log.Info("not a transcript, skipping", "file", path)
+	return false, nil
+}
+
+// readMeta publishes the session entries of an OpenClaw sessions.json
+// store when its content changed.
+func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string, size int64) error {
+	if size > 64<<20 {
+		return fmt.Errorf("%s: session store of %d bytes is too large", path, size)
+	}
+	data := make([]byte, size)
+	if _, err := h.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	sum, _, _ := fingerprint(bytes.NewReader(data), size)
+	if sum == f.metaSum && f.readPos == size {
+		return nil
+	}
+	metas, err := pi.ReadSessionsJSON(bytes.NewReader(data))
+	if err != nil && len(metas) == 0 {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	msgs := make([]*nats.Msg, 0, len(metas))
+	for _, m := range metas {
+		e := m.Entry(t.cfg.Host, path)
+		msgs = append(msgs, t.entryMsg(&e))
+	}
+	if err := t.send(ctx, f, msgs, 0, size); err != nil {
+		return err
+	}
+	f.metaSum, f.readPos = sum, size
+	t.setSize(f, size)
+	return nil
+}
+
+func (t *Tailer) parseConfig(path string) parse.Config {
+	return parse.Config{Path: path, Host: t.cfg.Host, Text: t.cfg.Text, Raw: t.cfg.Raw, Logger: t.log}
+}
+
+func (t *Tailer) setSize(f *file, size int64) {
+	t.mu.Lock()
+	f.size = size
+	t.mu.Unlock()
+}
+
+// isMeta reports whether path is a session store.
+func isMeta(path string) bool { return filepath.Base(path) == formats.SessionsJSON }

@@ -1,0 +1,573 @@
+package tail
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+)
+
+// Tailer follows the transcript files selected by globs and publishes
+// their entries to JetStream. See the package documentation for what it
+// guarantees.
+type Tailer struct {
+	cfg   Config
+	log   *slog.Logger
+	globs globSet
+	cp    *Checkpoints
+	m     *Metrics
+
+	// pubCtx is the context of every publish; it outlives the reading
+	// context so that a graceful stop can wait for acknowledgements.
+	pubCtx context.Context
+
+	mu      sync.Mutex
+	files   map[fileID]*file
+	byPath  map[string]*file
+	pending []*file
+	open    int // files with an open handle
+	saved   map[fileID]FileState
+	watched map[string]bool // directories with a notification watch
+	rejects chan *bus.DeadLetter
+	wake    chan struct{}
+	rescanC chan struct{}
+}
+
+// New returns a Tailer for cfg. It opens the checkpoint store but reads
+// nothing until [Tailer.Run].
+func New(cfg Config) (*Tailer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	cp, err := OpenCheckpoints(cfg.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	t := &Tailer{
+		cfg:     cfg,
+		log:     log.With("component", "tail"),
+		globs:   newGlobSet(cfg.Globs),
+		cp:      cp,
+		m:       newMetrics(),
+		files:   make(map[fileID]*file),
+		byPath:  make(map[string]*file),
+		watched: make(map[string]bool),
+		rejects: make(chan *bus.DeadLetter, 1024),
+		wake:    make(chan struct{}, 1),
+		rescanC: make(chan struct{}, 1),
+	}
+	t.m.lag = t.lagBytes
+	return t, nil
+}
+
+// Metrics returns the tailer's counters.
+func (t *Tailer) Metrics() *Metrics { return t.m }
+
+// Run follows the files until ctx ends. Stopping is two-phase: when ctx
+// ends, reading stops at once; then Run waits up to drain for the
+// acknowledgements of what was published, saves the checkpoints one last
+// time and returns. Publishes still unacknowledged after drain are
+// abandoned: their lines are read and sent again after a restart, and the
+// stream drops what it already had.
+//
+// Run returns nil after a stop by ctx, or the error that made it stop
+// (a bad checkpoint file).
+func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
+	states, err := t.cp.Load()
+	if err != nil {
+		return err
+	}
+	t.saved = make(map[fileID]FileState, len(states))
+	for _, s := range states {
+		t.saved[fileID{s.Dev, s.Ino}] = s
+	}
+	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelPub()
+	t.pubCtx = pubCtx
+
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.log.Warn("file notifications unavailable, relying on rescans", "err", err)
+		watcher = nil
+	}
+	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states))
+	t.rescan(watcher)
+
+	var wg sync.WaitGroup
+	for range t.cfg.Workers {
+		wg.Go(func() { t.work(ctx) })
+	}
+	wg.Go(func() { t.loop(ctx, watcher) })
+	wg.Go(func() { t.publishRejects(ctx) })
+	wg.Wait()
+	if watcher != nil {
+		watcher.Close()
+	}
+
+	// Soft stop: reading has stopped; wait for what is in flight.
+	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
+	if err := t.cfg.Publisher.Flush(drainCtx); err != nil {
+		t.log.Warn("stopping before every entry was acknowledged; they will be sent again", "err", err)
+	}
+	cancel()
+	cancelPub()
+	t.closeHandles()
+	if err := t.save(); err != nil {
+		t.log.Error("saving checkpoints", "err", err)
+		return err
+	}
+	t.log.Info("tailer stopped")
+	return nil
+}
+
+// loop runs the periodic work and the file notifications until ctx ends.
+func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
+	rescan := time.NewTicker(t.cfg.RescanInterval)
+	defer rescan.Stop()
+	save := time.NewTicker(t.cfg.CheckpointInterval)
+	defer save.Stop()
+	idle := time.NewTicker(max(t.cfg.IdleTimeout/4, time.Second))
+	defer idle.Stop()
+	var events chan fsnotify.Event
+	var errs chan error
+	if watcher != nil {
+		events, errs = watcher.Events, watcher.Errors
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rescan.C:
+			t.rescan(watcher)
+		case <-t.rescanC:
+			t.rescan(watcher)
+		case <-save.C:
+			if err := t.save(); err != nil {
+				t.log.Error("saving checkpoints", "err", err)
+			}
+		case <-idle.C:
+			t.closeIdle()
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			t.event(watcher, ev)
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			// Overflowed queues lose events: a rescan finds what they said.
+			t.log.Warn("file notification error, rescanning", "err", err)
+			t.requestRescan()
+		}
+	}
+}
+
+// event handles one file notification.
+func (t *Tailer) event(watcher *fsnotify.Watcher, ev fsnotify.Event) {
+	switch {
+	case ev.Has(fsnotify.Create):
+		info, err := os.Stat(ev.Name)
+		if err != nil {
+			return
+		}
+		if info.IsDir() {
+			if t.globs.mayHold(ev.Name) {
+				t.watch(watcher, ev.Name)
+				t.requestRescan() // files created before the watch
+			}
+			return
+		}
+		if t.globs.wanted(ev.Name) && info.Mode().IsRegular() {
+			t.found(ev.Name, info)
+		}
+	case ev.Has(fsnotify.Write):
+		t.mu.Lock()
+		f := t.byPath[ev.Name]
+		if f != nil {
+			t.schedule(f)
+		}
+		t.mu.Unlock()
+		if f == nil && t.globs.wanted(ev.Name) {
+			if info, err := os.Stat(ev.Name); err == nil && info.Mode().IsRegular() {
+				t.found(ev.Name, info)
+			}
+		}
+	case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
+		// Where did it go? The rescan tells (a rename keeps the inode).
+		t.requestRescan()
+	}
+}
+
+func (t *Tailer) requestRescan() {
+	select {
+	case t.rescanC <- struct{}{}:
+	default:
+	}
+}
+
+// rescan walks the globs, picks up new, renamed and changed files, and
+// notices the ones that are gone.
+func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
+	t.mu.Lock()
+	for _, f := range t.files {
+		f.seen = false
+	}
+	t.mu.Unlock()
+	t.globs.walk(
+		func(path string, info fs.FileInfo) { t.found(path, info) },
+		func(dir string) { t.watch(watcher, dir) },
+		func(err error) { t.log.Debug("rescan", "err", err) },
+	)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	watched := 0
+	for id, f := range t.files {
+		if f.seen {
+			watched++
+			continue
+		}
+		if !f.gone {
+			f.gone = true
+			t.log.Debug("file gone", "file", f.path)
+		}
+		// Read what is left through the open handle (a deleted file
+		// stays readable while open), then forget the file.
+		if f.handle != nil && !f.busy {
+			t.schedule(f)
+			continue
+		}
+		if !f.busy && !f.queued && f.drained() {
+			delete(t.files, id)
+			if t.byPath[f.path] == f {
+				delete(t.byPath, f.path)
+			}
+		}
+	}
+	t.m.files.Store(int64(watched))
+}
+
+// drained reports whether everything read of f is acknowledged.
+func (f *file) drained() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inflight == 0
+}
+
+// found records a file seen at path.
+func (t *Tailer) found(path string, info fs.FileInfo) {
+	id, ok := idOf(info)
+	if !ok {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f := t.files[id]
+	if f == nil {
+		f = t.newFile(id, path, info)
+		t.files[id] = f
+	}
+	f.seen, f.gone = true, false
+	if f.path != path {
+		if t.byPath[f.path] == f {
+			delete(t.byPath, f.path)
+		}
+		t.log.Info("file renamed", "from", f.path, "to", path)
+		t.m.renames.Add(1)
+		f.path = path
+	}
+	if old := t.byPath[path]; old != nil && old != f {
+		old.gone = true // replaced by another file at the same path
+	}
+	t.byPath[path] = f
+	if info.Size() != f.size || f.waiting {
+		t.schedule(f)
+	}
+}
+
+// newFile creates the state of a file seen for the first time in this
+// run, resuming from its checkpoint if it has one.
+func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
+	f := &file{id: id, path: path, meta: isMeta(path), size: -1}
+	if s, ok := t.saved[id]; ok {
+		f.fpSum, f.fpLen = s.Fingerprint, s.FingerprintLen
+		f.format, f.skipped = s.Format, s.Skipped
+		f.acked, f.resumeAt = s.Offset, s.Offset
+		if f.skipped {
+			// Look again only if it grew since it was judged.
+			f.size = s.Size
+			if info.Size() != s.Size {
+				f.skipped = false
+			}
+		}
+		return f
+	}
+	if t.cfg.FromEnd && !f.meta {
+		end := lastLineEnd(path, info.Size())
+		f.acked, f.resumeAt = end, end
+	}
+	t.log.Debug("new file", "file", path, "size", info.Size())
+	return f
+}
+
+// lastLineEnd returns the offset just past the last "\n" in the first
+// size bytes of the file at path (0 if none or on error).
+func lastLineEnd(path string, size int64) int64 {
+	h, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer h.Close()
+	buf := make([]byte, 64<<10)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		n, err := h.ReadAt(buf[:end-start], start)
+		if err != nil && n < int(end-start) {
+			return 0
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] == '\n' {
+				return start + int64(i) + 1
+			}
+		}
+		end = start
+	}
+	return 0
+}
+
+// schedule queues f for reading; t.mu must be held.
+func (t *Tailer) schedule(f *file) {
+	if f.busy {
+		f.again = true
+		return
+	}
+	if f.queued {
+		return
+	}
+	f.queued = true
+	t.pending = append(t.pending, f)
+	select {
+	case t.wake <- struct{}{}:
+	default:
+	}
+}
+
+// work reads queued files until ctx ends.
+func (t *Tailer) work(ctx context.Context) {
+	w := &worker{rd: jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: t.cfg.MaxLineBytes})}
+	for {
+		t.mu.Lock()
+		var f *file
+		if len(t.pending) > 0 {
+			f = t.pending[0]
+			t.pending = t.pending[1:]
+			f.queued, f.busy, f.again = false, true, false
+		}
+		more := len(t.pending) > 0
+		t.mu.Unlock()
+		if more {
+			select { // let another worker take the next one
+			case t.wake <- struct{}{}:
+			default:
+			}
+		}
+		if f == nil {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.wake:
+				continue
+			}
+		}
+		t.process(ctx, w, f)
+		if ctx.Err() != nil {
+			t.mu.Lock()
+			f.busy = false
+			t.mu.Unlock()
+			return
+		}
+	}
+}
+
+// process reads f once through a cached handle.
+func (t *Tailer) process(ctx context.Context, w *worker, f *file) {
+	h, path, err := t.handle(f)
+	if err == nil && h != nil {
+		err = t.readFile(ctx, w, f, h, path)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	f.busy = false
+	f.lastUse = time.Now()
+	if err != nil && ctx.Err() == nil {
+		t.m.readErrors.Add(1)
+		t.log.Warn("reading file", "file", path, "err", err)
+	}
+	if f.again {
+		t.schedule(f)
+	}
+	if f.gone && f.handle != nil && !f.again {
+		// Everything left was read: let the deleted file go.
+		f.handle.Close()
+		f.handle = nil
+		t.open--
+	}
+}
+
+// handle returns an open handle on f, opening it if needed; it verifies
+// that the path still leads to the same file.
+func (t *Tailer) handle(f *file) (*os.File, string, error) {
+	t.mu.Lock()
+	h, path := f.handle, f.path
+	t.mu.Unlock()
+	if h != nil {
+		return h, path, nil
+	}
+	h, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, path, nil // gone; the rescan will tell where
+		}
+		return nil, path, err
+	}
+	info, err := h.Stat()
+	if err == nil {
+		if id, ok := idOf(info); ok && id != f.id {
+			h.Close() // another file now has this path
+			t.mu.Lock()
+			f.gone = true
+			t.mu.Unlock()
+			t.requestRescan()
+			return nil, path, nil
+		}
+	}
+	t.mu.Lock()
+	f.handle = h
+	t.open++
+	over := t.open > t.cfg.MaxOpenFiles
+	t.mu.Unlock()
+	if over {
+		t.closeLRU()
+	}
+	return h, path, nil
+}
+
+// closeLRU closes the least recently used idle handles until the open
+// count is within the limit.
+func (t *Tailer) closeLRU() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var idle []*file
+	for _, f := range t.files {
+		if f.handle != nil && !f.busy && !f.queued && !f.gone {
+			idle = append(idle, f)
+		}
+	}
+	slices.SortFunc(idle, func(a, b *file) int { return a.lastUse.Compare(b.lastUse) })
+	for _, f := range idle {
+		if t.open <= t.cfg.MaxOpenFiles {
+			return
+		}
+		f.handle.Close()
+		f.handle = nil
+		t.open--
+	}
+}
+
+// closeIdle closes the handles of files unchanged for IdleTimeout.
+func (t *Tailer) closeIdle() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	cutoff := time.Now().Add(-t.cfg.IdleTimeout)
+	for _, f := range t.files {
+		if f.handle != nil && !f.busy && !f.queued && !f.gone && f.lastUse.Before(cutoff) {
+			f.handle.Close()
+			f.handle = nil
+			t.open--
+		}
+	}
+}
+
+func (t *Tailer) closeHandles() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.files {
+		if f.handle != nil {
+			f.handle.Close()
+			f.handle = nil
+		}
+	}
+	t.open = 0
+}
+
+// watch adds a notification watch on dir. Failures (inotify limits) are
+// logged once; rescans cover for them.
+func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
+	if watcher == nil {
+		return
+	}
+	t.mu.Lock()
+	done := t.watched[dir]
+	t.watched[dir] = true
+	t.mu.Unlock()
+	if done {
+		return
+	}
+	if err := watcher.Add(dir); err != nil && t.m.watchErrors.Add(1) == 1 {
+		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
+	}
+}
+
+// openHandles returns the number of open file handles.
+func (t *Tailer) openHandles() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.open
+}
+
+// lagBytes is the number of bytes of followed files not yet acknowledged.
+func (t *Tailer) lagBytes() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var lag int64
+	for _, f := range t.files {
+		if f.meta || f.size <= 0 {
+			continue
+		}
+		f.mu.Lock()
+		if !f.skipped && f.size > f.acked {
+			lag += f.size - f.acked
+		}
+		f.mu.Unlock()
+	}
+	return lag
+}
+
+// save writes the checkpoints of every known file.
+func (t *Tailer) save() error {
+	t.mu.Lock()
+	states := make([]FileState, 0, len(t.files))
+	for _, f := range t.files {
+		if s, ok := f.state(); ok {
+			states = append(states, s)
+		}
+	}
+	t.mu.Unlock()
+	return t.cp.Save(states)
+}

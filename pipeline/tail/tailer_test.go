@@ -1,0 +1,210 @@
+package tail
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+func TestTailer_AppendAndPartialLine(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("a/s1.jsonl", piFile("s1", 0, 5))
+	h.start()
+	h.waitMsgs(6)
+
+	// A half-written line waits for its newline.
+	line := piLine(6)
+	h.appendTo(path, line[:20])
+	h.stays(6)
+	h.appendTo(path, line[20:]+piLine(7))
+	msgs := h.stays(8)
+	require.Equal(t, wantIDs("s1", 0, 7), ids(t, msgs, "s1"))
+	for _, g := range msgs {
+		require.Equal(t, path, g.entry.Path)
+		require.Equal(t, "testhost", g.entry.Host)
+	}
+}
+
+func TestTailer_RestartResumesFromCheckpoint(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s2.jsonl", piFile("s2", 0, 10))
+	h.start()
+	h.waitMsgs(11)
+	h.stop()
+	sentBefore := h.pub.Stats()
+
+	h.appendTo(path, piFile("s2", 11, 15))
+	h.start()
+	msgs := h.stays(16)
+	require.Equal(t, wantIDs("s2", 0, 15), ids(t, msgs, "s2"))
+	// Only the new lines were sent: the checkpoint, not the duplicate
+	// window, kept the first ten.
+	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+	require.Zero(t, h.pub.Stats().Duplicates-sentBefore.Duplicates)
+}
+
+func TestTailer_FromEnd(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s3.jsonl", piFile("s3", 0, 4))
+	h.start(func(c *Config) { c.FromEnd = true })
+	time.Sleep(500 * time.Millisecond)
+	require.Empty(t, h.stream())
+	h.appendTo(path, piLine(5))
+	msgs := h.stays(1)
+	require.Equal(t, []string{"e000005"}, ids(t, msgs, "s3"))
+}
+
+func TestTailer_RenameIsNotReadAgain(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("agents/main/sessions/s4.jsonl", piFile("s4", 0, 3))
+	h.start()
+	h.waitMsgs(4)
+	// OpenClaw archives a transcript by renaming it.
+	archived := path + ".reset.2026-03-20T06-34-44.520Z"
+	require.NoError(t, os.Rename(path, archived))
+	require.Eventually(t, func() bool { return h.tl.Metrics().Snapshot().Renames == 1 }, 10*time.Second, 20*time.Millisecond)
+	h.appendTo(archived, piLine(4))
+	msgs := h.stays(5)
+	require.Equal(t, wantIDs("s4", 0, 4), ids(t, msgs, "s4"))
+	require.Equal(t, archived, msgs[4].entry.Path)
+	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+}
+
+func TestTailer_TruncateAndRewrite(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s5.jsonl", piFile("s5", 0, 6))
+	h.start()
+	h.waitMsgs(7)
+	// Rewritten in place (gateway compaction keeps the last lines): the
+	// kept lines were published already and are dropped as duplicates,
+	// the new one is published.
+	var b strings.Builder
+	for i := 4; i <= 6; i++ {
+		b.WriteString(piLine(i))
+	}
+	b.WriteString(piLine(7))
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	msgs := h.stays(8)
+	require.Equal(t, wantIDs("s5", 0, 7), ids(t, msgs, "s5"))
+	require.GreaterOrEqual(t, h.tl.Metrics().Snapshot().Rewrites, int64(1))
+}
+
+func TestTailer_ReplacedAtSamePath(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s6.jsonl", piFile("s6", 0, 2))
+	h.start()
+	h.waitMsgs(3)
+	// A new file (new inode) takes the path, as after a delete and
+	// re-create or an atomic replace.
+	tmp := path + ".tmp"
+	require.NoError(t, os.WriteFile(tmp, []byte(piFile("s6b", 0, 2)), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+	msgs := h.stays(6)
+	require.Equal(t, wantIDs("s6", 0, 2), ids(t, msgs, "s6"))
+	require.Equal(t, wantIDs("s6b", 0, 2), ids(t, msgs, "s6b"))
+}
+
+func TestTailer_DeletedFile(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s7.jsonl", piFile("s7", 0, 2))
+	other := h.write("s8.jsonl", piFile("s8", 0, 1))
+	h.start()
+	h.waitMsgs(5)
+	require.NoError(t, os.Remove(path))
+	h.appendTo(other, piLine(2))
+	msgs := h.stays(6)
+	require.Equal(t, wantIDs("s8", 0, 2), ids(t, msgs, "s8"))
+	h.stop()
+	cp, err := OpenCheckpoints(h.state)
+	require.NoError(t, err)
+	states, err := cp.Load()
+	require.NoError(t, err)
+	require.Len(t, states, 1, "the deleted file's checkpoint is gone")
+	require.Equal(t, other, states[0].Path)
+}
+
+func TestTailer_NewDirectoryAndFile(t *testing.T) {
+	h := newHarness(t)
+	h.start()
+	time.Sleep(100 * time.Millisecond)
+	h.write("new/deep/dir/s9.jsonl", piFile("s9", 0, 3))
+	msgs := h.waitMsgs(4)
+	require.Equal(t, wantIDs("s9", 0, 3), ids(t, msgs, "s9"))
+}
+
+func TestTailer_BadAndLongLinesGoToDeadLetters(t *testing.T) {
+	h := newHarness(t)
+	long := `{"type":"message","id":"long","message":{"role":"user","content":"` + strings.Repeat("x", 5000) + `"}}` + "\n"
+	h.write("s10.jsonl", piHeader("s10")+piLine(1)+`{"type":"message","id":broken}`+"\n"+long+piLine(2))
+	h.start(func(c *Config) { c.MaxLineBytes = 4096 })
+	msgs := h.stays(5)
+	require.Equal(t, wantIDs("s10", 0, 2), ids(t, msgs, "s10"))
+	var dead []*bus.DeadLetter
+	for _, g := range msgs {
+		if g.dead != nil {
+			dead = append(dead, g.dead)
+		}
+	}
+	require.Len(t, dead, 2)
+	require.Equal(t, int64(3), dead[0].Line)
+	require.Contains(t, string(dead[0].Head), "broken")
+	require.Equal(t, int64(4), dead[1].Line)
+	require.Contains(t, dead[1].Error, "over the limit")
+	require.Equal(t, int64(2), h.tl.Metrics().Snapshot().BadLines)
+}
+
+func TestTailer_SkipsNonTranscripts(t *testing.T) {
+	h := newHarness(t)
+	h.write("alice@example.com/knowledge.jsonl", `{"key":"k","content":"a fact","ts":"2026-01-01T00:00:00Z"}`+"\n")
+	h.write("s11.jsonl", piFile("s11", 0, 1))
+	h.start()
+	h.stays(2)
+	require.Eventually(t, func() bool { return h.tl.Metrics().Snapshot().Skipped == 1 }, 5*time.Second, 20*time.Millisecond)
+	h.stop()
+	cp, _ := OpenCheckpoints(h.state)
+	states, err := cp.Load()
+	require.NoError(t, err)
+	skipped := 0
+	for _, s := range states {
+		if s.Skipped {
+			skipped++
+			require.Equal(t, "knowledge.jsonl", filepath.Base(s.Path))
+		}
+	}
+	require.Equal(t, 1, skipped, "remembered across restarts")
+}
+
+func TestTailer_NATSOutage(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s12.jsonl", piFile("s12", 0, 20))
+	h.start()
+	h.waitMsgs(21)
+	h.srv.Stop()
+	h.appendTo(path, piFile("s12", 21, 60))
+	time.Sleep(500 * time.Millisecond)
+	h.srv.Start(t)
+	msgs := h.stays(61)
+	require.Equal(t, wantIDs("s12", 0, 60), ids(t, msgs, "s12"))
+}
+
+func TestTailer_ManyFiles(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	h := newHarness(t)
+	for i := range n {
+		h.write(filepath.Join("d"+string(rune('a'+i%26)), "f"+strconv.Itoa(i)+".jsonl"), piHeader("m"+strconv.Itoa(i)))
+	}
+	h.start(func(c *Config) { c.MaxOpenFiles = 64 })
+	h.waitMsgs(n)
+	require.LessOrEqual(t, h.tl.openHandles(), 64)
+}
+
