@@ -207,4 +207,3 @@ func TestTailer_ManyFiles(t *testing.T) {
 	h.waitMsgs(n)
 	require.LessOrEqual(t, h.tl.openHandles(), 64)
 }
-

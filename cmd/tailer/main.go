@@ -1,0 +1,73 @@
+// Command tailer follows the AI-agent transcripts of one host and
+// publishes their normalised entries to NATS JetStream, losing and
+// doubling none.
+//
+//	tailer [flags]
+//
+// Without -nats (or NATS_URL) it runs an embedded JetStream server under
+// -data-dir. The first SIGINT or SIGTERM stops it gracefully (reading
+// stops, acknowledgements are awaited for -drain, checkpoints are saved);
+// a second one stops it at once.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal now kills the process
+	}()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
+		fmt.Fprintln(os.Stderr, "tailer:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		n    app.NATS
+		t    app.Tailer
+		logs app.Logging
+	)
+	n.Register(fs, env)
+	t.Register(fs, env)
+	logs.Register(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q (files to follow are given with -watch)", fs.Args())
+	}
+	log, err := logs.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	b, err := n.Connect(ctx, "sessionpipe-tailer", log)
+	if err != nil {
+		return err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	var progress io.Writer
+	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) {
+		progress = f
+	}
+	return app.RunTailer(ctx, &t, &n, b, env, log, progress)
+}

@@ -1,0 +1,182 @@
+// Package app wires sessionpipe's packages into the daemons: the flags and
+// environment variables they share, the NATS connection (a server URL, or
+// an embedded JetStream server for one machine), logging, and the metrics
+// endpoint. cmd/tailer and `sessionpipe run` use it; libraries do not.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// Env reads an environment variable; commands pass os.Getenv.
+type Env func(string) string
+
+// NATS holds the flags that say how to reach JetStream.
+type NATS struct {
+	URL, Creds, TLSCert, TLSKey, TLSCA string
+	DataDir                            string // embedded server state, when URL is empty
+	Port                               int    // embedded server port
+	Stream                             bus.StreamConfig
+}
+
+// Register adds the NATS flags to fs, with defaults from env.
+func (n *NATS) Register(fs *flag.FlagSet, env Env) {
+	fs.StringVar(&n.URL, "nats", env("NATS_URL"), "NATS server URL(s), comma-separated (env NATS_URL); empty runs an embedded JetStream server")
+	fs.StringVar(&n.Creds, "creds", env("NATS_CREDS"), "NATS credentials file (env NATS_CREDS)")
+	fs.StringVar(&n.TLSCert, "tls-cert", env("NATS_TLS_CERT"), "client certificate file (env NATS_TLS_CERT)")
+	fs.StringVar(&n.TLSKey, "tls-key", env("NATS_TLS_KEY"), "client key file (env NATS_TLS_KEY)")
+	fs.StringVar(&n.TLSCA, "tls-ca", env("NATS_TLS_CA"), "CA bundle verifying the server (env NATS_TLS_CA)")
+	fs.StringVar(&n.DataDir, "data-dir", orDefault(env("SESSIONPIPE_DATA_DIR"), defaultDataDir(env)), "state directory: embedded JetStream store, checkpoints (env SESSIONPIPE_DATA_DIR)")
+	fs.IntVar(&n.Port, "nats-port", 4222, "client port of the embedded server (-1: any free port)")
+	fs.StringVar(&n.Stream.Prefix, "prefix", orDefault(env("SESSIONPIPE_PREFIX"), bus.DefaultPrefix), "subject prefix (env SESSIONPIPE_PREFIX)")
+	fs.StringVar(&n.Stream.Name, "stream", orDefault(env("SESSIONPIPE_STREAM"), bus.DefaultStream), "stream name (env SESSIONPIPE_STREAM)")
+	fs.IntVar(&n.Stream.Replicas, "replicas", 1, "stream replicas (1 to 5; more than 1 needs a cluster)")
+	fs.DurationVar(&n.Stream.DuplicateWindow, "dup-window", bus.DefaultDuplicateWindow, "how long the stream drops re-sent entries")
+	fs.DurationVar(&n.Stream.MaxAge, "max-age", 0, "how long the stream keeps entries (0: forever)")
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}
+
+// defaultDataDir is $XDG_STATE_HOME/sessionpipe or ~/.local/state/sessionpipe.
+func defaultDataDir(env Env) string {
+	if d := env("XDG_STATE_HOME"); d != "" {
+		return filepath.Join(d, "sessionpipe")
+	}
+	if h := env("HOME"); h != "" {
+		return filepath.Join(h, ".local", "state", "sessionpipe")
+	}
+	return ".sessionpipe"
+}
+
+// Bus is a JetStream connection, with the embedded server behind it when
+// there is one.
+type Bus struct {
+	Conn     *nats.Conn
+	JS       jetstream.JetStream
+	Embedded *bus.Embedded
+}
+
+// Connect connects to the configured URL, or starts the embedded server,
+// and makes sure the stream exists.
+func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus, error) {
+	b := &Bus{}
+	if n.URL == "" {
+		e, err := bus.StartEmbedded(ctx, bus.EmbeddedConfig{StoreDir: filepath.Join(n.DataDir, "jetstream"), Port: n.Port, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("start embedded JetStream: %w", err)
+		}
+		log.Info("embedded JetStream server started", "url", e.ClientURL(), "store", filepath.Join(n.DataDir, "jetstream"))
+		b.Embedded, b.Conn = e, e.Conn()
+	} else {
+		nc, err := bus.Connect(ctx, bus.ConnConfig{URL: n.URL, CredsFile: n.Creds, TLSCert: n.TLSCert, TLSKey: n.TLSKey, TLSCA: n.TLSCA, Name: name, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		b.Conn = nc
+	}
+	js, err := jetstream.New(b.Conn)
+	if err != nil {
+		b.Close(ctx)
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	b.JS = js
+	if _, err := bus.EnsureStream(ctx, js, n.Stream); err != nil {
+		b.Close(ctx)
+		return nil, err
+	}
+	return b, nil
+}
+
+// Close closes the connection and stops the embedded server.
+func (b *Bus) Close(ctx context.Context) error {
+	if b.Embedded != nil {
+		return b.Embedded.Shutdown(ctx)
+	}
+	if b.Conn != nil {
+		return b.Conn.Drain()
+	}
+	return nil
+}
+
+// Logging holds the log flags.
+type Logging struct {
+	Level  string
+	Format string
+}
+
+// Register adds the log flags to fs.
+func (l *Logging) Register(fs *flag.FlagSet, env Env) {
+	fs.StringVar(&l.Level, "log-level", orDefault(env("SESSIONPIPE_LOG_LEVEL"), "info"), "debug, info, warn or error (env SESSIONPIPE_LOG_LEVEL)")
+	fs.StringVar(&l.Format, "log-format", orDefault(env("SESSIONPIPE_LOG_FORMAT"), "text"), "text or json (env SESSIONPIPE_LOG_FORMAT)")
+}
+
+// Logger returns the logger the flags ask for, writing to w.
+func (l *Logging) Logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(l.Level)); err != nil {
+		return nil, fmt.Errorf("-log-level %q: want debug, info, warn or error", l.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(l.Format) {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("-log-format %q: want text or json", l.Format)
+}
+
+// Serve serves handler on addr until ctx ends, and returns the address it
+// listens on (useful with port 0).
+func Serve(ctx context.Context, addr string, handler http.Handler, log *slog.Logger) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http server", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		srv.Shutdown(shutdown)
+	}()
+	return ln.Addr().String(), nil
+}
+
+// Hostname is the host name to record, from the flag or the machine.
+func Hostname(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "localhost"
+	}
+	return h
+}

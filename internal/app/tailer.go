@@ -1,0 +1,208 @@
+package app
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/tail"
+)
+
+// Tailer holds the tailer's flags.
+type Tailer struct {
+	Host         string
+	Watch        globList
+	FromStart    bool
+	FromEnd      bool
+	NoText       bool
+	Raw          bool
+	MaxLineBytes int
+	MaxOpenFiles int
+	Rescan       time.Duration
+	Metrics      string
+	Drain        time.Duration
+	StateDir     string
+}
+
+// globList is a repeatable flag.
+type globList []string
+
+func (g *globList) String() string     { return strings.Join(*g, ",") }
+func (g *globList) Set(v string) error { *g = append(*g, v); return nil }
+
+// Register adds the tailer flags to fs.
+func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
+	fs.StringVar(&t.Host, "host", env("SESSIONPIPE_HOST"), "host name in entries and subjects (env SESSIONPIPE_HOST; default: the machine's)")
+	fs.Var(&t.Watch, "watch", "glob of files to follow, repeatable (\"**\" for any depth; default: the well-known locations of every agent under $HOME)")
+	fs.BoolVar(&t.FromStart, "from-start", false, "read files seen for the first time from their start (the default)")
+	fs.BoolVar(&t.FromEnd, "from-end", false, "read files seen for the first time from their end: only new lines")
+	fs.BoolVar(&t.NoText, "no-text", false, "leave message text, tool inputs and results out of entries")
+	fs.BoolVar(&t.Raw, "raw", false, "include each record's original JSON in its entry")
+	fs.IntVar(&t.MaxLineBytes, "max-line-bytes", 0, "longest line read; longer ones go to the dead-letter subject (default 128 MiB)")
+	fs.IntVar(&t.MaxOpenFiles, "max-open-files", tail.DefaultMaxOpenFiles, "open file handles at most")
+	fs.DurationVar(&t.Rescan, "rescan", tail.DefaultRescanInterval, "full rescan period (catches missed notifications)")
+	fs.StringVar(&t.Metrics, "metrics", "127.0.0.1:0", "address of the /metrics endpoint (port 0: any free port, printed at start)")
+	fs.DurationVar(&t.Drain, "drain", 10*time.Second, "on stop, how long to wait for acknowledgements before giving up")
+	fs.StringVar(&t.StateDir, "state-dir", env("SESSIONPIPE_STATE_DIR"), "checkpoint directory (env SESSIONPIPE_STATE_DIR; default <data-dir>/tailer)")
+}
+
+// DefaultGlobs are the well-known transcript locations under home.
+func DefaultGlobs(home string, env Env) []string {
+	claude := []string{filepath.Join(home, ".claude"), filepath.Join(home, ".config", "claude")}
+	if d := env("CLAUDE_CONFIG_DIR"); d != "" {
+		claude = strings.Split(d, ",")
+	}
+	var g []string
+	for _, d := range claude {
+		g = append(g, filepath.Join(d, "projects", "**", "*.jsonl"))
+	}
+	codex := orDefault(env("CODEX_HOME"), filepath.Join(home, ".codex"))
+	pi := orDefault(env("PI_AGENT_DIR"), filepath.Join(home, ".pi", "agent"))
+	g = append(g,
+		filepath.Join(codex, "sessions", "**", "*.jsonl"),
+		filepath.Join(codex, "archived_sessions", "**", "*.jsonl"),
+		filepath.Join(pi, "sessions", "**", "*"),
+	)
+	for _, d := range []string{".openclaw", ".clawdbot", ".moltbot", ".moldbot"} {
+		g = append(g,
+			filepath.Join(home, d, "agents", "*", "sessions", "*"),
+			filepath.Join(home, d, "sessions", "*"),
+		)
+	}
+	g = append(g, filepath.Join(home, "nexus", "state", "sessions", "**", "*"))
+	return g
+}
+
+// RunTailer runs a tailer with the flags in t on the bus b until ctx
+// ends. progress, when not nil, receives a progress line every second
+// while there is a backlog.
+func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *slog.Logger, progress io.Writer) error {
+	if t.FromStart && t.FromEnd {
+		return fmt.Errorf("-from-start and -from-end exclude each other")
+	}
+	globs := []string(t.Watch)
+	home := env("HOME")
+	if len(globs) == 0 {
+		if home == "" {
+			return fmt.Errorf("no -watch given and HOME is not set")
+		}
+		globs = DefaultGlobs(home, env)
+	}
+	for i, g := range globs {
+		if strings.HasPrefix(g, "~/") && home != "" {
+			g = filepath.Join(home, g[2:])
+		}
+		if !filepath.IsAbs(g) {
+			abs, err := filepath.Abs(g)
+			if err != nil {
+				return err
+			}
+			g = abs
+		}
+		globs[i] = g
+	}
+	state := t.StateDir
+	if state == "" {
+		state = filepath.Join(n.DataDir, "tailer")
+	}
+	pub, err := bus.NewPublisher(b.JS, bus.PublisherConfig{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		pub.Close(closeCtx)
+	}()
+	tl, err := tail.New(tail.Config{
+		Globs: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
+		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
+		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Logger: log,
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		tl.Metrics().WriteTo(w)
+		writePublisherStats(w, pub.Stats())
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	addr, err := Serve(ctx, t.Metrics, mux, log)
+	if err != nil {
+		return err
+	}
+	log.Info("tailer metrics", "url", "http://"+addr+"/metrics", "watch", globs)
+
+	var wg sync.WaitGroup
+	if progress != nil {
+		pctx, stop := context.WithCancel(ctx)
+		defer func() { stop(); wg.Wait() }()
+		wg.Go(func() { showProgress(pctx, tl, progress) })
+	}
+	return tl.Run(ctx, t.Drain)
+}
+
+func writePublisherStats(w io.Writer, s bus.Stats) {
+	for _, r := range []struct {
+		name, typ string
+		v         uint64
+	}{
+		{"sessionpipe_publish_accepted_total", "counter", s.Published},
+		{"sessionpipe_publish_acked_total", "counter", s.Acked},
+		{"sessionpipe_publish_duplicates_total", "counter", s.Duplicates},
+		{"sessionpipe_publish_retries_total", "counter", s.Retries},
+		{"sessionpipe_publish_errors_total", "counter", s.Errors},
+		{"sessionpipe_publish_failed_total", "counter", s.Failed},
+		{"sessionpipe_publish_in_flight", "gauge", uint64(s.InFlight)},
+	} {
+		fmt.Fprintf(w, "# TYPE %s %s\n%s %d\n", r.name, r.typ, r.name, r.v)
+	}
+}
+
+// showProgress prints files, bytes and entries per second while the
+// tailer has a backlog, on one terminal line.
+func showProgress(ctx context.Context, tl *tail.Tailer, w io.Writer) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	start := time.Now()
+	shown := false
+	for {
+		select {
+		case <-ctx.Done():
+			if shown {
+				fmt.Fprint(w, "\r\033[K")
+			}
+			return
+		case <-tick.C:
+			s := tl.Metrics().Snapshot()
+			if s.LagBytes == 0 && !shown {
+				continue
+			}
+			secs := time.Since(start).Seconds()
+			fmt.Fprintf(w, "\r\033[Kbackfill: %d files, %.1f MB read, %d entries published (%.0f/s), %.1f MB to go",
+				s.Files, float64(s.Bytes)/1e6, s.Acked, float64(s.Acked)/secs, float64(s.LagBytes)/1e6)
+			shown = true
+			if s.LagBytes == 0 {
+				fmt.Fprintln(w)
+				shown = false
+			}
+		}
+	}
+}
+
+// IsTerminal reports whether f is a terminal.
+func IsTerminal(f *os.File) bool {
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
