@@ -15,6 +15,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -37,6 +38,7 @@ type offline struct {
 	entries, bad         atomic.Int64
 	printed              atomic.Int64
 	mu                   sync.Mutex // serialises stderr
+	batches              sync.Pool  // of []schema.Entry with cap batchSize
 }
 
 // batch is a run of entries of one file, in file order.
@@ -44,7 +46,12 @@ type batch struct {
 	entries []schema.Entry
 }
 
-const batchSize = 1024
+// readBuffer is each reader's buffer: large reads, few system calls.
+const readBuffer = 1 << 20
+
+// batchSize is the capacity of the batches handed from readers to the
+// consumer; a batch holds about formats.BatchSize entries.
+const batchSize = formats.BatchSize + 64
 
 // each reads every file and calls fn with each batch, from one goroutine.
 func (o *offline) each(ctx context.Context, fn func(entries []schema.Entry)) error {
@@ -68,8 +75,9 @@ func (o *offline) each(ctx context.Context, fn func(entries []schema.Entry)) err
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
+			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{BufferSize: readBuffer})
 			for f := range jobs {
-				o.readOne(ctx, f, out)
+				o.readOne(ctx, f, rd, out)
 			}
 		})
 	}
@@ -94,6 +102,10 @@ func (o *offline) each(ctx context.Context, fn func(entries []schema.Entry)) err
 	}
 	for b := range out {
 		fn(b.entries)
+		clear(b.entries) // drop references before the batch is reused
+		if cap(b.entries) >= batchSize {
+			o.batches.Put(b.entries[:0])
+		}
 	}
 	if stopProgress != nil {
 		stopProgress()
@@ -101,7 +113,15 @@ func (o *offline) each(ctx context.Context, fn func(entries []schema.Entry)) err
 	return context.Cause(ctx)
 }
 
-func (o *offline) readOne(ctx context.Context, f formats.Found, out chan<- batch) {
+// batch returns an empty batch, reusing one the consumer is done with.
+func (o *offline) batch() []schema.Entry {
+	if b, ok := o.batches.Get().([]schema.Entry); ok {
+		return b
+	}
+	return make([]schema.Entry, 0, batchSize)
+}
+
+func (o *offline) readOne(ctx context.Context, f formats.Found, rd *jsonl.Reader, out chan<- batch) {
 	cfg := parse.Config{Path: f.Path, Host: o.host, Text: o.text, Raw: o.raw}
 	send := func(b batch) {
 		select {
@@ -113,17 +133,12 @@ func (o *offline) readOne(ctx context.Context, f formats.Found, out chan<- batch
 		o.readMeta(f, cfg, send)
 		return
 	}
-	cur := make([]schema.Entry, 0, batchSize)
-	st, err := formats.ReadFile(ctx, f.Path, formats.ReadConfig{Config: cfg}, func(e *schema.Entry) {
-		cur = append(cur, *e)
-		if len(cur) == batchSize {
-			send(batch{entries: cur})
-			cur = make([]schema.Entry, 0, batchSize)
+	st, err := formats.ReadFileBatches(ctx, f.Path, formats.ReadConfig{Config: cfg, Reader: rd}, func(entries []schema.Entry) []schema.Entry {
+		if len(entries) > 0 {
+			send(batch{entries: entries})
 		}
+		return o.batch()
 	}, o.lineError)
-	if len(cur) > 0 {
-		send(batch{entries: cur})
-	}
 	o.bytes.Add(st.Bytes)
 	o.lines.Add(st.Lines)
 	o.entries.Add(st.Entries)

@@ -36,6 +36,11 @@ type ReadConfig struct {
 
 	// Format forces the format instead of detecting it.
 	Format schema.Format
+
+	// Reader, when set, is reused (Reset) instead of a new line reader,
+	// keeping its buffer from file to file. MaxLineBytes is then the
+	// reader's own.
+	Reader *jsonl.Reader
 }
 
 // ReadFile reads a whole transcript file: it detects the format from the
@@ -60,11 +65,52 @@ func ReadFile(ctx context.Context, path string, cfg ReadConfig, emit func(*schem
 	return Read(ctx, f, cfg, emit, onErr)
 }
 
+// ReadFileBatches is [ReadFile] handing entries over in batches, as
+// [ReadBatches] does.
+func ReadFileBatches(ctx context.Context, path string, cfg ReadConfig, batch func([]schema.Entry) []schema.Entry, onErr func(error)) (FileStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileStats{}, err
+	}
+	defer f.Close()
+	if cfg.Path == "" {
+		cfg.Path = path
+	}
+	return ReadBatches(ctx, f, cfg, batch, onErr)
+}
+
 // Read is [ReadFile] on any reader; cfg.Path names it in entries and
 // errors.
 func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.Entry), onErr func(error)) (FileStats, error) {
+	var buf []schema.Entry
+	return ReadBatches(ctx, r, cfg, func(entries []schema.Entry) []schema.Entry {
+		for i := range entries {
+			emit(&entries[i])
+		}
+		if buf == nil {
+			buf = entries
+		}
+		return buf[:0]
+	}, onErr)
+}
+
+// BatchSize is how many entries [ReadBatches] gathers before handing
+// them over.
+const BatchSize = 1024
+
+// ReadBatches is [Read] handing entries over in batches of about
+// [BatchSize], in file order, without copying them: batch receives a
+// slice it may keep, and returns the (empty) slice to fill next, which
+// must not alias one it kept. The last batch may be shorter; none is
+// empty.
+func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, batch func([]schema.Entry) []schema.Entry, onErr func(error)) (FileStats, error) {
 	var st FileStats
-	rd := jsonl.NewReader(r, jsonl.ReaderConfig{MaxLineBytes: cfg.MaxLineBytes})
+	rd := cfg.Reader
+	if rd == nil {
+		rd = jsonl.NewReader(r, jsonl.ReaderConfig{MaxLineBytes: cfg.MaxLineBytes})
+	} else {
+		rd.Reset(r, 0, 0)
+	}
 
 	// Hold the first lines until the format is known.
 	var head []jsonl.Line
@@ -101,35 +147,34 @@ func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.En
 		}
 	}
 	st.Format = format
-	p, err := New(format, cfg.Config)
+	p, err := NewForFile(format, cfg.Config)
 	if err != nil {
-		return st, err
-	}
-	if cp, ok := p.(*claude.Parser); ok && cfg.Path != "" {
-		// A subagent's sidecar names its type.
-		meta, found, err := claude.ReadAgentMeta(cfg.Path)
-		switch {
-		case err != nil:
-			st.Errors++
-			onErr(err)
-		case found:
-			cp.SetAgentType(meta.AgentType)
+		if errors.Is(err, ErrUnknownFormat) {
+			return st, err
 		}
+		st.Errors++
+		onErr(err)
 	}
 
-	var entries []schema.Entry
+	entries := batch(nil)
 	parseLine := func(line jsonl.Line) {
+		n := len(entries)
 		var err error
-		entries, err = p.Parse(entries[:0], line)
-		for i := range entries {
-			emit(&entries[i])
-		}
-		st.Entries += int64(len(entries))
+		entries, err = p.Parse(entries, line)
+		st.Entries += int64(len(entries) - n)
 		if err != nil {
 			st.Errors++
 			onErr(err)
 		}
+		if len(entries) >= BatchSize {
+			entries = batch(entries)
+		}
 	}
+	defer func() {
+		if len(entries) > 0 {
+			batch(entries)
+		}
+	}()
 	for _, err := range headErrs {
 		st.Errors++
 		onErr(locate(cfg.Path, err))
@@ -169,6 +214,27 @@ func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.En
 		}
 	}
 	return st, nil
+}
+
+// NewForFile is [New] for a file on disk: it also reads what sits beside
+// the file for it (the .meta.json sidecar of a Claude Code subagent, which
+// names its type). A sidecar that cannot be read is returned as the error
+// together with a usable parser; only an unknown format gives no parser.
+func NewForFile(format schema.Format, cfg parse.Config) (Parser, error) {
+	p, err := New(format, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cp, ok := p.(*claude.Parser); ok && cfg.Path != "" {
+		meta, found, err := claude.ReadAgentMeta(cfg.Path)
+		if err != nil {
+			return p, err
+		}
+		if found {
+			cp.SetAgentType(meta.AgentType)
+		}
+	}
+	return p, nil
 }
 
 // isLineError reports an error about one line, after which reading goes on.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -35,69 +34,37 @@ type Pricer interface {
 // An Aggregator is not safe for concurrent use.
 type Aggregator struct {
 	pricer   Pricer
-	sessions map[string]*session
-	facts    map[string]*fact
-	files    map[string]*fileState
-	// contested holds the facts with candidates in several sessions; they
-	// are re-resolved when aggregates are read, because the tie-breaking
-	// session order can change as entries arrive.
-	contested map[*fact]struct{}
+	sessions map[sessionKey]*session
+	files    map[fileKey]*fileState
+
+	entries   *facts[entryContrib]
+	responses *facts[struct{}]
+	usage     *facts[usageContrib]
 }
+
+type sessionKey struct {
+	format schema.Format
+	id     string
+}
+
+type fileKey struct{ host, path string }
 
 // NewAggregator returns an empty Aggregator pricing usage with p. A nil p
 // leaves every call without a recorded cost unpriced.
 func NewAggregator(p Pricer) *Aggregator {
 	return &Aggregator{
 		pricer:    p,
-		sessions:  make(map[string]*session),
-		facts:     make(map[string]*fact),
-		files:     make(map[string]*fileState),
-		contested: make(map[*fact]struct{}),
+		sessions:  make(map[sessionKey]*session),
+		files:     make(map[fileKey]*fileState),
+		entries:   newFacts(false, (*session).applyEntry),
+		responses: newFacts(false, (*session).applyResponse),
+		usage:     newFacts(true, (*session).applyUsage),
 	}
 }
 
 // fileState is what turn detection needs to know of a file.
 type fileState struct {
 	lastRole schema.Role // role of the last user input or assistant message
-}
-
-type factKind uint8
-
-const (
-	entryFact factKind = iota
-	respFact
-	usageFact
-)
-
-// fact is one countable thing and the sessions it occurs in.
-type fact struct {
-	kind   factKind
-	cands  []cand
-	winner int // index in cands
-}
-
-// cand is one occurrence of a fact in a session.
-type cand struct {
-	s     *session
-	ts    time.Time
-	total int64 // usage total, for usage facts
-	c     contrib
-}
-
-// contrib is what a fact adds to the session that wins it.
-type contrib struct {
-	userMessages      int64
-	turns             int64
-	assistantMessages int64
-	apiCalls          int64
-	toolCalls         int64
-	toolErrors        int64
-	compactions       int64
-	unpriced          int64
-	usage             schema.Usage
-	cost              float64
-	model             string
-	agentID           string
 }
 
 // Add folds one entry into the aggregates.
@@ -120,12 +87,10 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		return
 	}
 
-	var c contrib
+	var c entryContrib
 	if realInput {
-		c.userMessages = 1
-		if fs.lastRole != schema.RoleUser {
-			c.turns = 1
-		}
+		c.user = true
+		c.turn = fs.lastRole != schema.RoleUser
 		fs.lastRole = schema.RoleUser
 		if s.firstPrompt == "" || e.TS.Before(s.firstPromptTS) {
 			s.firstPrompt = prefix(e.Text, 64)
@@ -135,113 +100,50 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	if assistant {
 		fs.lastRole = schema.RoleAssistant
 	}
-	c.toolCalls = int64(len(e.ToolCalls))
+	c.toolCalls = int32(len(e.ToolCalls))
 	for i := range e.ToolResults {
 		if e.ToolResults[i].IsError {
 			c.toolErrors++
 		}
 	}
-	if e.Kind == schema.KindCompaction {
-		c.compactions = 1
-	}
-	c.agentID = e.AgentID
-	if c != (contrib{}) {
-		a.addFact("e\x00"+string(e.Format)+"\x00"+e.EntryID+"\x00"+e.TS.UTC().Format(time.RFC3339Nano), entryFact, s, e.TS, 0, c)
+	c.compaction = e.Kind == schema.KindCompaction
+	if c != (entryContrib{}) {
+		h := newHasher()
+		h.string(string(e.Format))
+		h.string(e.EntryID)
+		h.int(unixNano(e.TS))
+		a.entries.add(h.sum(), s, e.TS, 0, c)
 	}
 
 	if assistant {
-		key := e.MessageID
-		if key == "" {
-			key = "entry\x00" + e.EntryID + "\x00" + e.TS.UTC().Format(time.RFC3339Nano)
+		h := newHasher()
+		h.string(string(e.Format))
+		if e.MessageID != "" {
+			h.string(e.MessageID)
+		} else {
+			h.string("entry")
+			h.string(e.EntryID)
+			h.int(unixNano(e.TS))
 		}
-		a.addFact("r\x00"+string(e.Format)+"\x00"+key, respFact, s, e.TS, 0, contrib{assistantMessages: 1})
+		a.responses.add(h.sum(), s, e.TS, 0, struct{}{})
 	}
 
 	if e.UsageKey != "" && e.Usage != nil && e.Usage.Total() > 0 {
-		u := *e.Usage
-		uc := contrib{apiCalls: 1, usage: u, model: e.Model}
+		u := e.Usage
+		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model}
 		switch {
 		case e.CostUSD != nil:
 			uc.cost = *e.CostUSD
 		case a.pricer != nil:
-			if usd, ok := a.pricer.Cost(e.Model, u); ok {
-				uc.cost = usd
-			} else {
-				uc.unpriced = 1
-			}
+			usd, ok := a.pricer.Cost(e.Model, *u)
+			uc.cost, uc.unpriced = usd, !ok
 		default:
-			uc.unpriced = 1
+			uc.unpriced = true
 		}
-		a.addFact("u\x00"+e.UsageKey, usageFact, s, e.TS, u.Total(), uc)
+		h := newHasher()
+		h.string(e.UsageKey)
+		a.usage.add(h.sum(), s, e.TS, u.Total(), uc)
 	}
-}
-
-// addFact records an occurrence of the fact key in session s.
-func (a *Aggregator) addFact(key string, kind factKind, s *session, ts time.Time, total int64, c contrib) {
-	f := a.facts[key]
-	if f == nil {
-		f = &fact{kind: kind, cands: []cand{{s: s, ts: ts, total: total, c: c}}}
-		a.facts[key] = f
-		s.apply(&c, 1)
-		return
-	}
-	nc := cand{s: s, ts: ts, total: total, c: c}
-	for i := range f.cands {
-		if f.cands[i].s != s {
-			continue
-		}
-		// Another occurrence in the same session: keep the better one.
-		if !better(f.kind, &nc, &f.cands[i]) {
-			return
-		}
-		if i == f.winner {
-			s.apply(&f.cands[i].c, -1)
-			f.cands[i] = nc
-			s.apply(&nc.c, 1)
-			a.resolve(f)
-			return
-		}
-		f.cands[i] = nc
-		a.resolve(f)
-		return
-	}
-	f.cands = append(f.cands, nc)
-	a.contested[f] = struct{}{}
-	a.resolve(f)
-}
-
-// resolve makes the best candidate of f its winner, moving the
-// contribution if the winner changes.
-func (a *Aggregator) resolve(f *fact) {
-	best := f.winner
-	for i := range f.cands {
-		if i != best && better(f.kind, &f.cands[i], &f.cands[best]) {
-			best = i
-		}
-	}
-	if best == f.winner {
-		return
-	}
-	old := &f.cands[f.winner]
-	old.s.apply(&old.c, -1)
-	f.winner = best
-	nw := &f.cands[best]
-	nw.s.apply(&nw.c, 1)
-}
-
-// better reports whether candidate x beats y: for usage the larger total,
-// then the earlier timestamp, then the session created first.
-func better(kind factKind, x, y *cand) bool {
-	if kind == usageFact && x.total != y.total {
-		return x.total > y.total
-	}
-	if !x.ts.Equal(y.ts) {
-		if x.ts.IsZero() || y.ts.IsZero() {
-			return y.ts.IsZero() && !x.ts.IsZero()
-		}
-		return x.ts.Before(y.ts)
-	}
-	return createdBefore(x.s, y.s)
 }
 
 // createdBefore orders sessions by creation: the header's time when known,
@@ -265,32 +167,33 @@ func createdBefore(x, y *session) bool {
 	if !x.lastTS.Equal(y.lastTS) {
 		return x.lastTS.Before(y.lastTS)
 	}
-	return x.key < y.key
+	if x.id != y.id {
+		return x.id < y.id
+	}
+	return x.format < y.format
 }
 
 func (a *Aggregator) session(e *schema.Entry) *session {
-	key := string(e.Format) + ":" + e.SessionID
-	s := a.sessions[key]
+	k := sessionKey{e.Format, e.SessionID}
+	s := a.sessions[k]
 	if s == nil {
 		s = &session{
-			key:    key,
 			id:     e.SessionID,
 			format: e.Format,
 			host:   e.Host,
 			models: make(map[string]int),
-			agents: make(map[string]int),
 		}
-		a.sessions[key] = s
+		a.sessions[k] = s
 	}
 	return s
 }
 
 func (a *Aggregator) file(e *schema.Entry) *fileState {
-	key := e.Host + "\x00" + e.Path
-	fs := a.files[key]
+	k := fileKey{e.Host, e.Path}
+	fs := a.files[k]
 	if fs == nil {
 		fs = &fileState{}
-		a.files[key] = fs
+		a.files[k] = fs
 	}
 	return fs
 }
@@ -298,7 +201,14 @@ func (a *Aggregator) file(e *schema.Entry) *fileState {
 // ForgetFile drops the turn-detection state of a file (after it was
 // deleted or replaced). It changes no aggregate.
 func (a *Aggregator) ForgetFile(host, path string) {
-	delete(a.files, host+"\x00"+path)
+	delete(a.files, fileKey{host, path})
+}
+
+// resolve settles the facts whose winner depends on the session order.
+func (a *Aggregator) resolve() {
+	a.entries.resolveAll()
+	a.responses.resolveAll()
+	a.usage.resolveAll()
 }
 
 // Sessions returns the aggregates of every session that holds a
@@ -307,9 +217,7 @@ func (a *Aggregator) ForgetFile(host, path string) {
 // title or summary line filed under a file name) count nothing and are
 // left out. The result is a snapshot the caller owns.
 func (a *Aggregator) Sessions() []Session {
-	for f := range a.contested {
-		a.resolve(f)
-	}
+	a.resolve()
 	out := make([]Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		if s.conversation {
@@ -331,13 +239,11 @@ func (a *Aggregator) Sessions() []Session {
 
 // Session returns the aggregates of one session and whether it is known.
 func (a *Aggregator) Session(format schema.Format, id string) (Session, bool) {
-	s := a.sessions[string(format)+":"+id]
+	s := a.sessions[sessionKey{format, id}]
 	if s == nil {
 		return Session{}, false
 	}
-	for f := range a.contested {
-		a.resolve(f)
-	}
+	a.resolve()
 	return s.snapshot(), true
 }
 

@@ -77,7 +77,9 @@ func one(t *testing.T, a *Aggregator, id string) Session {
 
 func TestAggregator_SplitResponseCountsOnceWithLargestTotal(t *testing.T) {
 	b := &builder{format: schema.FormatClaudeCode, session: "s1", path: "s1.jsonl"}
-	u := func(out int64) schema.Usage { return schema.Usage{Input: 3, Output: out, CacheRead: 100, CacheWrite: 50} }
+	u := func(out int64) schema.Usage {
+		return schema.Usage{Input: 3, Output: out, CacheRead: 100, CacheWrite: 50}
+	}
 	es := []schema.Entry{
 		b.user("u1", at(0), "hello"),
 		b.assistant("a1", at(1), "msg1", u(8)),

@@ -58,7 +58,6 @@ type Session struct {
 
 // session is the mutable state behind a Session.
 type session struct {
-	key    string
 	id     string
 	format schema.Format
 	host   string
@@ -80,10 +79,18 @@ type session struct {
 	// or usage; sessions without are bookkeeping only and not listed.
 	conversation bool
 
-	sum    contrib
-	models map[string]int // model → winning usage facts
-	agents map[string]int // agent id → winning entry facts
-	unpr   map[string]int // unpriced model → winning usage facts
+	sum    totals
+	models map[string]int      // model → winning usage facts
+	agents map[string]struct{} // subagents seen (not in copies)
+	unpr   map[string]int      // unpriced model → winning usage facts
+}
+
+// totals are the counters of a session.
+type totals struct {
+	userMessages, turns, assistantMessages, apiCalls int64
+	toolCalls, toolErrors, compactions, unpriced     int64
+	usage                                            schema.Usage
+	cost                                             float64
 }
 
 // observe records what every entry of the session tells about it,
@@ -127,6 +134,14 @@ func (s *session) observe(e *schema.Entry) {
 	if e.ParentSessionID != "" && e.ParentSessionID != s.id && !e.Sidechain {
 		s.parentID = e.ParentSessionID
 	}
+	if e.AgentID != "" && !e.Copy {
+		if s.agents == nil {
+			s.agents = make(map[string]struct{})
+		}
+		if _, ok := s.agents[e.AgentID]; !ok {
+			s.agents[e.AgentID] = struct{}{}
+		}
+	}
 }
 
 // created is the session's creation time for tie-breaking.
@@ -137,33 +152,47 @@ func (s *session) created() time.Time {
 	return s.firstTS
 }
 
-// apply adds (sign 1) or removes (sign -1) a contribution.
-func (s *session) apply(c *contrib, sign int64) {
+// applyEntry adds (sign 1) or removes (sign -1) what an entry counts.
+func (s *session) applyEntry(c *entryContrib, sign int64) {
 	t := &s.sum
-	t.userMessages += sign * c.userMessages
-	t.turns += sign * c.turns
-	t.assistantMessages += sign * c.assistantMessages
-	t.apiCalls += sign * c.apiCalls
-	t.toolCalls += sign * c.toolCalls
-	t.toolErrors += sign * c.toolErrors
-	t.compactions += sign * c.compactions
-	t.unpriced += sign * c.unpriced
-	t.usage.Input += sign * c.usage.Input
-	t.usage.Output += sign * c.usage.Output
-	t.usage.CacheRead += sign * c.usage.CacheRead
-	t.usage.CacheWrite += sign * c.usage.CacheWrite
+	if c.user {
+		t.userMessages += sign
+	}
+	if c.turn {
+		t.turns += sign
+	}
+	if c.compaction {
+		t.compactions += sign
+	}
+	t.toolCalls += sign * int64(c.toolCalls)
+	t.toolErrors += sign * int64(c.toolErrors)
+}
+
+// applyResponse adds or removes an assistant message.
+func (s *session) applyResponse(_ *struct{}, sign int64) {
+	s.sum.assistantMessages += sign
+}
+
+// applyUsage adds or removes an API call.
+func (s *session) applyUsage(c *usageContrib, sign int64) {
+	t := &s.sum
+	t.apiCalls += sign
+	t.usage.Input += sign * c.input
+	t.usage.Output += sign * c.output
+	t.usage.CacheRead += sign * c.cacheRead
+	t.usage.CacheWrite += sign * c.cacheWrite
 	t.cost += float64(sign) * c.cost
-	if c.apiCalls > 0 && c.model != "" {
+	if c.unpriced {
+		t.unpriced += sign
+	}
+	if c.model != "" {
 		count(s.models, c.model, sign)
-		if c.unpriced > 0 {
+		if c.unpriced {
 			if s.unpr == nil {
 				s.unpr = make(map[string]int)
 			}
 			count(s.unpr, c.model, sign)
 		}
-	}
-	if c.agentID != "" {
-		count(s.agents, c.agentID, sign)
 	}
 }
 
