@@ -133,12 +133,8 @@ func (o *offline) readOne(ctx context.Context, f formats.Found, rd *jsonl.Reader
 		o.readMeta(f, cfg, send)
 		return
 	}
-	st, err := formats.ReadFileBatches(ctx, f.Path, formats.ReadConfig{Config: cfg, Reader: rd}, func(entries []schema.Entry) []schema.Entry {
-		if len(entries) > 0 {
-			send(batch{entries: entries})
-		}
-		return o.batch()
-	}, o.lineError)
+	st, err := formats.ReadFileBatches(ctx, f.Path, formats.ReadConfig{Config: cfg, Reader: rd}, o.batch,
+		func(entries []schema.Entry) { send(batch{entries: entries}) }, o.lineError)
 	o.bytes.Add(st.Bytes)
 	o.lines.Add(st.Lines)
 	o.entries.Add(st.Entries)

@@ -67,7 +67,7 @@ func ReadFile(ctx context.Context, path string, cfg ReadConfig, emit func(*schem
 
 // ReadFileBatches is [ReadFile] handing entries over in batches, as
 // [ReadBatches] does.
-func ReadFileBatches(ctx context.Context, path string, cfg ReadConfig, batch func([]schema.Entry) []schema.Entry, onErr func(error)) (FileStats, error) {
+func ReadFileBatches(ctx context.Context, path string, cfg ReadConfig, next func() []schema.Entry, flush func([]schema.Entry), onErr func(error)) (FileStats, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return FileStats{}, err
@@ -76,22 +76,21 @@ func ReadFileBatches(ctx context.Context, path string, cfg ReadConfig, batch fun
 	if cfg.Path == "" {
 		cfg.Path = path
 	}
-	return ReadBatches(ctx, f, cfg, batch, onErr)
+	return ReadBatches(ctx, f, cfg, next, flush, onErr)
 }
 
 // Read is [ReadFile] on any reader; cfg.Path names it in entries and
 // errors.
 func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.Entry), onErr func(error)) (FileStats, error) {
 	var buf []schema.Entry
-	return ReadBatches(ctx, r, cfg, func(entries []schema.Entry) []schema.Entry {
+	next := func() []schema.Entry { return buf[:0] }
+	flush := func(entries []schema.Entry) {
 		for i := range entries {
 			emit(&entries[i])
 		}
-		if buf == nil {
-			buf = entries
-		}
-		return buf[:0]
-	}, onErr)
+		buf = entries
+	}
+	return ReadBatches(ctx, r, cfg, next, flush, onErr)
 }
 
 // BatchSize is how many entries [ReadBatches] gathers before handing
@@ -99,11 +98,12 @@ func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.En
 const BatchSize = 1024
 
 // ReadBatches is [Read] handing entries over in batches of about
-// [BatchSize], in file order, without copying them: batch receives a
-// slice it may keep, and returns the (empty) slice to fill next, which
-// must not alias one it kept. The last batch may be shorter; none is
-// empty.
-func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, batch func([]schema.Entry) []schema.Entry, onErr func(error)) (FileStats, error) {
+// [BatchSize], in file order, without copying them: next returns an empty
+// slice (with room, ideally) to fill, and flush receives each filled one,
+// which it may keep. next is called only when a line is to be parsed, so a
+// file without lines takes no slice; flush is never called with an empty
+// one.
+func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, next func() []schema.Entry, flush func([]schema.Entry), onErr func(error)) (FileStats, error) {
 	var st FileStats
 	rd := cfg.Reader
 	if rd == nil {
@@ -156,8 +156,11 @@ func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, batch func([]
 		onErr(err)
 	}
 
-	entries := batch(nil)
+	var entries []schema.Entry
 	parseLine := func(line jsonl.Line) {
+		if entries == nil {
+			entries = next()
+		}
 		n := len(entries)
 		var err error
 		entries, err = p.Parse(entries, line)
@@ -167,12 +170,13 @@ func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, batch func([]
 			onErr(err)
 		}
 		if len(entries) >= BatchSize {
-			entries = batch(entries)
+			flush(entries)
+			entries = nil
 		}
 	}
 	defer func() {
 		if len(entries) > 0 {
-			batch(entries)
+			flush(entries)
 		}
 	}()
 	for _, err := range headErrs {
