@@ -82,18 +82,36 @@ func DefaultGlobs(home string, env Env) []string {
 	return g
 }
 
+// RunningTailer is a tailer wired to its publisher and metrics endpoint.
+type RunningTailer struct {
+	Tailer    *tail.Tailer
+	Publisher *bus.Publisher
+	drain     time.Duration
+	progress  io.Writer
+}
+
 // RunTailer runs a tailer with the flags in t on the bus b until ctx
 // ends. progress, when not nil, receives a progress line every second
 // while there is a backlog.
 func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *slog.Logger, progress io.Writer) error {
+	rt, err := StartTailer(ctx, t, n, b, env, log, progress)
+	if err != nil {
+		return err
+	}
+	return rt.Run(ctx)
+}
+
+// StartTailer builds the tailer the flags describe and serves its
+// metrics; [RunningTailer.Run] then follows the files.
+func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *slog.Logger, progress io.Writer) (*RunningTailer, error) {
 	if t.FromStart && t.FromEnd {
-		return fmt.Errorf("-from-start and -from-end exclude each other")
+		return nil, fmt.Errorf("-from-start and -from-end exclude each other")
 	}
 	globs := []string(t.Watch)
 	home := env("HOME")
 	if len(globs) == 0 {
 		if home == "" {
-			return fmt.Errorf("no -watch given and HOME is not set")
+			return nil, fmt.Errorf("no -watch given and HOME is not set")
 		}
 		globs = DefaultGlobs(home, env)
 	}
@@ -104,7 +122,7 @@ func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *sl
 		if !filepath.IsAbs(g) {
 			abs, err := filepath.Abs(g)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			g = abs
 		}
@@ -116,20 +134,16 @@ func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *sl
 	}
 	pub, err := bus.NewPublisher(b.JS, bus.PublisherConfig{Logger: log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer func() {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
-		pub.Close(closeCtx)
-	}()
 	tl, err := tail.New(tail.Config{
 		Globs: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Logger: log,
 	})
 	if err != nil {
-		return err
+		closePublisher(ctx, pub)
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
@@ -140,17 +154,30 @@ func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *sl
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	addr, err := Serve(ctx, t.Metrics, mux, log)
 	if err != nil {
-		return err
+		closePublisher(ctx, pub)
+		return nil, err
 	}
 	log.Info("tailer metrics", "url", "http://"+addr+"/metrics", "watch", globs)
+	return &RunningTailer{Tailer: tl, Publisher: pub, drain: t.Drain, progress: progress}, nil
+}
 
+// Run follows the files until ctx ends, then stops gracefully and closes
+// the publisher.
+func (rt *RunningTailer) Run(ctx context.Context) error {
+	defer closePublisher(ctx, rt.Publisher)
 	var wg sync.WaitGroup
-	if progress != nil {
+	if rt.progress != nil {
 		pctx, stop := context.WithCancel(ctx)
 		defer func() { stop(); wg.Wait() }()
-		wg.Go(func() { showProgress(pctx, tl, progress) })
+		wg.Go(func() { showProgress(pctx, rt.Tailer, rt.progress) })
 	}
-	return tl.Run(ctx, t.Drain)
+	return rt.Tailer.Run(ctx, rt.drain)
+}
+
+func closePublisher(ctx context.Context, pub *bus.Publisher) {
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	pub.Close(closeCtx)
 }
 
 func writePublisherStats(w io.Writer, s bus.Stats) {

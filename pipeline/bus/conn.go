@@ -171,6 +171,9 @@ func connOptions(name string, minWait, maxWait time.Duration, logger *slog.Logge
 		nats.PingInterval(10 * time.Second),
 		nats.MaxPingsOutstanding(3),
 		nats.DisconnectErrHandler(func(nc *nats.Conn, err error) {
+			if err == nil && nc.IsClosed() {
+				return // our own Close or Drain: reported as closed
+			}
 			if ok, n := disc.allow(time.Now()); ok {
 				log.Warn("nats disconnected", KeyError, errText(err), KeySuppressed, n)
 			}
