@@ -3,6 +3,7 @@
 //
 // Usage:
 //
+//	sessionpipe run [flags] [PATH...]      embedded JetStream, tailer, live aggregates
 //	sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
 //	sessionpipe version                    print the version
@@ -30,6 +31,8 @@ Codex CLI, Fluux Agent, m4dtimes) into normalised entries and exact
 per-session token and cost aggregates.
 
 Usage:
+  sessionpipe run [flags] [PATH...]      the pipeline on this machine: embedded JetStream,
+                                         tailer and live aggregates (-once: print and stop)
   sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost (offline)
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe version                    print the version
@@ -63,6 +66,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runSessions(ctx, rest, stdout, stderr)
 	case "entries":
 		err = runEntries(ctx, rest, stdout, stderr)
+	case "run":
+		err = runRun(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sessionpipe", version)
 	case "help", "-h", "--help", "-help":

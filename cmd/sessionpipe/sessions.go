@@ -58,18 +58,9 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "" && !schema.Format(*format).Valid() {
 		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
 	}
-	table := price.Default()
-	if *prices != "" {
-		f, err := os.Open(*prices)
-		if err != nil {
-			return err
-		}
-		override, err := price.Load(f)
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("load prices %s: %w", *prices, err)
-		}
-		table = table.Merge(override)
+	table, err := loadPrices(*prices)
+	if err != nil {
+		return err
 	}
 	o := &offline{
 		paths: fs.Args(), host: hostName(*host), workers: *workers, stderr: stderr,
@@ -151,6 +142,25 @@ func tuneGC(ctx context.Context) (restore func()) {
 		debug.SetMemoryLimit(oldLimit)
 		debug.SetGCPercent(oldPercent)
 	}
+}
+
+// loadPrices returns the embedded price table, overridden by the
+// LiteLLM-shaped file at path when path is not empty.
+func loadPrices(path string) (*price.Table, error) {
+	table := price.Default()
+	if path == "" {
+		return table, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	override, err := price.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("load prices %s: %w", path, err)
+	}
+	return table.Merge(override), nil
 }
 
 func formatList() string {

@@ -14,6 +14,11 @@ var (
 
 	// ErrInvalid is wrapped by *ConfigError.
 	ErrInvalid = errors.New("tail: invalid configuration")
+
+	// errRewritten reports a file whose first bytes changed while it was
+	// read: the reader stops before the bytes that may be new, and the
+	// file is read again from its start.
+	errRewritten = errors.New("tail: file rewritten while read")
 )
 
 // ConfigError names the invalid field of a [Config].

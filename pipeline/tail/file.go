@@ -61,6 +61,10 @@ type file struct {
 	readEnd  int64 // end of the last line handed to the publisher
 	acked    int64 // every line ending here or before is acknowledged
 	stuck    bool  // a message failed: acked is frozen until restart
+	// epoch counts the resets: a message published before the file was
+	// rewritten covers offsets of its old content, so its completion
+	// must not move acked.
+	epoch uint64
 }
 
 // state returns the checkpoint of f, and false when nothing was learned
@@ -87,12 +91,14 @@ func (f *file) reset() {
 	f.format, f.skipped = "", false
 	f.fpSum, f.fpLen = 0, 0
 	f.readEnd, f.acked = 0, 0
+	f.epoch++
 	f.mu.Unlock()
 }
 
 // worker holds what one reading goroutine reuses from file to file.
 type worker struct {
 	rd      *jsonl.Reader
+	src     checkedReader
 	entries []schema.Entry
 	head    [][]byte
 }
@@ -112,27 +118,23 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 
 	// A file that shrank, or whose first bytes changed, was replaced in
 	// place: read it again from the start. Entries already published
-	// keep their keys and are dropped as duplicates by the stream.
-	replaced := size < f.readPos
-	if !replaced && f.fpLen > 0 {
-		same, err := prefixMatches(h, f.fpLen, f.fpSum)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		replaced = !same
+	// keep their keys and are dropped as duplicates by the stream. One
+	// read of the first bytes both checks the fingerprint and extends
+	// it, so that a rewrite in between cannot pass for the old content.
+	var head [fingerprintBytes]byte
+	n, err := readHead(h, size, head[:])
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
 	}
+	replaced := size < f.readPos || f.fpLen > 0 && (n < f.fpLen || fnv64a(head[:f.fpLen]) != f.fpSum)
 	if replaced {
 		t.log.Info("file rewritten, reading it again", "file", path, "size", size, "was", f.readPos)
 		t.m.rewrites.Add(1)
 		f.reset()
 	}
-	if f.fpLen < fingerprintBytes && int64(f.fpLen) < size {
-		sum, n, err := fingerprint(h, size)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
+	if f.fpLen < n {
 		f.mu.Lock()
-		f.fpSum, f.fpLen = sum, n
+		f.fpSum, f.fpLen = fnv64a(head[:n]), n
 		f.mu.Unlock()
 	}
 	t.setSize(f, size)
@@ -162,7 +164,8 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		f.readPos, f.lines = 0, 0
 	}
 
-	w.rd.Reset(io.NewSectionReader(h, f.readPos, size-f.readPos), f.readPos, f.lines)
+	w.src = checkedReader{sr: *io.NewSectionReader(h, f.readPos, size-f.readPos), h: h, fpLen: f.fpLen, fpSum: f.fpSum}
+	w.rd.Reset(&w.src, f.readPos, f.lines)
 	defer func() {
 		f.readPos, f.lines = w.rd.Offset(), w.rd.Lines()
 	}()
@@ -186,6 +189,14 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 				return err
 			}
 			continue
+		}
+		if errors.Is(err, errRewritten) {
+			// Read it again at once: the next read sees the new
+			// fingerprint and starts over.
+			t.mu.Lock()
+			f.again = true
+			t.mu.Unlock()
+			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
@@ -228,13 +239,14 @@ func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, start, end
 	if f.inflight == 0 && !f.stuck {
 		f.acked = max(f.acked, end)
 	}
+	epoch := f.epoch
 	f.mu.Unlock()
 	for i, m := range msgs {
 		at := start // a message that is not the line's last covers the lines before it
 		if i == len(msgs)-1 {
 			at = end
 		}
-		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, at, err) }); err != nil {
+		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, at, epoch, err) }); err != nil {
 			f.mu.Lock()
 			f.inflight -= len(msgs) - i
 			f.stuck = true
@@ -250,8 +262,8 @@ func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, start, end
 }
 
 // completed is the publisher's callback for message m of f, which covers
-// the file up to at.
-func (t *Tailer) completed(f *file, m *nats.Msg, at int64, err error) {
+// the file up to at in the file's content of the given epoch.
+func (t *Tailer) completed(f *file, m *nats.Msg, at int64, epoch uint64, err error) {
 	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, err) {
 		err = nil // refused for good: its dead letter stands for it
 	}
@@ -266,7 +278,9 @@ func (t *Tailer) completed(f *file, m *nats.Msg, at int64, err error) {
 		return
 	}
 	t.m.acked.Add(1)
-	if f.stuck {
+	if f.stuck || epoch != f.epoch {
+		// Frozen, or published from content the file no longer has (it
+		// was rewritten since): at is no offset of the file as it is.
 		return
 	}
 	if f.inflight == 0 {

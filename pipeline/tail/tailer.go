@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -37,6 +38,7 @@ type Tailer struct {
 	open    int // files with an open handle
 	saved   map[fileID]FileState
 	watched map[string]bool // directories with a notification watch
+	scanned atomic.Bool     // the first scan of the globs is done
 	rejects chan *bus.DeadLetter
 	wake    chan struct{}
 	rescanC chan struct{}
@@ -78,11 +80,12 @@ func New(cfg Config) (*Tailer, error) {
 func (t *Tailer) Metrics() *Metrics { return t.m }
 
 // Run follows the files until ctx ends. Stopping is two-phase: when ctx
-// ends, reading stops at once; then Run waits up to drain for the
-// acknowledgements of what was published, saves the checkpoints one last
-// time and returns. Publishes still unacknowledged after drain are
-// abandoned: their lines are read and sent again after a restart, and the
-// stream drops what it already had.
+// ends, reading stops at once; then Run waits up to drain (counted from
+// the end of ctx, and bounding a read blocked on a full publish window
+// too) for the acknowledgements of what was published, saves the
+// checkpoints one last time and returns. Publishes still unacknowledged
+// after drain are abandoned: their lines are read and sent again after a
+// restart, and the stream drops what it already had.
 //
 // Run returns nil after a stop by ctx, or the error that made it stop
 // (a bad checkpoint file).
@@ -95,9 +98,27 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 	for _, s := range states {
 		t.saved[fileID{s.Dev, s.Ino}] = s
 	}
+	// Publishes outlive ctx by drain at most: a worker blocked on a full
+	// publish window (JetStream down) must not hold the stop for longer.
 	pubCtx, cancelPub := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelPub()
 	t.pubCtx = pubCtx
+	stopped := make(chan struct{})
+	defer close(stopped)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-stopped:
+			return
+		}
+		timer := time.NewTimer(drain)
+		defer timer.Stop()
+		select {
+		case <-timer.C:
+			cancelPub()
+		case <-stopped:
+		}
+	}()
 
 	watcher, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -106,6 +127,7 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 	}
 	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states))
 	t.rescan(watcher)
+	t.scanned.Store(true)
 
 	var wg sync.WaitGroup
 	for range t.cfg.Workers {
@@ -118,12 +140,11 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 		watcher.Close()
 	}
 
-	// Soft stop: reading has stopped; wait for what is in flight.
-	drainCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), drain)
-	if err := t.cfg.Publisher.Flush(drainCtx); err != nil {
+	// Soft stop: reading has stopped; wait for what is in flight until
+	// the drain, counted from the end of ctx, is over.
+	if err := t.cfg.Publisher.Flush(pubCtx); err != nil {
 		t.log.Warn("stopping before every entry was acknowledged; they will be sent again", "err", err)
 	}
-	cancel()
 	cancelPub()
 	t.closeHandles()
 	if err := t.save(); err != nil {

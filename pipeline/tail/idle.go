@@ -1,0 +1,29 @@
+package tail
+
+// Idle reports whether the tailer has caught up: the first scan of the
+// globs is done, no file waits to be read or is being read, no file
+// waits for enough lines to tell its format, and every published message
+// was completed. A file's partial last line does not count: it waits for
+// its end. Idle is a snapshot; a file may change right after.
+func (t *Tailer) Idle() bool {
+	if !t.scanned.Load() {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.pending) > 0 {
+		return false
+	}
+	for _, f := range t.files {
+		if f.busy || f.queued || f.waiting {
+			return false
+		}
+		f.mu.Lock()
+		inflight := f.inflight
+		f.mu.Unlock()
+		if inflight > 0 {
+			return false
+		}
+	}
+	return true
+}
