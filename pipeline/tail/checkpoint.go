@@ -96,7 +96,7 @@ func (c *Checkpoints) Save(states []FileState) error {
 		}
 		return 0
 	})
-	data, err := json.MarshalIndent(checkpointDoc{Version: checkpointVersion, Files: states}, "", " ")
+	data, err := json.Marshal(checkpointDoc{Version: checkpointVersion, Files: states})
 	if err != nil {
 		return fmt.Errorf("encode checkpoints: %w", err)
 	}

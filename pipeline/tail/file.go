@@ -331,7 +331,15 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 // entryMsg encodes e, shortening its text fields if the message would be
 // larger than the configured payload.
 func (t *Tailer) entryMsg(e *schema.Entry) *nats.Msg {
-	m := bus.EntryMsg(t.cfg.Prefix, e, nil)
+	// Size the body from the text it holds: no growing while encoding.
+	size := 512 + len(e.Text) + len(e.Raw)
+	for i := range e.ToolResults {
+		size += len(e.ToolResults[i].Content) + 64
+	}
+	for i := range e.ToolCalls {
+		size += len(e.ToolCalls[i].Input) + 64
+	}
+	m := bus.EntryMsg(t.cfg.Prefix, e, make([]byte, 0, size+size/8))
 	if len(m.Data) <= t.cfg.MaxPayload {
 		return m
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,6 +40,8 @@ type Tailer struct {
 	saved   map[fileID]FileState
 	watched map[string]bool // directories with a notification watch
 	scanned atomic.Bool     // the first scan of the globs is done
+
+	lastSaved []FileState // as last written, sorted by path; owned by save's callers (loop, then Run)
 	rejects chan *bus.DeadLetter
 	wake    chan struct{}
 	rescanC chan struct{}
@@ -581,6 +584,8 @@ func (t *Tailer) lagBytes() int64 {
 }
 
 // save writes the checkpoints of every known file.
+// Nothing is written when no state changed since the last save: an idle
+// tailer does no I/O.
 func (t *Tailer) save() error {
 	t.mu.Lock()
 	states := make([]FileState, 0, len(t.files))
@@ -590,5 +595,13 @@ func (t *Tailer) save() error {
 		}
 	}
 	t.mu.Unlock()
-	return t.cp.Save(states)
+	slices.SortFunc(states, func(a, b FileState) int { return strings.Compare(a.Path, b.Path) })
+	if t.lastSaved != nil && slices.Equal(states, t.lastSaved) {
+		return nil
+	}
+	if err := t.cp.Save(states); err != nil {
+		return err
+	}
+	t.lastSaved = states
+	return nil
 }
