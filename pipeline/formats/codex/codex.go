@@ -72,26 +72,14 @@ func (p *Parser) Format() schema.Format { return schema.FormatCodex }
 // the next line. Entries never alias line.Bytes.
 func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error) {
 	s := &p.s
-	s.Reset(line.Bytes)
-	for obj := 0; s.More(); obj++ {
-		start := s.Offset()
-		if !s.EnterObject() {
-			if err := parse.ScanError(&p.cfg, line, s); err != nil {
-				return dst, err
-			}
-			return dst, parse.Fail(&p.cfg, line, start, parse.ErrNotObject)
-		}
+	return parse.Objects(&p.cfg, s, line, dst, func(dst []schema.Entry, obj, _ int) ([]schema.Entry, error) {
 		if !scanRecord(s, &p.rec) {
 			return dst, parse.ScanError(&p.cfg, line, s)
 		}
 		var e schema.Entry
 		err := p.entry(&e, line, obj)
-		dst = append(dst, e)
-		if err != nil {
-			return dst, err
-		}
-	}
-	return dst, parse.ScanError(&p.cfg, line, s)
+		return append(dst, e), err
+	})
 }
 
 // entry builds the entry of the record just scanned. The returned error

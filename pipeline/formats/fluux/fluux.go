@@ -54,24 +54,9 @@ func (p *Parser) SessionID() string { return p.session }
 // *schema.DecodeError locating it; the parser stays usable. Entries never
 // alias line.Bytes.
 func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error) {
-	s := &p.s
-	s.Reset(line.Bytes)
-	for obj := 0; s.More(); obj++ {
-		start := s.Offset()
-		if !s.EnterObject() {
-			s.Skip()
-			if s.Err() != nil {
-				return dst, parse.ScanError(&p.cfg, line, s)
-			}
-			return dst, parse.Fail(&p.cfg, line, start, parse.ErrNotObject)
-		}
-		var err error
-		dst, err = p.object(dst, line, obj, start)
-		if err != nil {
-			return dst, err
-		}
-	}
-	return dst, parse.ScanError(&p.cfg, line, s)
+	return parse.Objects(&p.cfg, &p.s, line, dst, func(dst []schema.Entry, obj, start int) ([]schema.Entry, error) {
+		return p.object(dst, line, obj, start)
+	})
 }
 
 // field is a value read from the object with the offset where it starts,

@@ -88,3 +88,29 @@ func Base(cfg *Config, format schema.Format, line jsonl.Line, object int) schema
 		Object: object,
 	}
 }
+
+// Objects walks the JSON objects of one line, the way every parser does:
+// it resets s to the line and calls object for each top-level object,
+// entered, with its index in the line and its offset. A value that is not
+// an object stops the line with ErrNotObject, a syntax error with its
+// located error; the entries appended before stay in the returned slice.
+// object returns dst extended with its entries, and an error that stops
+// the line.
+func Objects(cfg *Config, s *jsonl.Scanner, line jsonl.Line, dst []schema.Entry, object func(dst []schema.Entry, obj, start int) ([]schema.Entry, error)) ([]schema.Entry, error) {
+	s.Reset(line.Bytes)
+	for obj := 0; s.More(); obj++ {
+		start := s.Offset()
+		if !s.EnterObject() {
+			s.Skip() // shows a syntax error, if that is what it is
+			if err := ScanError(cfg, line, s); err != nil {
+				return dst, err
+			}
+			return dst, Fail(cfg, line, start, ErrNotObject)
+		}
+		var err error
+		if dst, err = object(dst, obj, start); err != nil {
+			return dst, err
+		}
+	}
+	return dst, ScanError(cfg, line, s)
+}
