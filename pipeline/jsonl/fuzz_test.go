@@ -3,7 +3,9 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"testing"
 	"testing/iotest"
 
@@ -37,8 +39,9 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// FuzzScanner checks the scanner against encoding/json on arbitrary input
-// and that it never panics, whatever is asked of it.
+// FuzzScanner checks the scanner against encoding/json on arbitrary input,
+// the indexed cursor against the byte-by-byte one, and that neither
+// panics, whatever is asked of them.
 func FuzzScanner(f *testing.F) {
 	for _, l := range corpusLines(f) {
 		if len(l) < 4096 {
@@ -48,8 +51,22 @@ func FuzzScanner(f *testing.F) {
 	for _, tc := range edgeCases {
 		f.Add([]byte(tc.in))
 	}
+	savedAVX2, savedIndex := hasAVX2, useIndex
+	f.Cleanup(func() { hasAVX2, useIndex = savedAVX2, savedIndex })
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// Both cursors agree with encoding/json, and with each other
+		// whatever the caller asks, with each string scanner.
+		hasAVX2, useIndex = savedAVX2, false
 		checkDifferential(t, data)
+		useIndex = true
+		checkDifferential(t, data)
+		seed := crc32.ChecksumIEEE(data)
+		for _, avx2 := range []bool{savedAVX2, false} {
+			hasAVX2 = avx2
+			var indexed, bytewise Scanner
+			compareWalk(t, &indexed, &bytewise, data, rand.New(rand.NewPCG(uint64(seed), 1)), 200)
+		}
+		hasAVX2, useIndex = savedAVX2, savedIndex
 		// Early exit plus Finish must agree with a full walk on validity.
 		var s Scanner
 		s.Reset(data)

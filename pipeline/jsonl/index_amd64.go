@@ -2,9 +2,16 @@ package jsonl
 
 import "golang.org/x/sys/cpu"
 
-// hasAVX2 is read-only after package initialisation (tests switch it to
-// exercise the portable path).
-var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1
+// hasAVX2 reports whether the assembly routines can run: AVX2, BMI1
+// (TZCNT, BLSR), POPCNT and carry-less multiplication, which every AVX2
+// processor has. It is read-only after package initialisation (tests
+// switch it to exercise the portable path).
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasPOPCNT && cpu.X86.HasPCLMULQDQ
+
+// useIndex reports whether a Scanner walks a structural index (see
+// structural.go) rather than the bytes. It is read-only after package
+// initialisation (tests switch it to exercise both cursors).
+var useIndex = hasAVX2
 
 // scanStringAVX2 is implemented in index_amd64.s. It requires AVX2, BMI1
 // and n >= 64.
@@ -25,8 +32,9 @@ func stringStop(data []byte, i int) (int, bool) {
 	return indexSpecialPortable(data, i), false
 }
 
-// Vectorized reports which string scanning implementation is in use:
-// "avx2" (assembly) or "swar" (portable, eight bytes at a time).
+// Vectorized reports which implementation is in use: "avx2" (assembly:
+// a structural index built 64 bytes at a time) or "swar" (portable,
+// eight bytes at a time).
 func Vectorized() string {
 	if hasAVX2 {
 		return "avx2"

@@ -1,8 +1,9 @@
 package jsonl
 
 import (
-	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting of objects and arrays a [Scanner]
@@ -37,10 +38,24 @@ type Scanner struct {
 	first   bool // the innermost open container has no element read yet
 	pending bool // a value is due at pos and has not been consumed
 	started bool // a top-level value has been announced by More
+	ctx     byte // the innermost open container: '{', '[', or 0 at depth 0
 	start   int  // offset of the current top-level value
 
 	key    []byte // the current key (aliases data, or keyBuf if escaped)
 	keyBuf []byte
+
+	// The structural index (structural.go), when fast is set.
+	fast   bool       // the cursor walks the index (indexed.go), not the bytes
+	bm     uint64     // entries of the current block not yet consumed
+	ba     uint64     // the current block's attention flags (indexedBlock.attn)
+	bp     int        // offset of the current block
+	bi     int        // index of the current block in blocks
+	nb     int        // blocks in the window
+	ipos   int        // offset of the next byte to index
+	idone  bool       // nothing left to index
+	ist    indexState // the indexer's carries between blocks
+	blocks [window]indexedBlock
+	tail   [blockBytes]byte // the last, partial block, padded
 
 	// arrays has bit d set when the container at depth d+1 is an array.
 	arrays [MaxDepth/64 + 1]uint64
@@ -55,8 +70,10 @@ func (s *Scanner) Reset(data []byte) {
 	s.first = false
 	s.pending = false
 	s.started = false
+	s.ctx = 0
 	s.start = 0
 	s.key = nil
+	s.resetIndex()
 }
 
 // Err returns the first error met, or nil. It is a *SyntaxError.
@@ -76,14 +93,14 @@ func (s *Scanner) More() bool {
 	if !s.Finish() {
 		return false
 	}
-	c := s.skipSpace()
-	if c == 0 && s.pos >= len(s.data) {
-		return false
+	if s.fast {
+		if e, ok := s.peek(); ok {
+			s.pos, s.start, s.started, s.pending = e, e, true, true
+			return true
+		}
+		s.fast = false
 	}
-	s.start = s.pos
-	s.started = true
-	s.pending = true
-	return true
+	return s.more()
 }
 
 // Finish skips, and validates, whatever remains of the current top-level
@@ -125,6 +142,13 @@ func (s *Scanner) Peek() Kind {
 	if s.err != nil || !s.due() {
 		return Invalid
 	}
+	if s.fast {
+		if e, ok := s.peek(); ok {
+			s.pos = e
+			return kindOf(s.data[e])
+		}
+		s.fast = false
+	}
 	return kindOf(s.skipSpace())
 }
 
@@ -146,35 +170,57 @@ func (s *Scanner) enter(open byte) bool {
 	if s.err != nil || !s.due() {
 		return false
 	}
-	c := s.skipSpace()
-	if c != open {
-		if s.pos >= len(s.data) {
-			s.fail(s.pos, ErrUnexpectedEnd, "unexpected end of JSON input")
+	if s.fast {
+		if e, ok := s.peek(); ok && s.depth < MaxDepth {
+			if s.data[e] != open {
+				s.pos = e
+				return false
+			}
+			s.bm &= s.bm - 1
+			s.pos = e + 1
+			s.opened(open == '[')
+			return true
 		}
-		return false
+		s.fast = false
 	}
-	if s.depth >= MaxDepth {
-		s.fail(s.pos, ErrTooDeep, "exceeded max depth")
-		return false
-	}
-	s.pos++
+	return s.enterBytes(open)
+}
+
+// opened records a container entered by the caller.
+func (s *Scanner) opened(array bool) {
 	s.depth++
-	s.setArray(s.depth, open == '[')
+	s.setArray(s.depth, array)
+	s.ctx = '{'
+	if array {
+		s.ctx = '['
+	}
 	s.first = true
 	s.pending = false
-	return true
 }
 
 // due reports whether a value is due to be read, setting up the first
 // top-level value after Reset.
 func (s *Scanner) due() bool {
-	if !s.started && s.depth == 0 {
-		s.skipSpace()
-		s.start = s.pos
-		s.started = true
-		s.pending = true
+	if s.started || s.depth != 0 {
+		return s.pending
 	}
-	return s.pending
+	return s.dueFirst()
+}
+
+// dueFirst is due for the first top-level value after Reset.
+func (s *Scanner) dueFirst() bool {
+	if s.fast {
+		if e, ok := s.peek(); ok {
+			s.pos, s.start, s.started, s.pending = e, e, true, true
+			return true
+		}
+		s.fast = false
+	}
+	s.skipSpace()
+	s.start = s.pos
+	s.started = true
+	s.pending = true
+	return true
 }
 
 // NextField advances to the next field of the innermost open object and
@@ -182,54 +228,128 @@ func (s *Scanner) due() bool {
 // value is due. At the end of the object it leaves the object and returns
 // false. An unread value of the previous field is skipped first.
 func (s *Scanner) NextField() bool {
-	if s.err != nil {
-		return false
+	if !s.fast || s.ctx != '{' {
+		return s.nextField()
 	}
-	if s.depth == 0 || s.arrayAt(s.depth) {
-		s.fail(s.pos, ErrMisuse, "NextField outside an object")
-		return false
-	}
+	// On the index (see indexed.go): the unread value, ',' or '}', the
+	// key's quotes, ':'.
+	p := unsafe.Pointer(unsafe.SliceData(s.data))
+	m, bp := s.bm, s.bp
+	var e, q, colon, bit int
+	var c byte
 	if s.pending {
-		s.Skip()
-		if s.err != nil {
-			return false
+		for m == 0 {
+			if !s.nextBlock() && !s.advance() {
+				goto slow
+			}
+			m, bp = s.bm, s.bp
+		}
+		e = bp + bits.TrailingZeros64(m)
+		m &= m - 1
+		switch entryByte(p, e) {
+		case '"':
+			for m == 0 {
+				if !s.nextBlock() && !s.advance() {
+					goto slow
+				}
+				m, bp = s.bm, s.bp
+			}
+			m &= m - 1
+		case '{', '[':
+			s.bm = m
+			if _, ok := s.skipContainer(e); !ok {
+				goto slow
+			}
+			m, bp = s.bm, s.bp
+		default:
+			s.bm = m
+			if _, ok := s.scalarAt(e); !ok {
+				goto slow
+			}
+			m, bp = s.bm, s.bp
 		}
 	}
-	c := s.skipSpace()
-	if c == '}' {
+	for m == 0 {
+		if !s.nextBlock() && !s.advance() {
+			goto slow
+		}
+		m, bp = s.bm, s.bp
+	}
+	e = bp + bits.TrailingZeros64(m)
+	m &= m - 1
+	c = entryByte(p, e)
+	if !s.first {
+		if c != ',' {
+			if c != '}' {
+				goto slow
+			}
+			s.bm = m
+			s.pos = e
+			s.leave()
+			return false
+		}
+		for m == 0 {
+			if !s.nextBlock() && !s.advance() {
+				goto slow
+			}
+			m, bp = s.bm, s.bp
+		}
+		e = bp + bits.TrailingZeros64(m)
+		m &= m - 1
+		c = entryByte(p, e)
+	}
+	if c != '"' {
+		if c != '}' || !s.first {
+			goto slow
+		}
+		s.bm = m
+		s.pos = e
 		s.leave()
 		return false
 	}
-	if !s.first {
-		if c != ',' {
-			s.unexpected(c, "after object key:value pair")
-			return false
+	for m == 0 {
+		if !s.nextBlock() && !s.advance() {
+			goto slow
 		}
-		s.pos++
-		c = s.skipSpace()
+		m, bp = s.bm, s.bp
 	}
-	if c != '"' {
-		s.unexpected(c, "looking for beginning of object key string")
-		return false
+	bit = bits.TrailingZeros64(m)
+	m &= m - 1
+	q = bp + bit
+	if s.ba>>(bit&63)&1 == 0 {
+		s.key = s.data[e+1 : q]
+	} else {
+		s.setKey(s.data[e+1:q], hasBackslash(s.data[e+1:q]))
 	}
-	end, esc := s.scanString(s.pos + 1)
-	if s.err != nil {
-		return false
+	for m == 0 {
+		if !s.nextBlock() && !s.advance() {
+			goto slow
+		}
+		m, bp = s.bm, s.bp
 	}
-	s.key = s.data[s.pos+1 : end]
-	if esc || !isASCII(s.key) && !utf8.Valid(s.key) {
-		s.keyBuf = appendUnescaped(s.keyBuf[:0], s.key)
-		s.key = s.keyBuf
+	colon = bp + bits.TrailingZeros64(m)
+	if entryByte(p, colon) != ':' {
+		goto slow
 	}
-	s.pos = end + 1
-	if c = s.skipSpace(); c != ':' {
-		s.unexpected(c, "after object key")
-		return false
-	}
-	s.pos++
+	s.bm = m & (m - 1)
+	s.pos = colon + 1
 	s.first = false
 	s.pending = true
 	return true
+
+slow:
+	s.fast = false
+	return s.nextField()
+}
+
+// setKey makes raw, the content of a key string, the current key,
+// unescaped if it needs to be.
+func (s *Scanner) setKey(raw []byte, esc bool) {
+	if esc || !isASCII(raw) && !utf8.Valid(raw) {
+		s.keyBuf = appendUnescaped(s.keyBuf[:0], raw)
+		raw = s.keyBuf
+	}
+	s.key = raw
 }
 
 // Key returns the unescaped key of the current field. It aliases the
@@ -242,41 +362,53 @@ func (s *Scanner) Key() []byte { return s.key }
 // array it leaves the array and returns false. An unread previous element
 // is skipped first.
 func (s *Scanner) NextElem() bool {
-	if s.err != nil {
-		return false
+	if !s.fast || s.ctx != '[' {
+		return s.nextElem()
 	}
-	if s.depth == 0 || !s.arrayAt(s.depth) {
-		s.fail(s.pos, ErrMisuse, "NextElem outside an array")
-		return false
+	// On the index: the unread element, then ',' or ']'.
+	if s.pending && !s.skipIndexed() {
+		s.fast = false
+		return s.nextElem()
 	}
-	if s.pending {
-		s.Skip()
-		if s.err != nil {
+	e, ok := s.peek()
+	if ok {
+		c := entryByte(unsafe.Pointer(unsafe.SliceData(s.data)), e)
+		if c == ']' {
+			s.bm &= s.bm - 1
+			s.pos = e
+			s.leave()
 			return false
 		}
-	}
-	c := s.skipSpace()
-	if c == ']' {
-		s.leave()
-		return false
-	}
-	if !s.first {
-		if c != ',' {
-			s.unexpected(c, "after array element")
-			return false
+		if s.first {
+			s.pos = e
+			s.first = false
+			s.pending = true
+			return true
 		}
-		s.pos++
-		s.skipSpace()
+		if c == ',' {
+			s.bm &= s.bm - 1
+			if e, ok = s.peek(); ok {
+				s.pos = e
+				s.pending = true
+				return true
+			}
+		}
 	}
-	s.first = false
-	s.pending = true
-	return true
+	s.fast = false
+	return s.nextElem()
 }
 
 // leave closes the innermost container at s.pos.
 func (s *Scanner) leave() {
 	s.pos++
 	s.depth--
+	s.ctx = 0
+	if s.depth > 0 {
+		s.ctx = '{'
+		if s.arrayAt(s.depth) {
+			s.ctx = '['
+		}
+	}
 	s.first = false
 	s.pending = false
 }
@@ -286,69 +418,76 @@ func (s *Scanner) leave() {
 // validated, and returned whole. It returns a zero Value (Kind Invalid) if
 // no value is due or on error.
 func (s *Scanner) Value() Value {
-	if s.err != nil || !s.due() {
-		return Value{}
-	}
-	c := s.skipSpace()
-	start := s.pos
-	switch {
-	case c == '"':
-		end, esc := s.scanString(start + 1)
-		if s.err != nil {
+	if !s.fast || !s.pending {
+		if s.err != nil || !s.due() {
 			return Value{}
 		}
-		s.pos = end + 1
-		s.pending = false
-		return Value{raw: s.data[start+1 : end], kind: String, esc: esc}
-	case c == '{' || c == '[':
-		s.skipValue()
-	default:
-		s.skipScalar(c)
+		if !s.fast {
+			return s.value()
+		}
 	}
-	if s.err != nil {
-		return Value{}
+	{
+		data := s.data
+		p := unsafe.Pointer(unsafe.SliceData(data))
+		m, bp := s.bm, s.bp
+		for m == 0 {
+			if !s.nextBlock() && !s.advance() {
+				goto slow
+			}
+			m, bp = s.bm, s.bp
+		}
+		e := bp + bits.TrailingZeros64(m)
+		m &= m - 1
+		c := entryByte(p, e)
+		if c == '"' {
+			for m == 0 {
+				if !s.nextBlock() && !s.advance() {
+					goto slow
+				}
+				m, bp = s.bm, s.bp
+			}
+			bit := bits.TrailingZeros64(m)
+			s.bm = m & (m - 1)
+			q := bp + bit
+			s.pos = q + 1
+			s.pending = false
+			raw := data[e+1 : q]
+			return Value{raw: raw, kind: String, esc: s.ba>>(bit&63)&1 != 0 && hasBackslash(raw)}
+		}
+		s.bm = m
+		var end int
+		var ok bool
+		if c == '{' || c == '[' {
+			end, ok = s.skipContainer(e)
+		} else {
+			end, ok = s.scalarAt(e)
+		}
+		if ok {
+			s.pos = end
+			s.pending = false
+			return Value{raw: data[e:end], kind: kindOf(c)}
+		}
 	}
-	s.pending = false
-	return Value{raw: s.data[start:s.pos], kind: kindOf(c)}
+slow:
+	s.fast = false
+	return s.value()
 }
 
 // Skip skips the value due next, validating it.
 func (s *Scanner) Skip() {
-	if s.err != nil || !s.due() {
-		return
-	}
-	c := s.skipSpace()
-	switch {
-	case c == '"':
-		end, _ := s.scanString(s.pos + 1)
-		if s.err != nil {
+	if !s.fast || !s.pending {
+		if s.err != nil || !s.due() {
 			return
 		}
-		s.pos = end + 1
-	case c == '{' || c == '[':
-		s.skipValue()
-	default:
-		s.skipScalar(c)
-	}
-	if s.err == nil {
-		s.pending = false
-	}
-}
-
-// skipSpace advances past JSON whitespace and returns the next byte, or 0
-// at the end of the data.
-func (s *Scanner) skipSpace() byte {
-	data, i := s.data, s.pos
-	for i < len(data) {
-		c := data[i]
-		if c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-			s.pos = i
-			return c
+		if !s.fast {
+			s.skip()
+			return
 		}
-		i++
 	}
-	s.pos = i
-	return 0
+	if !s.skipIndexed() {
+		s.fast = false
+		s.skip()
+	}
 }
 
 func (s *Scanner) arrayAt(depth int) bool {
@@ -365,11 +504,13 @@ func (s *Scanner) setArray(depth int, array bool) {
 	}
 }
 
-// fail records the first error.
+// fail records the first error. The byte-by-byte cursor takes over for
+// good: the index is not used after an error.
 func (s *Scanner) fail(offset int, sentinel error, msg string) {
 	if s.err == nil {
 		s.pos = offset
 		s.err = &SyntaxError{Offset: offset, Msg: msg, Err: sentinel}
+		s.fast = false
 	}
 }
 
@@ -380,20 +521,4 @@ func (s *Scanner) unexpected(c byte, context string) {
 		return
 	}
 	s.fail(s.pos, ErrSyntax, "invalid character "+quoteChar(c)+" "+context)
-}
-
-// isASCII reports whether b holds only ASCII bytes, eight at a time.
-func isASCII(b []byte) bool {
-	for len(b) >= 8 {
-		if binary.LittleEndian.Uint64(b)&highs != 0 {
-			return false
-		}
-		b = b[8:]
-	}
-	for _, c := range b {
-		if c >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
 }

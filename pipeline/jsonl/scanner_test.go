@@ -360,32 +360,55 @@ func walkNoAlloc(s *Scanner) {
 	}
 }
 
-// TestScanner_DifferentialBothPaths runs the differential tests with the
-// vectorized string scanner and with the portable one.
-func TestScanner_DifferentialBothPaths(t *testing.T) {
-	saved := hasAVX2
-	t.Cleanup(func() { hasAVX2 = saved })
-	for _, vec := range []bool{true, false} {
-		if vec && !saved {
+// config is one way of running the Scanner: with or without the
+// structural index, with the assembly or the portable routines.
+type config struct {
+	name        string
+	index, avx2 bool
+}
+
+// configs runs f under every configuration available here.
+func configs(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	savedAVX2, savedIndex := hasAVX2, useIndex
+	t.Cleanup(func() { hasAVX2, useIndex = savedAVX2, savedIndex })
+	for _, c := range []config{
+		{"index-avx2", true, true},
+		{"index-portable", true, false},
+		{"bytewise-avx2", false, true},
+		{"bytewise-swar", false, false},
+	} {
+		if c.avx2 && !savedAVX2 {
 			continue
 		}
-		hasAVX2 = vec
-		for _, line := range corpusLines(t) {
+		t.Run(c.name, func(t *testing.T) {
+			hasAVX2, useIndex = c.avx2, c.index
+			f(t)
+		})
+	}
+}
+
+// TestScanner_DifferentialPaths runs the differential tests with and
+// without the structural index, with the assembly and the portable code.
+func TestScanner_DifferentialPaths(t *testing.T) {
+	lines := corpusLines(t)
+	configs(t, func(t *testing.T) {
+		for _, line := range lines {
 			checkDifferential(t, line)
 		}
 		for _, tc := range edgeCases {
 			checkDifferential(t, []byte(tc.in))
 		}
-		// Escapes and specials at every position around the 32-byte
-		// block boundaries of the vectorized path.
-		for n := 0; n < 80; n++ {
-			for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, "\x01", `\x`, `"`, `\`} {
+		// Escapes and specials at every position around the block
+		// boundaries of the assembly.
+		for n := 0; n < 140; n++ {
+			for _, special := range []string{`\"`, `\\`, `\n`, `\u00e9`, `\ud83d\ude00`, "\x01", `\x`, `"`, `\`, `\u12`, "é"} {
 				s := `{"k":"` + strings.Repeat("a", n) + special + strings.Repeat("b", 40) + `"}`
 				checkDifferential(t, []byte(s))
 				checkDifferential(t, []byte(s[:len(s)-3]))
 			}
 		}
-	}
+	})
 }
 
 // TestScanner_RandomStrings builds strings from escape-heavy pieces at
@@ -395,10 +418,9 @@ func TestScanner_DifferentialBothPaths(t *testing.T) {
 func TestScanner_RandomStrings(t *testing.T) {
 	pieces := []string{"a", "bcdefgh", "é", "日本", `\"`, `\\`, `\\\\`, `\\\"`, `\n`, `\/`, `\u00e9`, `\ud83d\ude00`, `\uD834\uDD1E`, `\\u0041`}
 	bad := []string{`\x`, "\x01", `\u12G4`, `\u12`, `\`, "\x1f", `\ud83d`}
-	saved := hasAVX2
-	t.Cleanup(func() { hasAVX2 = saved })
 	rng := rand.New(rand.NewPCG(7, 9))
-	for i := range 4000 {
+	var inputs [][]byte
+	for i := range 2000 {
 		var b strings.Builder
 		b.WriteString(`{"k":"`)
 		n := rng.IntN(300)
@@ -413,10 +435,11 @@ func TestScanner_RandomStrings(t *testing.T) {
 		}
 		b.WriteString(`","z":1}`)
 		in := []byte(b.String())
-		for _, vec := range []bool{saved, false} {
-			hasAVX2 = vec
-			checkDifferential(t, in)
-			checkDifferential(t, in[:rng.IntN(len(in)+1)])
-		}
+		inputs = append(inputs, in, in[:rng.IntN(len(in)+1)])
 	}
+	configs(t, func(t *testing.T) {
+		for _, in := range inputs {
+			checkDifferential(t, in)
+		}
+	})
 }

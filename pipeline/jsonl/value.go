@@ -63,7 +63,9 @@ type Value struct {
 func (v Value) Kind() Kind { return v.kind }
 
 // Raw returns the value's bytes: the escaped content of a string, or the
-// JSON text of any other kind.
+// JSON text of any other kind. It is a sub-slice of the data given to
+// [Scanner.Reset] whose capacity runs to the end of that data, so that
+// cap(data)-cap(v.Raw()) is the value's offset (parsers rely on it).
 func (v Value) Raw() []byte { return v.raw }
 
 // IsNull reports whether the value is JSON null.

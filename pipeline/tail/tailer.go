@@ -42,9 +42,9 @@ type Tailer struct {
 	scanned atomic.Bool     // the first scan of the globs is done
 
 	lastSaved []FileState // as last written, sorted by path; owned by save's callers (loop, then Run)
-	rejects chan *bus.DeadLetter
-	wake    chan struct{}
-	rescanC chan struct{}
+	rejects   chan *bus.DeadLetter
+	wake      chan struct{}
+	rescanC   chan struct{}
 }
 
 // New returns a Tailer for cfg. It opens the checkpoint store but reads
