@@ -1,6 +1,8 @@
 package jsonl
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -137,6 +139,9 @@ func (v Value) AppendText(dst []byte) []byte {
 	if !v.esc && utf8.Valid(v.raw) {
 		return append(dst, v.raw...)
 	}
+	if cap(dst)-len(dst) < len(v.raw) {
+		dst = slices.Grow(dst, len(v.raw)) // the text is rarely longer
+	}
 	return appendUnescaped(dst, v.raw)
 }
 
@@ -166,62 +171,71 @@ func (v Value) Equal(s string) bool {
 }
 
 // appendUnescaped appends the decoded form of escaped string content b.
+// The runs between escapes are copied whole when they are valid UTF-8,
+// which is nearly always.
 func appendUnescaped(dst, b []byte) []byte {
-	for i := 0; i < len(b); {
-		c := b[i]
-		switch {
-		case c == '\\' && i+1 < len(b):
-			switch e := b[i+1]; e {
-			case 'b':
-				dst = append(dst, '\b')
-			case 'f':
-				dst = append(dst, '\f')
-			case 'n':
-				dst = append(dst, '\n')
-			case 'r':
-				dst = append(dst, '\r')
-			case 't':
-				dst = append(dst, '\t')
-			case 'u':
-				r, ok := hex4(b, i+2)
-				if !ok {
-					dst = append(dst, b[i:]...) // unreachable on scanned input
-					return dst
-				}
-				i += 6
-				if utf16.IsSurrogate(r) {
-					if r2, ok := hex4(b, i+2); ok && i+1 < len(b) && b[i] == '\\' && b[i+1] == 'u' {
-						if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-							dst = utf8.AppendRune(dst, dec)
-							i += 6
-							continue
-						}
-					}
-					r = utf8.RuneError
-				}
-				dst = utf8.AppendRune(dst, r)
-				continue
-			default: // '"', '\\', '/'
-				dst = append(dst, e)
-			}
-			i += 2
-		case c < utf8.RuneSelf:
-			// Copy a run of plain ASCII.
-			j := i + 1
-			for j < len(b) && b[j] < utf8.RuneSelf && b[j] != '\\' {
-				j++
-			}
-			dst = append(dst, b[i:j]...)
-			i = j
-		default:
-			r, size := utf8.DecodeRune(b[i:])
-			if r == utf8.RuneError && size == 1 {
-				dst = utf8.AppendRune(dst, utf8.RuneError)
-			} else {
-				dst = append(dst, b[i:i+size]...)
-			}
-			i += size
+	for len(b) > 0 {
+		n := bytes.IndexByte(b, '\\')
+		if n < 0 {
+			n = len(b)
 		}
+		dst = appendValidUTF8(dst, b[:n])
+		b = b[n:]
+		if len(b) < 2 {
+			// A lone trailing backslash: unreachable on scanned input.
+			return append(dst, b...)
+		}
+		switch e := b[1]; e {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(b, 2)
+			if !ok {
+				return append(dst, b...) // unreachable on scanned input
+			}
+			b = b[6:]
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(b, 2); ok && b[0] == '\\' && b[1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						dst = utf8.AppendRune(dst, dec)
+						b = b[6:]
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default: // '"', '\\', '/'
+			dst = append(dst, e)
+		}
+		b = b[2:]
+	}
+	return dst
+}
+
+// appendValidUTF8 appends run, which holds no escape, replacing each byte
+// that is not part of valid UTF-8 by U+FFFD.
+func appendValidUTF8(dst, run []byte) []byte {
+	if utf8.Valid(run) {
+		return append(dst, run...)
+	}
+	for i := 0; i < len(run); {
+		r, size := utf8.DecodeRune(run[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+		} else {
+			dst = append(dst, run[i:i+size]...)
+		}
+		i += size
 	}
 	return dst
 }
