@@ -2,7 +2,6 @@ package benchmarks
 
 import (
 	"errors"
-	"unicode/utf8"
 	"unsafe"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -62,7 +61,7 @@ func (d *scannerDecoder) str() string {
 		return ""
 	}
 	raw := v.Raw()
-	if !v.Escaped() && utf8.Valid(raw) {
+	if v.Plain() {
 		return unsafe.String(unsafe.SliceData(raw), len(raw))
 	}
 	start := len(d.scratch)

@@ -81,7 +81,7 @@ func step(s *Scanner, op int) string {
 		r = fmt.Sprint("NextElem ", s.NextElem())
 	case opValue:
 		v := s.Value()
-		r = fmt.Sprintf("Value %v %s esc=%v cap %d", v.Kind(), short(v.Raw()), v.Escaped(), cap(v.Raw()))
+		r = fmt.Sprintf("Value %v %s esc=%v plain=%v cap %d", v.Kind(), short(v.Raw()), v.Escaped(), v.Plain(), cap(v.Raw()))
 	case opSkip:
 		s.Skip()
 		r = "Skip"

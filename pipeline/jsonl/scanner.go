@@ -452,7 +452,10 @@ func (s *Scanner) Value() Value {
 			s.pos = q + 1
 			s.pending = false
 			raw := data[e+1 : q]
-			return Value{raw: raw, kind: String, esc: s.ba>>(bit&63)&1 != 0 && hasBackslash(raw)}
+			if s.ba>>(bit&63)&1 == 0 {
+				return Value{raw: raw, kind: String, ascii: true}
+			}
+			return Value{raw: raw, kind: String, esc: hasBackslash(raw)}
 		}
 		s.bm = m
 		var end int

@@ -327,6 +327,33 @@ func TestValue_Equal(t *testing.T) {
 	require.True(t, s.Value().Equal("x\n"))
 }
 
+func TestValue_Plain(t *testing.T) {
+	// Long enough for the structural index on amd64, and read by both
+	// cursors: the indexed one first, the byte-by-byte one after the
+	// invalid tail hands over.
+	pad := strings.Repeat("p", 70)
+	line := `["plain` + pad + `","caf\u00e9","café` + pad + `","bad \xff","\"q\"",12,null,"ok` + pad + `"`
+	cases := []struct {
+		kind  Kind
+		plain bool
+	}{{String, true}, {String, false}, {String, true}, {String, false}, {String, false}, {Number, false}, {Null, false}, {String, true}}
+	for _, tail := range []string{"]", "],x"} { // the second is invalid at the end
+		in := []byte(strings.Replace(line+tail, `\xff`, "\xff", 1))
+		var s Scanner
+		s.Reset(in)
+		require.True(t, s.EnterArray())
+		for i, tc := range cases {
+			require.True(t, s.NextElem(), "element %d", i)
+			v := s.Value()
+			require.Equal(t, tc.kind, v.Kind(), "element %d", i)
+			require.Equal(t, tc.plain, v.Plain(), "element %d: %s", i, v.Raw())
+			if tc.plain {
+				require.Equal(t, string(v.Raw()), v.String())
+			}
+		}
+	}
+}
+
 func TestScanner_NoAllocs(t *testing.T) {
 	lines := corpusLines(t)
 	var s Scanner

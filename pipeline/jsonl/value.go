@@ -56,9 +56,10 @@ func kindOf(c byte) Kind {
 // between the quotes, still escaped; other kinds hold their JSON text.
 // The zero Value has kind Invalid.
 type Value struct {
-	raw  []byte
-	kind Kind
-	esc  bool
+	raw   []byte
+	kind  Kind
+	esc   bool // a string holding a backslash
+	ascii bool // a string known to hold only ASCII and no backslash
 }
 
 // Kind returns the value's kind.
@@ -75,6 +76,15 @@ func (v Value) IsNull() bool { return v.kind == Null }
 
 // Escaped reports whether a string value contains escape sequences.
 func (v Value) Escaped() bool { return v.esc }
+
+// Plain reports whether v is a string whose raw bytes are its text as
+// they stand: no escape and valid UTF-8, so that [Value.Raw] can be used
+// without [Value.AppendText]. It costs nothing when the structural index
+// has already seen that the string is plain ASCII, which is the common
+// case for identifiers, timestamps and model names.
+func (v Value) Plain() bool {
+	return v.kind == String && (v.ascii || !v.esc && utf8.Valid(v.raw))
+}
 
 // Bool returns a boolean's value; ok is false for any other kind.
 func (v Value) Bool() (b, ok bool) {
@@ -136,7 +146,7 @@ func (v Value) AppendText(dst []byte) []byte {
 	if v.kind != String {
 		return append(dst, v.raw...)
 	}
-	if !v.esc && utf8.Valid(v.raw) {
+	if v.Plain() {
 		return append(dst, v.raw...)
 	}
 	if cap(dst)-len(dst) < len(v.raw) {
@@ -148,7 +158,7 @@ func (v Value) AppendText(dst []byte) []byte {
 // String returns the unescaped text of a string value (see
 // [Value.AppendText]), or the raw JSON text of other kinds. It allocates.
 func (v Value) String() string {
-	if v.kind == String && !v.esc && utf8.Valid(v.raw) {
+	if v.Plain() {
 		return string(v.raw)
 	}
 	return string(v.AppendText(nil))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"unicode/utf8"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -178,7 +177,7 @@ func (p *Parser) bytesOf(v jsonl.Value) []byte {
 	if v.Kind() != jsonl.String {
 		return nil
 	}
-	if !v.Escaped() && utf8.Valid(v.Raw()) {
+	if v.Plain() {
 		return v.Raw()
 	}
 	p.scratch = v.AppendText(p.scratch[:0])
