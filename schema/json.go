@@ -192,10 +192,6 @@ func UnmarshalEntry(data []byte, e *Entry) error {
 	return json.Unmarshal(data, (*entryJSON)(e))
 }
 
-func appendString(b []byte, s string) []byte {
-	return json.AppendEscape(b, s, 0) // no HTML escaping: < > & stay readable
-}
-
 func appendStringField(b []byte, name, s string) []byte {
 	if s == "" {
 		return b

@@ -1,0 +1,4 @@
+package schema
+
+// AppendString is appendString, for the external tests.
+var AppendString = appendString
