@@ -128,7 +128,7 @@ func anyAttention(x uint64) uint64 {
 	)
 	q := x ^ (ones * '"')
 	bs := x ^ (ones * '\\')
-	return (((x - ones*0x20) | (q - ones) | (bs - ones)) &^ x | x) & highs
+	return (((x-ones*0x20)|(q-ones)|(bs-ones))&^x | x) & highs
 }
 
 // needsAttention holds the bytes that attention flags.
