@@ -28,6 +28,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +60,7 @@ var (
 	benchIdle    = flag.Duration("bench.idle", 30*time.Second, "measurement window of BenchmarkIdleCPU")
 	benchLatency = flag.Duration("bench.latency", 10*time.Second, "writing time of BenchmarkAppendLatency (at least 3 rescans without notifications)")
 	benchRate    = flag.Int("bench.rate", 200, "lines written per second by BenchmarkAppendLatency")
+	benchIdlePro = flag.String("bench.idleprofile", "", "write a CPU profile of BenchmarkIdleCPU's measurement windows (not its backfills) to this file")
 )
 
 // benchHost is the host name of the benchmarks' entries.
@@ -391,6 +393,7 @@ func idleCPU(b *testing.B, dir string, n int, mod func(*Config)) {
 		// pass before the window.
 		time.Sleep(3 * time.Second)
 		w0 := processWritten()
+		stopProfile := startIdleProfile(b)
 		cpu.start(b)
 		b.StartTimer()
 
@@ -398,6 +401,7 @@ func idleCPU(b *testing.B, dir string, n int, mod func(*Config)) {
 
 		b.StopTimer()
 		cpu.stop(b)
+		stopProfile()
 		written += float64(processWritten() - w0)
 		if r != nil {
 			r.stop(b)
@@ -412,6 +416,21 @@ func idleCPU(b *testing.B, dir string, n int, mod func(*Config)) {
 	b.ReportMetric(written/1024/cpu.wall.Seconds(), "write-KB/s")
 	if mod != nil {
 		b.ReportMetric(backfill/float64(b.N), "backfill-s")
+	}
+}
+
+// startIdleProfile starts a CPU profile of an idle window when
+// -bench.idleprofile is set, and returns what stops it.
+func startIdleProfile(tb testing.TB) (stop func()) {
+	if *benchIdlePro == "" {
+		return func() {}
+	}
+	f, err := os.Create(*benchIdlePro)
+	require.NoError(tb, err)
+	require.NoError(tb, pprof.StartCPUProfile(f))
+	return func() {
+		pprof.StopCPUProfile()
+		require.NoError(tb, f.Close())
 	}
 }
 

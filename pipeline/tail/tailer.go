@@ -41,7 +41,8 @@ type Tailer struct {
 	watched map[string]bool // directories with a notification watch
 	scanned atomic.Bool     // the first scan of the globs is done
 
-	lastSaved []FileState // as last written, sorted by path; owned by save's callers (loop, then Run)
+	lastSaved []FileState    // as last written, sorted by path; owned by save's callers (loop, then Run)
+	savedAt   map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
 	rejects   chan *bus.DeadLetter
 	wake      chan struct{}
 	rescanC   chan struct{}
@@ -595,13 +596,37 @@ func (t *Tailer) save() error {
 		}
 	}
 	t.mu.Unlock()
-	slices.SortFunc(states, func(a, b FileState) int { return strings.Compare(a.Path, b.Path) })
-	if t.lastSaved != nil && slices.Equal(states, t.lastSaved) {
+	if t.lastSaved != nil && t.unchanged(states) {
 		return nil
 	}
+	slices.SortFunc(states, func(a, b FileState) int { return strings.Compare(a.Path, b.Path) })
 	if err := t.cp.Save(states); err != nil {
 		return err
 	}
 	t.lastSaved = states
+	clear(t.savedAt)
+	if t.savedAt == nil {
+		t.savedAt = make(map[fileID]int, len(states))
+	}
+	for i := range states {
+		t.savedAt[fileID{states[i].Dev, states[i].Ino}] = i
+	}
 	return nil
+}
+
+// unchanged reports whether states, in any order, are the ones last
+// saved. Idle hosts call save every interval with thousands of files:
+// this costs a map lookup per file, where sorting would cost a dozen
+// string comparisons.
+func (t *Tailer) unchanged(states []FileState) bool {
+	if len(states) != len(t.lastSaved) {
+		return false
+	}
+	for i := range states {
+		j, ok := t.savedAt[fileID{states[i].Dev, states[i].Ino}]
+		if !ok || t.lastSaved[j] != states[i] {
+			return false
+		}
+	}
+	return true
 }

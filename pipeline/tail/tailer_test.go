@@ -3,6 +3,7 @@ package tail
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 func TestTailer_AppendAndPartialLine(t *testing.T) {
@@ -206,4 +208,26 @@ func TestTailer_ManyFiles(t *testing.T) {
 	h.start(func(c *Config) { c.MaxOpenFiles = 64 })
 	h.waitMsgs(n)
 	require.LessOrEqual(t, h.tl.openHandles(), 64)
+}
+
+func TestTailer_UnchangedStates(t *testing.T) {
+	saved := []FileState{
+		{Dev: 1, Ino: 10, Path: "/a", Offset: 100, Format: schema.FormatPi},
+		{Dev: 1, Ino: 11, Path: "/b", Offset: 200, Format: schema.FormatClaudeCode},
+		{Dev: 2, Ino: 10, Path: "/c", Skipped: true},
+	}
+	tl := &Tailer{lastSaved: saved, savedAt: map[fileID]int{{1, 10}: 0, {1, 11}: 1, {2, 10}: 2}}
+	same := []FileState{saved[2], saved[0], saved[1]} // any order
+	require.True(t, tl.unchanged(same))
+
+	moved := slices.Clone(same)
+	moved[1].Offset = 150
+	require.False(t, tl.unchanged(moved), "an offset advanced")
+	renamed := slices.Clone(same)
+	renamed[0].Path = "/c.bak"
+	require.False(t, tl.unchanged(renamed), "a file was renamed")
+	require.False(t, tl.unchanged(same[:2]), "a file is gone")
+	replaced := slices.Clone(same)
+	replaced[2] = FileState{Dev: 3, Ino: 1, Path: "/b", Offset: 200, Format: schema.FormatClaudeCode}
+	require.False(t, tl.unchanged(replaced), "a file was replaced by another inode")
 }
