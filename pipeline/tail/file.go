@@ -101,12 +101,58 @@ type worker struct {
 	src     checkedReader
 	entries []schema.Entry
 	head    [][]byte
+
+	// The lines read but not yet handed to the publisher, and their
+	// message count. Publishing in bursts lets the client and the server
+	// write and store many messages per system call, as a publisher in
+	// a tight loop does; one line at a time, with parsing in between,
+	// costs both sides a wakeup and a write per message.
+	pending  []pendingLine
+	npending int
+}
+
+// pendingLine is a line whose messages wait in a worker's batch.
+type pendingLine struct {
+	msgs       []*nats.Msg
+	start, end int64
+}
+
+// publishBatch is the number of messages a worker gathers before handing
+// them to the publisher. A file read to its end is flushed whatever the
+// count, so batching adds no latency to live appends.
+const publishBatch = 256
+
+// queue adds the messages of one line to w's batch, and hands the batch
+// to the publisher once it is full.
+func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg, start, end int64) error {
+	w.pending = append(w.pending, pendingLine{msgs: msgs, start: start, end: end})
+	w.npending += len(msgs)
+	if w.npending >= publishBatch {
+		return t.flush(ctx, w, f)
+	}
+	return nil
+}
+
+// flush hands w's batch to the publisher, in order.
+func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
+	defer func() {
+		clear(w.pending)
+		w.pending, w.npending = w.pending[:0], 0
+	}()
+	for _, p := range w.pending {
+		if err := t.send(ctx, f, p.msgs, p.start, p.end); err != nil {
+			// The file is stuck from here (see send): its checkpoint
+			// stays before these lines, which a restart sends again.
+			return err
+		}
+	}
+	return nil
 }
 
 // readFile reads what is new in f and publishes it. It returns the
 // context's error if ctx ended, and other errors for the file (logged by
 // the caller, the file is retried at the next change or rescan).
-func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, path string) error {
+func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, path string) (err error) {
 	info, err := h.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
@@ -167,6 +213,11 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	w.src = checkedReader{sr: *io.NewSectionReader(h, f.readPos, size-f.readPos), h: h, fpLen: f.fpLen, fpSum: f.fpSum}
 	w.rd.Reset(&w.src, f.readPos, f.lines)
 	defer func() {
+		// Every line read is handed to the publisher, whatever ends the
+		// loop: the reader's offset is past them.
+		if ferr := t.flush(ctx, w, f); ferr != nil && err == nil {
+			err = ferr
+		}
 		f.readPos, f.lines = w.rd.Offset(), w.rd.Lines()
 	}()
 	for n := 0; ; n++ {
@@ -185,7 +236,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			}
 			t.m.badLines.Add(1)
 			d := &bus.DeadLetter{Host: t.cfg.Host, Path: path, Line: tooLong.Line, Offset: tooLong.Offset, Format: string(f.format), Error: err.Error(), Head: tooLong.Head}
-			if err := t.send(ctx, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, tooLong.Offset, end); err != nil {
+			if err := t.queue(ctx, w, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, tooLong.Offset, end); err != nil {
 				return err
 			}
 			continue
@@ -223,7 +274,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 				Format: string(f.format), Error: perr.Error(), Head: append([]byte(nil), head...),
 			}))
 		}
-		if err := t.send(ctx, f, msgs, line.Offset, line.End); err != nil {
+		if err := t.queue(ctx, w, f, msgs, line.Offset, line.End); err != nil {
 			return err
 		}
 	}
