@@ -231,3 +231,45 @@ func TestTailer_UnchangedStates(t *testing.T) {
 	replaced[2] = FileState{Dev: 3, Ino: 1, Path: "/b", Offset: 200, Format: schema.FormatClaudeCode}
 	require.False(t, tl.unchanged(replaced), "a file was replaced by another inode")
 }
+
+// A message JetStream refuses for good (here: larger than the stream's
+// max_msg_size) becomes a dead letter, and the file goes on: the lines
+// after it are published and the checkpoint passes it.
+func TestTailer_RejectedMessageBecomesDeadLetter(t *testing.T) {
+	h := newHarness(t)
+	ctx := t.Context()
+	s, err := h.js.Stream(ctx, bus.DefaultStream)
+	require.NoError(t, err)
+	cfg := s.CachedInfo().Config
+	cfg.MaxMsgSize = 8000 // room for a dead letter with its 4 KB head, not for the big entry
+	_, err = h.js.UpdateStream(ctx, cfg)
+	require.NoError(t, err)
+
+	big := `{"type":"message","id":"big","parentId":null,"timestamp":"2026-01-01T00:00:30.000Z","message":{"role":"user","content":"` +
+		strings.Repeat("y", 12000) + `","timestamp":1767225600000}}` + "\n"
+	path := h.write("s13.jsonl", piHeader("s13")+piLine(1)+big+piLine(2))
+	h.start()
+	msgs := h.stays(4)
+	require.Equal(t, []string{"s13", "e000001", "e000002"}, ids(t, msgs, "s13"))
+	var dead []*bus.DeadLetter
+	for _, g := range msgs {
+		if g.dead != nil {
+			dead = append(dead, g.dead)
+		}
+	}
+	require.Len(t, dead, 1)
+	require.Contains(t, dead[0].Error, "rejected")
+	require.Equal(t, path, dead[0].Path)
+	require.Contains(t, string(dead[0].Head), `"entry_id":"big"`)
+	require.Equal(t, int64(1), h.tl.Metrics().Snapshot().PublishErrors)
+
+	h.stop()
+	cp, err := OpenCheckpoints(h.state)
+	require.NoError(t, err)
+	states, err := cp.Load()
+	require.NoError(t, err)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Len(t, states, 1)
+	require.Equal(t, info.Size(), states[0].Offset, "the checkpoint passed the refused line")
+}
