@@ -108,7 +108,8 @@ type worker struct {
 	// a tight loop does; one line at a time, with parsing in between,
 	// costs both sides a wakeup and a write per message.
 	pending  []pendingLine
-	npending int
+	npending int // messages in pending
+	bpending int // their bytes
 }
 
 // pendingLine is a line whose messages wait in a worker's batch.
@@ -117,17 +118,24 @@ type pendingLine struct {
 	start, end int64
 }
 
-// publishBatch is the number of messages a worker gathers before handing
-// them to the publisher. A file read to its end is flushed whatever the
-// count, so batching adds no latency to live appends.
-const publishBatch = 256
+// A worker hands its batch to the publisher once it holds publishBatch
+// messages or publishBatchBytes bytes of them (so that a run of large
+// entries is not held in memory). A file read to its end is flushed
+// whatever the batch holds, so batching adds no latency to live appends.
+const (
+	publishBatch      = 256
+	publishBatchBytes = 4 << 20
+)
 
 // queue adds the messages of one line to w's batch, and hands the batch
 // to the publisher once it is full.
 func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg, start, end int64) error {
 	w.pending = append(w.pending, pendingLine{msgs: msgs, start: start, end: end})
 	w.npending += len(msgs)
-	if w.npending >= publishBatch {
+	for _, m := range msgs {
+		w.bpending += len(m.Data)
+	}
+	if w.npending >= publishBatch || w.bpending >= publishBatchBytes {
 		return t.flush(ctx, w, f)
 	}
 	return nil
@@ -137,7 +145,7 @@ func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg
 func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 	defer func() {
 		clear(w.pending)
-		w.pending, w.npending = w.pending[:0], 0
+		w.pending, w.npending, w.bpending = w.pending[:0], 0, 0
 	}()
 	for _, p := range w.pending {
 		if err := t.send(ctx, f, p.msgs, p.start, p.end); err != nil {

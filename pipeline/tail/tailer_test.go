@@ -1,6 +1,7 @@
 package tail
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,4 +273,32 @@ func TestTailer_RejectedMessageBecomesDeadLetter(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, states, 1)
 	require.Equal(t, info.Size(), states[0].Offset, "the checkpoint passed the refused line")
+}
+
+// Lines are handed to the publisher in bursts (publishBatch messages or
+// publishBatchBytes bytes): a long file, with large lines among small
+// ones, arrives whole and in order, and a restart sends only what is new.
+func TestTailer_LongFileInBursts(t *testing.T) {
+	h := newHarness(t)
+	var b strings.Builder
+	b.WriteString(piHeader("s14"))
+	for i := 1; i <= 3*publishBatch+7; i++ {
+		if i%50 == 0 { // ~200 KB entries: the byte bound ends some bursts early
+			fmt.Fprintf(&b, `{"type":"message","id":"e%06d","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"%s","timestamp":1767225600000}}`+"\n", i, strings.Repeat("z", 200<<10))
+			continue
+		}
+		b.WriteString(piLine(i))
+	}
+	n := 3*publishBatch + 7
+	path := h.write("s14.jsonl", b.String())
+	h.start()
+	msgs := h.stays(n + 1)
+	require.Equal(t, wantIDs("s14", 0, n), ids(t, msgs, "s14"))
+	h.stop()
+
+	h.appendTo(path, piFile("s14", n+1, n+10))
+	h.start()
+	msgs = h.stays(n + 11)
+	require.Equal(t, wantIDs("s14", 0, n+10), ids(t, msgs, "s14"))
+	require.Equal(t, int64(10), h.tl.Metrics().Snapshot().Sent)
 }
