@@ -327,6 +327,28 @@ func TestValue_Equal(t *testing.T) {
 	require.True(t, s.Value().Equal("x\n"))
 }
 
+// Equal compares the decoded text, as String returns it: invalid UTF-8
+// decodes to U+FFFD, with or without escapes elsewhere in the string, and
+// on both cursors (the long line goes through the structural index).
+func TestValue_Equal_InvalidUTF8(t *testing.T) {
+	long := strings.Repeat("L", 200)
+	for _, pad := range []string{"", strings.Repeat(" ", 100)} {
+		in := []byte(`[` + pad + `"a\xffb","a\xffb\n","` + long + `\xff"]`)
+		in = bytes.ReplaceAll(in, []byte(`\xff`), []byte("\xff"))
+		want := []string{"a\ufffdb", "a\ufffdb\n", long + "\ufffd"}
+		var s Scanner
+		s.Reset(in)
+		require.True(t, s.EnterArray())
+		for i, w := range want {
+			require.True(t, s.NextElem(), "element %d", i)
+			v := s.Value()
+			require.Equal(t, w, v.String(), "element %d", i)
+			require.True(t, v.Equal(w), "element %d", i)
+			require.False(t, v.Equal(strings.Replace(w, "\ufffd", "\xff", 1)), "element %d: raw bytes must not match", i)
+		}
+	}
+}
+
 func TestValue_Plain(t *testing.T) {
 	// Long enough for the structural index on amd64, and read by both
 	// cursors: the indexed one first, the byte-by-byte one after the

@@ -164,15 +164,18 @@ func (v Value) String() string {
 	return string(v.AppendText(nil))
 }
 
-// Equal reports whether v is a string whose unescaped text equals s. It
-// does not allocate.
+// Equal reports whether v is a string whose decoded text (as String
+// returns it) equals s. It does not allocate unless v holds escapes or
+// invalid UTF-8 and s is longer than 128 bytes.
 func (v Value) Equal(s string) bool {
 	if v.kind != String {
 		return false
 	}
-	if !v.esc {
+	if v.Plain() {
 		return string(v.raw) == s
 	}
+	// Escapes or invalid UTF-8 (which decodes to U+FFFD): compare the
+	// decoded form, on the stack when it is short.
 	var buf [128]byte
 	if len(s) > len(buf) {
 		return string(appendUnescaped(nil, v.raw)) == s
