@@ -119,7 +119,7 @@ type pendingLine struct {
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
-// messages or publishBatchBytes bytes of them (so that a run of large
+// messages or lines, or publishBatchBytes bytes of messages (so that a run of large
 // entries is not held in memory). A file read to its end is flushed
 // whatever the batch holds, so batching adds no latency to live appends.
 const (
@@ -135,7 +135,9 @@ func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg
 	for _, m := range msgs {
 		w.bpending += len(m.Data)
 	}
-	if w.npending >= publishBatch || w.bpending >= publishBatchBytes {
+	// Lines that make no message (bookkeeping lines, lines only queued
+	// to move the checkpoint) count too, so that the batch stays bounded.
+	if w.npending >= publishBatch || w.bpending >= publishBatchBytes || len(w.pending) >= publishBatch {
 		return t.flush(ctx, w, f)
 	}
 	return nil
