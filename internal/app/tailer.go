@@ -28,6 +28,7 @@ type Tailer struct {
 	MaxLineBytes int
 	MaxOpenFiles int
 	Rescan       time.Duration
+	Poll         bool
 	Metrics      string
 	Drain        time.Duration
 	StateDir     string
@@ -50,6 +51,7 @@ func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 	fs.IntVar(&t.MaxLineBytes, "max-line-bytes", 0, "longest line read; longer ones go to the dead-letter subject (default 128 MiB)")
 	fs.IntVar(&t.MaxOpenFiles, "max-open-files", tail.DefaultMaxOpenFiles, "open file handles at most")
 	fs.DurationVar(&t.Rescan, "rescan", tail.DefaultRescanInterval, "full rescan period (catches missed notifications)")
+	fs.BoolVar(&t.Poll, "poll", false, "no file notifications: find changes by the rescans alone (network file systems, inotify limits); lower -rescan with it")
 	fs.StringVar(&t.Metrics, "metrics", "127.0.0.1:0", "address of the /metrics endpoint (port 0: any free port, printed at start)")
 	fs.DurationVar(&t.Drain, "drain", 10*time.Second, "on stop, how long to wait for acknowledgements before giving up")
 	fs.StringVar(&t.StateDir, "state-dir", env("SESSIONPIPE_STATE_DIR"), "checkpoint directory (env SESSIONPIPE_STATE_DIR; default <data-dir>/tailer)")
@@ -139,7 +141,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	tl, err := tail.New(tail.Config{
 		Globs: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
-		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Logger: log,
+		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)

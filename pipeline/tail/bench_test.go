@@ -544,9 +544,8 @@ func BenchmarkCheckpointSave(b *testing.B) {
 // BenchmarkAppendLatency appends -bench.rate lines per second, spread
 // over four files, for -bench.latency, and reports the time from each
 // write(2) to the arrival of its entry at an ordered consumer of the
-// stream: p50-ms, p99-ms and max-ms. notify=off marks every directory as
-// watched before the tailer starts, so it adds no notification watch and
-// finds changes by its rescans only (the tailer has no switch for that).
+// stream: p50-ms, p99-ms and max-ms. notify=off runs the tailer with Poll:
+// it finds changes by its rescans only.
 func BenchmarkAppendLatency(b *testing.B) {
 	for _, c := range []struct {
 		notify bool
@@ -593,11 +592,9 @@ func appendLatency(b *testing.B, notify bool, rescan time.Duration) {
 			Publisher:      pub,
 			Text:           true,
 			RescanInterval: rescan,
+			Poll:           !notify,
 		})
 		require.NoError(b, err)
-		if !notify {
-			markAllWatched(b, tl, dir)
-		}
 		r := startBenchTailer(tl)
 		benchWait(b, time.Minute, func() bool { return tl.m.acked.Load() >= latencyFiles })
 
@@ -641,19 +638,6 @@ func appendLatency(b *testing.B, notify bool, rescan time.Duration) {
 	b.ReportMetric(ms(percentileOf(lat, 99)), "p99-ms")
 	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 	b.ReportMetric(float64(len(lat))/float64(b.N), "lines/op")
-}
-
-// markAllWatched marks every directory under dir as watched, so that tl
-// adds no notification watch there.
-func markAllWatched(tb testing.TB, tl *Tailer, dir string) {
-	tb.Helper()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			tl.watched[path] = true
-		}
-		return err
-	})
-	require.NoError(tb, err)
 }
 
 // latencyRecorder records when each line was written and when its entry came

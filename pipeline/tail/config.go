@@ -71,6 +71,12 @@ type Config struct {
 	Workers            int           // files read in parallel; default DefaultWorkers
 	DetectWait         time.Duration // see DefaultDetectWait
 
+	// Poll turns file notifications off: changes are found by the
+	// rescans alone, every RescanInterval. For network file systems,
+	// where inotify does not see writes made on other hosts, and for
+	// hosts short of inotify watches.
+	Poll bool
+
 	// Logger receives lifecycle events (Info), bad lines and file
 	// changes (Debug/Warn, rate-limited); nil discards.
 	Logger *slog.Logger

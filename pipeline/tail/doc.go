@@ -7,7 +7,9 @@
 // Files are selected by glob patterns ("**" for any depth). File system
 // notifications (fsnotify) bring changes in milliseconds; a periodic
 // rescan of the globs makes up for missed events, inotify limits and
-// network file systems. A file's identity is its device and inode plus a
+// network file systems. Config.Poll turns notifications off, for file
+// systems where they do not see every write (NFS, SMB, FUSE mounts):
+// changes are then found by the rescans alone. A file's identity is its device and inode plus a
 // fingerprint of its first kilobyte, so it is followed across renames
 // (Fluux's /new archiving into sessions/, OpenClaw's .bak/.reset
 // archives: the moved file is not read again), and a file rewritten in

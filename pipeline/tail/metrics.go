@@ -22,6 +22,7 @@ type Metrics struct {
 	rewrites      atomic.Int64 // files read again after truncation or replacement
 	renames       atomic.Int64 // files followed across a rename
 	watchErrors   atomic.Int64 // directories that could not be watched
+	watchedDirs   atomic.Int64 // directories with a notification watch (gauge)
 
 	lag func() int64 // bytes written and not yet acknowledged (gauge)
 }
@@ -32,7 +33,7 @@ func newMetrics() *Metrics { return &Metrics{} }
 type Snapshot struct {
 	Files, Skipped, Lines, Bytes, Sent, Acked, BadLines, Truncated int64
 	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors      int64
-	LagBytes                                                       int64
+	WatchedDirs, LagBytes                                          int64
 }
 
 // Snapshot returns the current values.
@@ -41,7 +42,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		Files: m.files.Load(), Skipped: m.skipped.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
 		Sent: m.sent.Load(), Acked: m.acked.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
-		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(),
+		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), WatchedDirs: m.watchedDirs.Load(),
 	}
 	if m.lag != nil {
 		s.LagBytes = m.lag()
@@ -69,6 +70,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		{"sessionpipe_tail_rewrites_total", "counter", "Files read again after truncation or replacement.", s.Rewrites},
 		{"sessionpipe_tail_renames_total", "counter", "Files followed across a rename.", s.Renames},
 		{"sessionpipe_tail_watch_errors_total", "counter", "Directories that could not be watched.", s.WatchErrors},
+		{"sessionpipe_tail_watched_dirs", "gauge", "Directories with a file-notification watch.", s.WatchedDirs},
 		{"sessionpipe_tail_lag_bytes", "gauge", "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
 	}
 	var n int64

@@ -124,12 +124,15 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 		}
 	}()
 
-	watcher, err := fsnotify.NewWatcher()
-	if err != nil {
-		t.log.Warn("file notifications unavailable, relying on rescans", "err", err)
-		watcher = nil
+	var watcher *fsnotify.Watcher
+	if !t.cfg.Poll {
+		if watcher, err = fsnotify.NewWatcher(); err != nil {
+			t.log.Warn("file notifications unavailable, relying on rescans", "err", err)
+			watcher = nil
+		}
 	}
-	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states))
+	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states),
+		"notifications", watcher != nil, "rescan", t.cfg.RescanInterval)
 	t.rescan(watcher)
 	t.scanned.Store(true)
 
@@ -554,9 +557,13 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 	if done {
 		return
 	}
-	if err := watcher.Add(dir); err != nil && t.m.watchErrors.Add(1) == 1 {
-		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
+	if err := watcher.Add(dir); err != nil {
+		if t.m.watchErrors.Add(1) == 1 {
+			t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
+		}
+		return
 	}
+	t.m.watchedDirs.Add(1)
 }
 
 // openHandles returns the number of open file handles.

@@ -302,3 +302,40 @@ func TestTailer_LongFileInBursts(t *testing.T) {
 	require.Equal(t, wantIDs("s14", 0, n+10), ids(t, msgs, "s14"))
 	require.Equal(t, int64(10), h.tl.Metrics().Snapshot().Sent)
 }
+
+// With Poll, the tailer adds no notification watch and finds new files,
+// new directories and appends by its rescans alone.
+func TestTailer_Poll(t *testing.T) {
+	t.Run("rescans find everything", func(t *testing.T) {
+		h := newHarness(t)
+		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
+		h.start(func(c *Config) { c.Poll = true })
+		h.waitMsgs(3)
+		h.appendTo(path, piLine(3))
+		h.write("b/deep/s2.jsonl", piFile("s2", 0, 1))
+		msgs := h.waitMsgs(6)
+		require.Equal(t, wantIDs("s1", 0, 3), ids(t, msgs, "s1"))
+		require.Equal(t, wantIDs("s2", 0, 1), ids(t, msgs, "s2"))
+		require.Zero(t, h.tl.Metrics().Snapshot().WatchedDirs)
+	})
+	t.Run("nothing but rescans", func(t *testing.T) {
+		// A rescan period longer than the test: an append after the
+		// first scan stays unread, where a notification would have
+		// had it published in milliseconds.
+		h := newHarness(t)
+		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
+		h.start(func(c *Config) { c.Poll, c.RescanInterval = true, time.Hour })
+		h.waitMsgs(3)
+		h.appendTo(path, piLine(3))
+		h.stays(3)
+	})
+	t.Run("notifications by default", func(t *testing.T) {
+		h := newHarness(t)
+		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
+		h.start(func(c *Config) { c.RescanInterval = time.Hour })
+		h.waitMsgs(3)
+		h.appendTo(path, piLine(3))
+		h.waitMsgs(4)
+		require.Positive(t, h.tl.Metrics().Snapshot().WatchedDirs)
+	})
+}
