@@ -40,6 +40,7 @@ type Aggregator struct {
 	entries   *facts[entryContrib]
 	responses *facts[struct{}]
 	usage     *facts[usageContrib]
+	key       *keyer
 }
 
 type sessionKey struct {
@@ -59,6 +60,7 @@ func NewAggregator(p Pricer) *Aggregator {
 		entries:   newFacts(false, (*session).applyEntry),
 		responses: newFacts(false, (*session).applyResponse),
 		usage:     newFacts(true, (*session).applyUsage),
+		key:       newKeyer(),
 	}
 }
 
@@ -108,7 +110,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	}
 	c.compaction = e.Kind == schema.KindCompaction
 	if c != (entryContrib{}) {
-		h := newHasher()
+		h := a.key.start()
 		h.string(string(e.Format))
 		h.string(e.EntryID)
 		h.int(unixNano(e.TS))
@@ -116,7 +118,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	}
 
 	if assistant {
-		h := newHasher()
+		h := a.key.start()
 		h.string(string(e.Format))
 		if e.MessageID != "" {
 			h.string(e.MessageID)
@@ -140,7 +142,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		default:
 			uc.unpriced = true
 		}
-		h := newHasher()
+		h := a.key.start()
 		h.string(e.UsageKey)
 		a.usage.add(h.sum(), s, e.TS, u.Total(), uc)
 	}

@@ -1,46 +1,43 @@
 package index
 
 import (
-	"math/bits"
+	"encoding/binary"
+	"hash/maphash"
 	"time"
 )
 
-// factKey identifies a fact: a 128-bit FNV-1a hash of its identity, so
-// that the map holds no strings. Two distinct facts collide with a
-// probability of about n²/2¹²⁹, nil for any real corpus.
+// factKey identifies a fact: two independently seeded 64-bit hashes
+// (hash/maphash) of its identity, so that the map holds no strings. Two
+// distinct facts collide with a probability of about n²/2¹²⁹, nil for any
+// real corpus; the seeds are drawn per Aggregator, so no input can be
+// crafted to collide.
 type factKey struct{ hi, lo uint64 }
 
-// hasher computes FNV-1a with 128-bit state, without allocating.
-type hasher struct{ hi, lo uint64 }
-
-func newHasher() hasher { return hasher{hi: 0x6c62272e07bb0142, lo: 0x62b821756295c58d} }
-
-// The FNV-128 prime is 2⁸⁸ + 2⁸ + 0x3b: (1<<24, 0x13b) as (hi, lo).
-const fnvPrimeLo = 0x13b
-
-func (h *hasher) byte(b byte) {
-	h.lo ^= uint64(b)
-	// (hi, lo) *= (1<<24, 0x13b) mod 2¹²⁸
-	carry, lo := bits.Mul64(h.lo, fnvPrimeLo)
-	h.hi = h.hi*fnvPrimeLo + h.lo<<24 + carry
-	h.lo = lo
+// keyer builds a fact's identity in a reused buffer and hashes it.
+type keyer struct {
+	buf    []byte
+	hi, lo maphash.Seed
 }
 
-func (h *hasher) string(s string) {
-	for i := 0; i < len(s); i++ {
-		h.byte(s[i])
-	}
-	h.byte(0) // separator: ("ab","c") and ("a","bc") differ
+func newKeyer() *keyer { return &keyer{hi: maphash.MakeSeed(), lo: maphash.MakeSeed()} }
+
+// start begins a new identity.
+func (k *keyer) start() *keyer {
+	k.buf = k.buf[:0]
+	return k
 }
 
-func (h *hasher) int(n int64) {
-	for range 8 {
-		h.byte(byte(n))
-		n >>= 8
-	}
+// string adds s, length first: ("ab","c") and ("a","bc") differ.
+func (k *keyer) string(s string) {
+	k.buf = binary.AppendUvarint(k.buf, uint64(len(s)))
+	k.buf = append(k.buf, s...)
 }
 
-func (h *hasher) sum() factKey { return factKey{h.hi, h.lo} }
+func (k *keyer) int(n int64) { k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(n)) }
+
+func (k *keyer) sum() factKey {
+	return factKey{maphash.Bytes(k.hi, k.buf), maphash.Bytes(k.lo, k.buf)}
+}
 
 // cand is one occurrence of a fact in a session, with what the fact adds
 // to the session that wins it.

@@ -73,6 +73,7 @@ type Reader struct {
 	scanned    int   // buf[start:scanned] holds no '\n'
 	off        int64 // stream offset of buf[start]
 	line       int64 // lines consumed
+	sinceLong  int   // bytes read since a partial line last needed an oversized buf
 
 	// An over-long line being skipped.
 	skipping  bool
@@ -216,6 +217,11 @@ func (rd *Reader) beginSkip() {
 	rd.start, rd.end, rd.scanned = 0, 0, 0
 }
 
+// keepBuffer is the largest buffer kept between long lines: a larger
+// one shrinks back as soon as a long line is consumed. One up to this
+// size shrinks back after twice its size was read with no long line.
+const keepBuffer = 16 << 20
+
 // fill reads more data, making room first. It returns io.EOF when the
 // underlying reader has nothing more now.
 func (rd *Reader) fill() error {
@@ -241,11 +247,17 @@ func (rd *Reader) fill() error {
 		nb := make([]byte, size)
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
-	case len(rd.buf) > 4*rd.min && pending < rd.min/2:
-		// Shrink back after a long line.
+	case len(rd.buf) > 4*rd.min && pending < rd.min/2 &&
+		(len(rd.buf) > keepBuffer || rd.sinceLong >= 2*len(rd.buf)):
+		// Shrink back once long lines seem to be over: a file with a
+		// pasted image every few lines would otherwise allocate the
+		// large buffer again for each.
 		nb := make([]byte, rd.min)
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
+	}
+	if pending >= rd.min/2 {
+		rd.sinceLong = 0
 	}
 	for range 100 {
 		n, err := rd.r.Read(rd.buf[rd.end:])
@@ -254,6 +266,7 @@ func (rd *Reader) fill() error {
 		}
 		rd.end += n
 		if n > 0 {
+			rd.sinceLong += n
 			return nil
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package jsonl
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -172,15 +173,61 @@ func TestReader_LineAtLimit(t *testing.T) {
 }
 
 func TestReader_HugeLine(t *testing.T) {
-	// A multi-MB image line is returned whole.
-	huge := `{"data":"` + strings.Repeat("QUJD", 2<<20) + `"}`
+	// A multi-MB image line is returned whole. This one is longer than
+	// keepBuffer: the buffer it needed is given back at once.
+	huge := `{"data":"` + strings.Repeat("QUJD", 5<<20) + `"}`
 	lines, errs, rd := readAll(t, strings.NewReader("{}\n"+huge+"\n{}\n"), ReaderConfig{})
 	require.Empty(t, errs)
 	require.Len(t, lines, 3)
 	require.Equal(t, huge, string(lines[1].Bytes))
-	// The buffer shrinks back once the long line is consumed.
 	_, _ = rd.Next()
 	require.LessOrEqual(t, len(rd.buf), 4*DefaultBufferSize)
+}
+
+// chunkReader returns at most n bytes per Read, so that every few lines
+// take a fill.
+type chunkReader struct {
+	r io.Reader
+	n int
+}
+
+func (c chunkReader) Read(p []byte) (int, error) { return c.r.Read(p[:min(len(p), c.n)]) }
+
+// A large buffer is kept while long lines keep coming, so that a file
+// with an image every few lines does not allocate it again for each, and
+// given back once twice its size was read with no long line.
+func TestReader_ShrinksLazily(t *testing.T) {
+	huge := `{"data":"` + strings.Repeat("QUJD", 1<<20) + `"}`
+	line := `{"t":"` + strings.Repeat("a", 990) + `"}` // 1000 bytes with its newline
+	lines := func(n int) string { return strings.Repeat(line+"\n", n) }
+	for _, chunk := range []int{1 << 30, 4096} { // whole reads, and a file growing by small appends
+		t.Run(fmt.Sprint("chunk=", chunk), func(t *testing.T) {
+			in := huge + "\n" + lines(100) + huge + "\n" + lines(20_000)
+			rd := NewReader(chunkReader{strings.NewReader(in), chunk}, ReaderConfig{})
+			next := func() string {
+				t.Helper()
+				l, err := rd.Next()
+				require.NoError(t, err)
+				return string(l.Bytes)
+			}
+			require.Equal(t, huge, next())
+			big := len(rd.buf)
+			require.Greater(t, big, keepBuffer/4)
+			require.LessOrEqual(t, big, keepBuffer)
+			for range 100 {
+				require.Equal(t, line, next())
+			}
+			require.Equal(t, huge, next())
+			require.Equal(t, big, len(rd.buf), "the second long line reuses the buffer")
+			read := 0
+			for rd.Next(); len(rd.buf) == big; rd.Next() {
+				read += len(line) + 1
+				require.Less(t, read, 3*big, "not shrunk")
+			}
+			require.GreaterOrEqual(t, read, big, "shrunk too early")
+			require.Equal(t, DefaultBufferSize, len(rd.buf))
+		})
+	}
 }
 
 type errReader struct{ err error }

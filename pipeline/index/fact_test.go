@@ -1,0 +1,45 @@
+package index
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A fact's key depends on its fields, their order and their boundaries,
+// and on nothing else.
+func TestKeyer(t *testing.T) {
+	k := newKeyer()
+	key := func(fields ...any) factKey {
+		h := k.start()
+		for _, f := range fields {
+			switch f := f.(type) {
+			case string:
+				h.string(f)
+			case int64:
+				h.int(f)
+			}
+		}
+		return h.sum()
+	}
+	seen := map[factKey]string{}
+	for name, fields := range map[string][]any{
+		"ab,c":      {"ab", "c"},
+		"a,bc":      {"a", "bc"},
+		"abc":       {"abc"},
+		"a\\x00,bc": {"a\x00", "bc"},
+		"a,\\x00bc": {"a", "\x00bc"},
+		"empty":     {},
+		",":         {"", ""},
+		"a,1":       {"a", int64(1)},
+		"a,2":       {"a", int64(2)},
+		"1,a":       {int64(1), "a"},
+		"long":      {string(make([]byte, 300))},
+		"long+1":    {string(make([]byte, 301))},
+	} {
+		got := key(fields...)
+		require.NotContains(t, seen, got, "%s collides with %s", name, seen[got])
+		seen[got] = name
+		require.Equal(t, got, key(fields...), "%s: same fields, same key", name)
+	}
+}
