@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +39,7 @@ type Tailer struct {
 	pending []*file
 	open    int // files with an open handle
 	saved   map[fileID]FileState
-	watched map[string]bool // directories with a notification watch
+	watched map[string]bool // directories given a notification watch: true, or false when adding it failed
 	scanned atomic.Bool     // the first scan of the globs is done
 
 	lastSaved []FileState    // as last written, sorted by path; owned by save's callers (loop, then Run)
@@ -239,6 +240,7 @@ func (t *Tailer) event(watcher *fsnotify.Watcher, ev fsnotify.Event) {
 		}
 	case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
 		// Where did it go? The rescan tells (a rename keeps the inode).
+		t.unwatch(watcher, ev.Name)
 		t.requestRescan()
 	}
 }
@@ -311,6 +313,11 @@ func (t *Tailer) found(path string, info fs.FileInfo) {
 		f = t.newFile(id, path, info)
 		t.files[id] = f
 	}
+	// A file seen gone, or under another name, may be another file that
+	// got the inode of a deleted one: a read compares its first bytes
+	// with the fingerprint (and reads it from the start if they differ),
+	// even when its size happens to be the same.
+	check := f.gone
 	f.seen, f.gone = true, false
 	if f.path != path {
 		if t.byPath[f.path] == f {
@@ -319,12 +326,13 @@ func (t *Tailer) found(path string, info fs.FileInfo) {
 		t.log.Info("file renamed", "from", f.path, "to", path)
 		t.m.renames.Add(1)
 		f.path = path
+		check = true
 	}
 	if old := t.byPath[path]; old != nil && old != f {
 		old.gone = true // replaced by another file at the same path
 	}
 	t.byPath[path] = f
-	if info.Size() != f.size || f.waiting {
+	if info.Size() != f.size || f.waiting || check {
 		t.schedule(f)
 	}
 }
@@ -551,11 +559,13 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 		return
 	}
 	t.mu.Lock()
-	done := t.watched[dir]
-	t.watched[dir] = true
+	_, tried := t.watched[dir]
+	if !tried {
+		t.watched[dir] = false
+	}
 	t.mu.Unlock()
-	if done {
-		return
+	if tried {
+		return // watched, or failed once: not tried again until it is gone
 	}
 	if err := watcher.Add(dir); err != nil {
 		if t.m.watchErrors.Add(1) == 1 {
@@ -563,7 +573,36 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 		}
 		return
 	}
+	t.mu.Lock()
+	t.watched[dir] = true
+	t.mu.Unlock()
 	t.m.watchedDirs.Add(1)
+}
+
+// unwatch forgets the watches of path and of the directories under it,
+// which was removed or renamed, so that a directory made again at the
+// same path is watched again. A removed directory's watch is gone
+// already; a renamed one's would report its events under the old name
+// (the rescan watches the new one).
+func (t *Tailer) unwatch(watcher *fsnotify.Watcher, path string) {
+	if watcher == nil {
+		return
+	}
+	var gone []string
+	t.mu.Lock()
+	for dir, ok := range t.watched {
+		if dir == path || strings.HasPrefix(dir, path+string(filepath.Separator)) {
+			delete(t.watched, dir)
+			if ok {
+				gone = append(gone, dir)
+			}
+		}
+	}
+	t.mu.Unlock()
+	for _, dir := range gone {
+		_ = watcher.Remove(dir) // not watched any more when it was deleted
+		t.m.watchedDirs.Add(-1)
+	}
 }
 
 // openHandles returns the number of open file handles.

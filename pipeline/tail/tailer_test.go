@@ -339,3 +339,39 @@ func TestTailer_Poll(t *testing.T) {
 		require.Positive(t, h.tl.Metrics().Snapshot().WatchedDirs)
 	})
 }
+
+// A directory removed and made again, or renamed, is watched again: new
+// lines are published by notification, not at the next rescan. The new
+// file here usually gets the inode of the deleted one, with the same size,
+// and must still be read as the new file it is.
+func TestTailer_DirectoryMadeAgainIsWatched(t *testing.T) {
+	h := newHarness(t)
+	h.write("a/s1.jsonl", piFile("s1", 0, 1))
+	h.start(func(c *Config) { c.RescanInterval = time.Hour }) // notifications only
+	h.waitMsgs(2)
+	watched := func() int64 { return h.tl.Metrics().Snapshot().WatchedDirs }
+	require.Equal(t, int64(2), watched()) // the root and a
+
+	// Removed and made again.
+	require.NoError(t, os.RemoveAll(filepath.Join(h.dir, "a")))
+	require.Eventually(t, func() bool { return watched() == 1 }, 10*time.Second, 10*time.Millisecond)
+	path := h.write("a/s2.jsonl", piFile("s2", 0, 1))
+	h.waitMsgs(4)
+	require.Eventually(t, func() bool { return watched() == 2 }, 10*time.Second, 10*time.Millisecond)
+	h.appendTo(path, piLine(2))
+	h.waitMsgs(5)
+
+	// Renamed: the new name is watched, the old one forgotten.
+	require.NoError(t, os.Rename(filepath.Join(h.dir, "a"), filepath.Join(h.dir, "b")))
+	path = filepath.Join(h.dir, "b", "s2.jsonl")
+	require.Eventually(t, func() bool {
+		h.tl.mu.Lock()
+		defer h.tl.mu.Unlock()
+		_, old := h.tl.watched[filepath.Join(h.dir, "a")]
+		return !old && h.tl.watched[filepath.Join(h.dir, "b")]
+	}, 10*time.Second, 10*time.Millisecond)
+	h.appendTo(path, piLine(3))
+	msgs := h.waitMsgs(6)
+	require.Equal(t, wantIDs("s2", 0, 3), ids(t, msgs, "s2"))
+	require.Equal(t, int64(2), watched())
+}
