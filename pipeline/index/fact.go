@@ -9,8 +9,8 @@ import (
 // factKey identifies a fact: two independently seeded 64-bit hashes
 // (hash/maphash) of its identity, so that the map holds no strings. Two
 // distinct facts collide with a probability of about n²/2¹²⁹, nil for any
-// real corpus; the seeds are drawn per Aggregator, so no input can be
-// crafted to collide.
+// real corpus; the seeds are drawn per Aggregator, so inputs cannot be
+// chosen to collide without knowing them.
 type factKey struct{ hi, lo uint64 }
 
 // keyer builds a fact's identity in a reused buffer and hashes it.

@@ -6,8 +6,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A fact's key depends on its fields, their order and their boundaries,
-// and on nothing else.
+// A fact's key depends on its fields' values, their order and their
+// boundaries, and on nothing else. (It does not record their types: no
+// map of facts mixes identities of different shapes.)
 func TestKeyer(t *testing.T) {
 	k := newKeyer()
 	key := func(fields ...any) factKey {

@@ -73,7 +73,7 @@ type Reader struct {
 	scanned    int   // buf[start:scanned] holds no '\n'
 	off        int64 // stream offset of buf[start]
 	line       int64 // lines consumed
-	sinceLong  int   // bytes read since a partial line last needed an oversized buf
+	sinceLong  int   // bytes read since a partial line last outgrew the initial size
 
 	// An over-long line being skipped.
 	skipping  bool
@@ -98,9 +98,14 @@ func NewReader(r io.Reader, cfg ReaderConfig) *Reader {
 
 // Reset makes rd read from r as if r were positioned at stream offset
 // offset after line lines (resuming from a checkpoint). Buffered data is
-// discarded; the buffer is kept.
+// discarded; the buffer is kept, unless long lines made it grow: an idle
+// reader holds no more than its initial size.
 func (rd *Reader) Reset(r io.Reader, offset, lines int64) {
 	rd.r = r
+	if len(rd.buf) > 4*rd.min {
+		rd.buf = nil
+	}
+	rd.sinceLong = 0
 	rd.start, rd.end, rd.scanned = 0, 0, 0
 	rd.off = offset
 	rd.line = lines
@@ -256,7 +261,7 @@ func (rd *Reader) fill() error {
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
 	}
-	if pending >= rd.min/2 {
+	if pending >= rd.min {
 		rd.sinceLong = 0
 	}
 	for range 100 {

@@ -211,20 +211,28 @@ func TestReader_ShrinksLazily(t *testing.T) {
 				return string(l.Bytes)
 			}
 			require.Equal(t, huge, next())
-			big := len(rd.buf)
+			big, first := len(rd.buf), &rd.buf[0]
 			require.Greater(t, big, keepBuffer/4)
 			require.LessOrEqual(t, big, keepBuffer)
 			for range 100 {
 				require.Equal(t, line, next())
 			}
 			require.Equal(t, huge, next())
-			require.Equal(t, big, len(rd.buf), "the second long line reuses the buffer")
+			require.Same(t, first, &rd.buf[0], "the second long line reuses the buffer")
 			read := 0
 			for rd.Next(); len(rd.buf) == big; rd.Next() {
 				read += len(line) + 1
 				require.Less(t, read, 3*big, "not shrunk")
 			}
 			require.GreaterOrEqual(t, read, big, "shrunk too early")
+			require.Equal(t, DefaultBufferSize, len(rd.buf))
+
+			// Reset gives a grown buffer back at once.
+			rd.Reset(strings.NewReader(huge+"\n"), 0, 0)
+			require.Equal(t, huge, next())
+			require.Greater(t, len(rd.buf), 4*DefaultBufferSize)
+			rd.Reset(strings.NewReader("{}\n"), 0, 0)
+			require.Equal(t, "{}", next())
 			require.Equal(t, DefaultBufferSize, len(rd.buf))
 		})
 	}

@@ -492,3 +492,32 @@ func TestScanner_RandomStrings(t *testing.T) {
 		}
 	})
 }
+
+// Equal(s) is String() == s, for strings with and without escapes and
+// invalid UTF-8, against candidates equal, longer, shorter and raw.
+func TestValue_EqualMatchesString(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	pieces := []string{"a", "é", "\xff", `\n`, `\u00e9`, `\ud83d\ude00`, `\"`, "zz", `\u0041`}
+	var s Scanner
+	for range 2000 {
+		var raw strings.Builder
+		for range r.IntN(12) {
+			raw.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		if r.IntN(4) == 0 {
+			raw.WriteString(strings.Repeat("p", 60+r.IntN(200)))
+		}
+		s.Reset([]byte(`["` + raw.String() + `"]`))
+		require.True(t, s.EnterArray())
+		require.True(t, s.NextElem())
+		v := s.Value()
+		text := v.String()
+		for _, c := range []string{text, text + "x", raw.String(), "", strings.ToUpper(text)} {
+			require.Equal(t, text == c, v.Equal(c), "raw %q, candidate %q", raw.String(), c)
+		}
+		if len(text) > 0 {
+			c := text[:len(text)-1]
+			require.Equal(t, text == c, v.Equal(c), "raw %q, candidate %q", raw.String(), c)
+		}
+	}
+}

@@ -165,17 +165,26 @@ func (v Value) String() string {
 }
 
 // Equal reports whether v is a string whose decoded text (as String
-// returns it) equals s. It does not allocate unless v holds escapes or
-// invalid UTF-8 and s is longer than 128 bytes.
+// returns it) equals s. It allocates only to decode a string longer than
+// 128 bytes that holds escapes or invalid UTF-8, and costs about a
+// comparison of the shorter of the two otherwise.
 func (v Value) Equal(s string) bool {
 	if v.kind != String {
 		return false
 	}
-	if v.Plain() {
-		return string(v.raw) == s
+	if !v.esc {
+		// Decoding copies valid bytes and turns each invalid one into
+		// the three bytes of U+FFFD: the text is never shorter than raw,
+		// and it is raw itself when raw is valid.
+		if string(v.raw) == s {
+			return v.ascii || utf8.ValidString(s)
+		}
+		if v.ascii || len(v.raw) > len(s) || utf8.Valid(v.raw) {
+			return false
+		}
+	} else if len(v.raw) > 6*len(s) {
+		return false // an escape is at most six bytes for one of text
 	}
-	// Escapes or invalid UTF-8 (which decodes to U+FFFD): compare the
-	// decoded form, on the stack when it is short.
 	var buf [128]byte
 	if len(s) > len(buf) {
 		return string(appendUnescaped(nil, v.raw)) == s

@@ -38,8 +38,9 @@ type file struct {
 	seen     bool // found by the current rescan
 	handle   *os.File
 	lastUse  time.Time
-	size     int64 // size at the last read
-	meta     bool  // a sessions.json store, re-read whole on change
+	size     int64     // size at the last read
+	mtime    time.Time // modification time at the last read
+	meta     bool      // a sessions.json store, re-read whole on change
 	firstHit time.Time
 	waiting  bool // its first lines do not tell its format yet
 
@@ -169,7 +170,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	}
 	size := info.Size()
 	if f.meta {
-		return t.readMeta(ctx, f, h, path, size)
+		return t.readMeta(ctx, f, h, path, size, info.ModTime())
 	}
 
 	// A file that shrank, or whose first bytes changed, was replaced in
@@ -193,7 +194,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		f.fpSum, f.fpLen = fnv64a(head[:n]), n
 		f.mu.Unlock()
 	}
-	t.setSize(f, size)
+	t.setStat(f, size, info.ModTime())
 	if f.skipped || size == f.readPos {
 		return nil
 	}
@@ -486,10 +487,11 @@ func (t *Tailer) detect(w *worker, f *file, h *os.File, path string, size int64)
 
 // readMeta publishes the session entries of an OpenClaw sessions.json
 // store when its content changed.
-func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string, size int64) error {
+func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string, size int64, mtime time.Time) error {
 	if size > 64<<20 {
 		return fmt.Errorf("%s: session store of %d bytes is too large", path, size)
 	}
+	t.setStat(f, size, mtime)
 	data := make([]byte, size)
 	if _, err := h.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", path, err)
@@ -511,7 +513,6 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 		return err
 	}
 	f.metaSum, f.readPos = sum, size
-	t.setSize(f, size)
 	return nil
 }
 
@@ -519,9 +520,9 @@ func (t *Tailer) parseConfig(path string) parse.Config {
 	return parse.Config{Path: path, Host: t.cfg.Host, Text: t.cfg.Text, Raw: t.cfg.Raw, Logger: t.log}
 }
 
-func (t *Tailer) setSize(f *file, size int64) {
+func (t *Tailer) setStat(f *file, size int64, mtime time.Time) {
 	t.mu.Lock()
-	f.size = size
+	f.size, f.mtime = size, mtime
 	t.mu.Unlock()
 }
 

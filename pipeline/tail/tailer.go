@@ -265,6 +265,11 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 		func(dir string) { t.watch(watcher, dir) },
 		func(err error) { t.log.Debug("rescan", "err", err) },
 	)
+	if watcher != nil {
+		// Watches can also go without an event we saw (a lost queue):
+		// the watcher's own list keeps the gauge exact.
+		t.m.watchedDirs.Store(int64(len(watcher.WatchList())))
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	watched := 0
@@ -332,7 +337,9 @@ func (t *Tailer) found(path string, info fs.FileInfo) {
 		old.gone = true // replaced by another file at the same path
 	}
 	t.byPath[path] = f
-	if info.Size() != f.size || f.waiting || check {
+	// The modification time catches a rewrite to the same size when no
+	// notification does (Poll mode, missed events).
+	if info.Size() != f.size || !info.ModTime().Equal(f.mtime) || f.waiting || check {
 		t.schedule(f)
 	}
 }

@@ -329,6 +329,19 @@ func TestTailer_Poll(t *testing.T) {
 		h.appendTo(path, piLine(3))
 		h.stays(3)
 	})
+	t.Run("same-size rewrite", func(t *testing.T) {
+		// No notification says it; the modification time does.
+		h := newHarness(t)
+		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
+		h.start(func(c *Config) { c.Poll, c.RescanInterval = true, 50*time.Millisecond })
+		h.waitMsgs(3)
+		time.Sleep(50 * time.Millisecond) // a later modification time
+		next := piFile("s9", 0, 2)
+		require.Len(t, next, len(piFile("s1", 0, 2)))
+		require.NoError(t, os.WriteFile(path, []byte(next), 0o644))
+		msgs := h.waitMsgs(6)
+		require.Equal(t, wantIDs("s9", 0, 2), ids(t, msgs, "s9"))
+	})
 	t.Run("notifications by default", func(t *testing.T) {
 		h := newHarness(t)
 		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
