@@ -22,9 +22,9 @@ type Metrics struct {
 	rewrites      atomic.Int64 // files read again after truncation or replacement
 	renames       atomic.Int64 // files followed across a rename
 	watchErrors   atomic.Int64 // directories that could not be watched
-	watchedDirs   atomic.Int64 // directories with a notification watch (gauge)
 
-	lag func() int64 // bytes written and not yet acknowledged (gauge)
+	lag         func() int64 // bytes written and not yet acknowledged (gauge)
+	watchedDirs func() int64 // directories with a notification watch (gauge)
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
@@ -42,10 +42,13 @@ func (m *Metrics) Snapshot() Snapshot {
 		Files: m.files.Load(), Skipped: m.skipped.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
 		Sent: m.sent.Load(), Acked: m.acked.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
-		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), WatchedDirs: m.watchedDirs.Load(),
+		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(),
 	}
 	if m.lag != nil {
 		s.LagBytes = m.lag()
+	}
+	if m.watchedDirs != nil {
+		s.WatchedDirs = m.watchedDirs()
 	}
 	return s
 }

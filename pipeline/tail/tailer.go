@@ -39,8 +39,9 @@ type Tailer struct {
 	pending []*file
 	open    int // files with an open handle
 	saved   map[fileID]FileState
-	watched map[string]bool // directories given a notification watch: true, or false when adding it failed
-	scanned atomic.Bool     // the first scan of the globs is done
+	watched map[string]bool                  // directories given a notification watch (or that failed to get one)
+	scanned atomic.Bool                      // the first scan of the globs is done
+	watcher atomic.Pointer[fsnotify.Watcher] // while Run has one, for the watched-directories gauge
 
 	lastSaved []FileState    // as last written, sorted by path; owned by save's callers (loop, then Run)
 	savedAt   map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
@@ -78,6 +79,7 @@ func New(cfg Config) (*Tailer, error) {
 		rescanC: make(chan struct{}, 1),
 	}
 	t.m.lag = t.lagBytes
+	t.m.watchedDirs = t.watchedDirs
 	return t, nil
 }
 
@@ -132,6 +134,7 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 			watcher = nil
 		}
 	}
+	t.watcher.Store(watcher)
 	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states),
 		"notifications", watcher != nil, "rescan", t.cfg.RescanInterval)
 	t.rescan(watcher)
@@ -145,6 +148,7 @@ func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
 	wg.Go(func() { t.publishRejects(ctx) })
 	wg.Wait()
 	if watcher != nil {
+		t.watcher.Store(nil)
 		watcher.Close()
 	}
 
@@ -265,11 +269,6 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 		func(dir string) { t.watch(watcher, dir) },
 		func(err error) { t.log.Debug("rescan", "err", err) },
 	)
-	if watcher != nil {
-		// Watches can also go without an event we saw (a lost queue):
-		// the watcher's own list keeps the gauge exact.
-		t.m.watchedDirs.Store(int64(len(watcher.WatchList())))
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	watched := 0
@@ -566,24 +565,24 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 		return
 	}
 	t.mu.Lock()
-	_, tried := t.watched[dir]
-	if !tried {
-		t.watched[dir] = false
-	}
-	t.mu.Unlock()
-	if tried {
-		return // watched, or failed once: not tried again until it is gone
-	}
-	if err := watcher.Add(dir); err != nil {
-		if t.m.watchErrors.Add(1) == 1 {
-			t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
-		}
-		return
-	}
-	t.mu.Lock()
+	done := t.watched[dir]
 	t.watched[dir] = true
 	t.mu.Unlock()
-	t.m.watchedDirs.Add(1)
+	if done {
+		return // watched, or failed once: not tried again until it is gone
+	}
+	if err := watcher.Add(dir); err != nil && t.m.watchErrors.Add(1) == 1 {
+		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
+	}
+}
+
+// watchedDirs is the number of directories the watcher holds, which also
+// drops the watch of a directory deleted or moved.
+func (t *Tailer) watchedDirs() int64 {
+	if w := t.watcher.Load(); w != nil {
+		return int64(len(w.WatchList()))
+	}
+	return 0
 }
 
 // unwatch forgets the watches of path and of the directories under it,
@@ -597,10 +596,10 @@ func (t *Tailer) unwatch(watcher *fsnotify.Watcher, path string) {
 	}
 	var gone []string
 	t.mu.Lock()
-	for dir, ok := range t.watched {
-		if dir == path || strings.HasPrefix(dir, path+string(filepath.Separator)) {
-			delete(t.watched, dir)
-			if ok {
+	if t.watched[path] { // else a file, or a directory the globs never reached
+		for dir := range t.watched {
+			if dir == path || strings.HasPrefix(dir, path+string(filepath.Separator)) {
+				delete(t.watched, dir)
 				gone = append(gone, dir)
 			}
 		}
@@ -608,7 +607,6 @@ func (t *Tailer) unwatch(watcher *fsnotify.Watcher, path string) {
 	t.mu.Unlock()
 	for _, dir := range gone {
 		_ = watcher.Remove(dir) // not watched any more when it was deleted
-		t.m.watchedDirs.Add(-1)
 	}
 }
 
