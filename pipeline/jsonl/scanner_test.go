@@ -336,17 +336,27 @@ func TestValue_Equal_InvalidUTF8(t *testing.T) {
 		in := []byte(`[` + pad + `"a\xffb","a\xffb\n","` + long + `\xff"]`)
 		in = bytes.ReplaceAll(in, []byte(`\xff`), []byte("\xff"))
 		want := []string{"a\ufffdb", "a\ufffdb\n", long + "\ufffd"}
-		var s Scanner
-		s.Reset(in)
-		require.True(t, s.EnterArray())
-		for i, w := range want {
-			require.True(t, s.NextElem(), "element %d", i)
-			v := s.Value()
+		for i, v := range elems(t, in, len(want)) {
+			w := want[i]
 			require.Equal(t, w, v.String(), "element %d", i)
 			require.True(t, v.Equal(w), "element %d", i)
 			require.False(t, v.Equal(strings.Replace(w, "\ufffd", "\xff", 1)), "element %d: raw bytes must not match", i)
 		}
 	}
+}
+
+// elems returns the first n elements of the array that in holds.
+func elems(t *testing.T, in []byte, n int) []Value {
+	t.Helper()
+	var s Scanner
+	s.Reset(in)
+	require.True(t, s.EnterArray())
+	vs := make([]Value, n)
+	for i := range vs {
+		require.True(t, s.NextElem(), "element %d", i)
+		vs[i] = s.Value()
+	}
+	return vs
 }
 
 func TestValue_Plain(t *testing.T) {
@@ -361,12 +371,8 @@ func TestValue_Plain(t *testing.T) {
 	}{{String, true}, {String, false}, {String, true}, {String, false}, {String, false}, {Number, false}, {Null, false}, {String, true}}
 	for _, tail := range []string{"]", "],x"} { // the second is invalid at the end
 		in := []byte(strings.Replace(line+tail, `\xff`, "\xff", 1))
-		var s Scanner
-		s.Reset(in)
-		require.True(t, s.EnterArray())
-		for i, tc := range cases {
-			require.True(t, s.NextElem(), "element %d", i)
-			v := s.Value()
+		for i, v := range elems(t, in, len(cases)) {
+			tc := cases[i]
 			require.Equal(t, tc.kind, v.Kind(), "element %d", i)
 			require.Equal(t, tc.plain, v.Plain(), "element %d: %s", i, v.Raw())
 			if tc.plain {
@@ -498,7 +504,6 @@ func TestScanner_RandomStrings(t *testing.T) {
 func TestValue_EqualMatchesString(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 7))
 	pieces := []string{"a", "é", "\xff", `\n`, `\u00e9`, `\ud83d\ude00`, `\"`, "zz", `\u0041`}
-	var s Scanner
 	for range 2000 {
 		var raw strings.Builder
 		for range r.IntN(12) {
@@ -507,10 +512,7 @@ func TestValue_EqualMatchesString(t *testing.T) {
 		if r.IntN(4) == 0 {
 			raw.WriteString(strings.Repeat("p", 60+r.IntN(200)))
 		}
-		s.Reset([]byte(`["` + raw.String() + `"]`))
-		require.True(t, s.EnterArray())
-		require.True(t, s.NextElem())
-		v := s.Value()
+		v := elems(t, []byte(`["`+raw.String()+`"]`), 1)[0]
 		text := v.String()
 		for _, c := range []string{text, text + "x", raw.String(), "", strings.ToUpper(text)} {
 			require.Equal(t, text == c, v.Equal(c), "raw %q, candidate %q", raw.String(), c)
