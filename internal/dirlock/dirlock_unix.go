@@ -1,0 +1,74 @@
+//go:build unix
+
+package dirlock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Acquire creates dir if needed and locks it for this process; what says
+// what the directory is used for, for the error another process gets.
+// It returns a *[HeldError] wrapping [ErrHeld] when the directory is
+// already locked, and other errors when the directory or its lock file
+// cannot be created (a read-only directory is such an error: without a
+// lock the directory is not safe to write).
+func Acquire(dir, what string) (*Lock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	path := lockPath(dir)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open lock file: %w", err)
+	}
+	if err := flock(f, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		data, _ := os.ReadFile(path)
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			h := parseHolder(data)
+			return nil, &HeldError{Dir: dir, What: what, PID: h.pid, Command: h.command, Since: h.since}
+		}
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	h := holder{pid: os.Getpid(), command: command(), since: time.Now()}
+	if err := f.Truncate(0); err == nil {
+		// The holder's details are for the error of a second process
+		// only: failing to write them does not weaken the lock.
+		_, _ = f.WriteAt(h.encode(), 0)
+	}
+	return &Lock{dir: dir, release: func() error {
+		// The file stays: removing it would let a process that opened
+		// it before the removal lock an unlinked file while a third one
+		// locks a new file at the same path.
+		if err := flock(f, unix.LOCK_UN); err != nil {
+			f.Close()
+			return fmt.Errorf("unlock %s: %w", path, err)
+		}
+		return f.Close()
+	}}, nil
+}
+
+// flock retries on EINTR.
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// command is this process's command line, shortened for an error message.
+func command() string {
+	c := strings.Join(os.Args, " ")
+	if len(c) > 200 {
+		c = c[:200] + "…"
+	}
+	return strings.ReplaceAll(c, "\n", " ")
+}
