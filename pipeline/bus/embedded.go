@@ -9,6 +9,8 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 )
 
 // Embedded server defaults.
@@ -37,7 +39,9 @@ const (
 type EmbeddedConfig struct {
 	// StoreDir holds the JetStream state; required. It is created if
 	// missing, and a server started again on the same directory finds its
-	// streams and messages there.
+	// streams and messages there. The server owns it while it runs: a
+	// second server on the same directory, in this process or another,
+	// fails to start (two servers on one store corrupt it).
 	StoreDir string
 
 	// Host is the listen address. Default [DefaultEmbeddedHost].
@@ -70,9 +74,10 @@ func (c EmbeddedConfig) Validate() error {
 // `sessionpipe run` needs nothing installed. Its methods are safe for
 // concurrent use.
 type Embedded struct {
-	srv *server.Server
-	nc  *nats.Conn
-	log *slog.Logger
+	srv  *server.Server
+	nc   *nats.Conn
+	log  *slog.Logger
+	lock *dirlock.Lock
 }
 
 // StartEmbedded starts a nats-server with JetStream in this process and an
@@ -81,6 +86,10 @@ type Embedded struct {
 // unusable, JetStream refused) or context.Cause(ctx) if ctx ends first;
 // the server is then shut down again. Recovering a large store happens
 // before it accepts clients and may take a while.
+//
+// A store directory held by another running server fails at once with an
+// error wrapping [dirlock.ErrHeld] (a *dirlock.HeldError naming the
+// process), before anything in it is touched.
 func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -95,6 +104,20 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		cfg.ServerName = DefaultEmbeddedName
 	}
 	log := discard(cfg.Logger).With(KeyComponent, "bus.embedded")
+	lock, err := dirlock.Acquire(cfg.StoreDir, "embedded JetStream store")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrServerStart, err)
+	}
+	e, err := startEmbedded(ctx, cfg, log)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	e.lock = lock
+	return e, nil
+}
+
+func startEmbedded(ctx context.Context, cfg EmbeddedConfig, log *slog.Logger) (*Embedded, error) {
 	srv, err := server.NewServer(&server.Options{
 		ServerName: cfg.ServerName,
 		Host:       cfg.Host,
@@ -176,6 +199,10 @@ func (e *Embedded) Shutdown(ctx context.Context) error {
 	go func() {
 		e.srv.Shutdown()
 		e.srv.WaitForShutdown()
+		// Only a stopped server gives the store up.
+		if err := e.lock.Release(); err != nil {
+			e.log.Warn("releasing the store lock", KeyError, err)
+		}
 		close(done)
 	}()
 	select {

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"net"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
@@ -98,4 +100,29 @@ func TestEmbeddedConfig_Validate(t *testing.T) {
 	}
 	_, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{})
 	require.ErrorIs(t, err, bus.ErrInvalidConfig)
+}
+
+// TestEmbedded_OneServerPerStore: a second server on a store directory in
+// use refuses to start, naming the holder, and touches nothing; once the
+// first is shut down the directory is free again. (Two servers on one
+// store corrupted it: `indexCacheBuf corrupt record state`.)
+func TestEmbedded_OneServerPerStore(t *testing.T) {
+	dir := t.TempDir()
+	first, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: dir})
+	require.NoError(t, err)
+	js := natstest.JetStream(t, first.Conn())
+	_, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+
+	_, err = bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: dir})
+	require.ErrorIs(t, err, bus.ErrServerStart)
+	require.ErrorIs(t, err, dirlock.ErrHeld)
+	require.Contains(t, err.Error(), "embedded JetStream store")
+	require.Contains(t, err.Error(), "by process "+strconv.Itoa(os.Getpid()))
+
+	require.NoError(t, first.Shutdown(t.Context()))
+	again := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir})
+	info, err := natstest.JetStream(t, again.Conn()).Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err, "the store survived the refused second server")
+	require.Equal(t, bus.DefaultStream, info.CachedInfo().Config.Name)
 }
