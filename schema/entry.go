@@ -167,13 +167,21 @@ type Origin struct {
 // Key returns the stable key of the entry: the same source record always
 // yields the same key, wherever and however often it is read, and two
 // distinct records never share one. It is used as the JetStream
-// Nats-Msg-Id and as the indexer's idempotency key.
+// Nats-Msg-Id and as the consumers' idempotency key.
+//
+// The key is format:host:session:entry_id, followed by :agent_id for an
+// entry of a subagent file. A subagent file may replay records of its
+// session's main transcript with their ids (Claude Code's compaction and
+// side-question files, agent-acompact-*.jsonl and
+// agent-aside_question-*.jsonl): those replays are records of their own
+// and must reach the stream, not be dropped as duplicates of the main
+// transcript's lines.
 //
 // A copy of a record in another session (a resumed or forked transcript)
 // has a different key; such copies are reconciled by UsageKey and EntryID,
 // not by Key.
 func (e *Entry) Key() string {
-	n := len(e.Format) + len(e.Host) + len(e.SessionID) + len(e.EntryID) + 3
+	n := len(e.Format) + len(e.Host) + len(e.SessionID) + len(e.EntryID) + len(e.AgentID) + 4
 	b := make([]byte, 0, n)
 	b = e.AppendKey(b)
 	return string(b)
@@ -188,5 +196,9 @@ func (e *Entry) AppendKey(b []byte) []byte {
 	b = append(b, e.SessionID...)
 	b = append(b, ':')
 	b = append(b, e.EntryID...)
+	if e.AgentID != "" {
+		b = append(b, ':')
+		b = append(b, e.AgentID...)
+	}
 	return b
 }

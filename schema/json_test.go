@@ -96,8 +96,17 @@ func TestAppendFloat(t *testing.T) {
 
 func TestEntry_Key(t *testing.T) {
 	e := fullEntry()
+	e.AgentID, e.Sidechain = "", false // a main-transcript line
 	require.Equal(t, "claude-code:laptop:s1:u1", e.Key())
 	require.Equal(t, e.Key(), string(e.AppendKey(nil)))
+
+	// A compaction file's replay of the same record is a record of its
+	// own: the stream must not drop it as a duplicate of the main line.
+	replay := e
+	replay.AgentID, replay.Sidechain = "acompact-fffbd0", true
+	require.Equal(t, "claude-code:laptop:s1:u1:acompact-fffbd0", replay.Key())
+	require.NotEqual(t, e.Key(), replay.Key())
+	require.Equal(t, replay.Key(), string(replay.AppendKey(nil)))
 }
 
 func TestEntry_Validate(t *testing.T) {
