@@ -2,6 +2,8 @@ package index
 
 import (
 	"cmp"
+	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 
@@ -20,13 +22,14 @@ type Pricer interface {
 // and the live indexer.
 //
 // Every countable thing an entry carries is a fact with a global identity:
-// the entry itself (its copies in resumed or forked sessions share the
-// identity), the assistant response it belongs to (several lines of one
-// Claude response share it), and its API usage (usage_key). Each fact is
-// counted once, in one session: the earliest occurrence wins (for usage:
-// the largest total, then the earliest), ties going to the session created
-// first. Adding the same entry twice changes nothing, so the Aggregator is
-// idempotent under redelivery.
+// the entry itself (its copies in resumed or forked sessions, and its
+// replays in compaction or side-question files, share the identity), the
+// assistant message it belongs to, and its API usage (usage_key). Each
+// fact counts once, in one occurrence chosen by a rule over all of its
+// occurrences (see the package documentation), so the aggregates do not
+// depend on the order in which files, or the lines of different files,
+// arrive; adding the same entry twice changes nothing, so the Aggregator
+// is idempotent under redelivery.
 //
 // Entries of one file must be added in file order: whether a user input
 // starts a turn depends on the entries before it in its file.
@@ -50,19 +53,38 @@ type sessionKey struct {
 
 type fileKey struct{ host, path string }
 
-// NewAggregator returns an empty Aggregator pricing usage with p. A nil p
-// leaves every call without a recorded cost unpriced.
-func NewAggregator(p Pricer) *Aggregator {
+// Config configures an [Aggregator].
+type Config struct {
+	// Pricer prices calls without a recorded cost; nil leaves them
+	// unpriced.
+	Pricer Pricer
+
+	// Seed seeds the fact keys. Zero draws a random one: keys are then
+	// stable for the life of the Aggregator only. A state that is saved
+	// and resumed must keep its seed.
+	Seed uint64
+}
+
+// New returns an empty Aggregator configured by cfg.
+func New(cfg Config) *Aggregator {
+	seed := cfg.Seed
+	for seed == 0 {
+		seed = rand.Uint64()
+	}
 	return &Aggregator{
-		pricer:    p,
+		pricer:    cfg.Pricer,
 		sessions:  make(map[sessionKey]*session),
 		files:     make(map[fileKey]*fileState),
 		entries:   newFacts(false, (*session).applyEntry),
 		responses: newFacts(false, (*session).applyResponse),
 		usage:     newFacts(true, (*session).applyUsage),
-		key:       newKeyer(),
+		key:       newKeyer(seed),
 	}
 }
+
+// NewAggregator returns an empty Aggregator pricing usage with p. A nil p
+// leaves every call without a recorded cost unpriced.
+func NewAggregator(p Pricer) *Aggregator { return New(Config{Pricer: p}) }
 
 // fileState is what turn detection needs to know of a file.
 type fileState struct {
@@ -74,9 +96,9 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	if e.SessionID == "" {
 		return
 	}
+	at := origin{ts: unixNano(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: e.Object, path: e.Path}
 	s := a.session(e)
-	s.observe(e)
-
+	s.observe(e, at)
 	fs := a.file(e)
 	realInput := e.Kind == schema.KindMessage && e.Role == schema.RoleUser && !e.Meta && !e.Sidechain
 	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Meta && !e.Sidechain
@@ -88,21 +110,17 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		}
 		return
 	}
-
 	var c entryContrib
 	if realInput {
 		c.user = true
 		c.turn = fs.lastRole != schema.RoleUser
 		fs.lastRole = schema.RoleUser
-		if s.firstPrompt == "" || e.TS.Before(s.firstPromptTS) {
-			s.firstPrompt = prefix(e.Text, 64)
-			s.firstPromptTS = e.TS
-		}
+		s.firstPrompt.earliest(prefix(e.Text, 64), fromMain, at)
 	}
 	if assistant {
 		fs.lastRole = schema.RoleAssistant
 	}
-	c.toolCalls = int32(len(e.ToolCalls))
+	c.toolCalls = int32(min(len(e.ToolCalls), math.MaxInt32))
 	for i := range e.ToolResults {
 		if e.ToolResults[i].IsError {
 			c.toolErrors++
@@ -113,38 +131,40 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		h := a.key.start()
 		h.string(string(e.Format))
 		h.string(e.EntryID)
-		h.int(unixNano(e.TS))
-		a.entries.add(h.sum(), s, e.TS, 0, c)
+		h.int(at.ts)
+		a.entries.add(h.sum(), s, at, 0, c)
 	}
-
 	if assistant {
+		// One assistant message per Claude Code message id (a response
+		// is written over several lines); every other format's records
+		// are messages of their own: a provider's response id need not
+		// be unique (Ollama reuses them).
 		h := a.key.start()
 		h.string(string(e.Format))
-		if e.MessageID != "" {
+		if e.Format == schema.FormatClaudeCode && e.MessageID != "" {
 			h.string(e.MessageID)
 		} else {
 			h.string("entry")
 			h.string(e.EntryID)
-			h.int(unixNano(e.TS))
+			h.int(at.ts)
 		}
-		a.responses.add(h.sum(), s, e.TS, 0, struct{}{})
+		a.responses.add(h.sum(), s, at, 0, struct{}{})
 	}
-
-	if e.UsageKey != "" && e.Usage != nil && e.Usage.Total() > 0 {
+	if e.UsageKey != "" && e.Usage != nil && totalSat(e.Usage) > 0 {
 		u := e.Usage
 		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model}
 		switch {
 		case e.CostUSD != nil:
-			uc.cost = *e.CostUSD
+			uc.cost = nanoUSD(*e.CostUSD)
 		case a.pricer != nil:
-			usd, ok := a.pricer.Cost(e.Model, *u)
-			uc.cost, uc.unpriced = usd, !ok
+			cost, ok := a.pricer.Cost(e.Model, *u)
+			uc.cost, uc.unpriced = nanoUSD(cost), !ok
 		default:
 			uc.unpriced = true
 		}
 		h := a.key.start()
 		h.string(e.UsageKey)
-		a.usage.add(h.sum(), s, e.TS, u.Total(), uc)
+		a.usage.add(h.sum(), s, at, totalSat(u), uc)
 	}
 }
 
@@ -160,10 +180,10 @@ func createdBefore(x, y *session) bool {
 	if !xc.Equal(yc) {
 		return xc.Before(yc)
 	}
-	if y.parentID == x.id {
+	if y.parentID.v == x.id {
 		return true
 	}
-	if x.parentID == y.id {
+	if x.parentID.v == y.id {
 		return false
 	}
 	if !x.lastTS.Equal(y.lastTS) {
@@ -182,7 +202,6 @@ func (a *Aggregator) session(e *schema.Entry) *session {
 		s = &session{
 			id:     e.SessionID,
 			format: e.Format,
-			host:   e.Host,
 			models: make(map[string]int),
 		}
 		a.sessions[k] = s

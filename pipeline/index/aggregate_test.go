@@ -1,6 +1,8 @@
 package index
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -305,4 +307,86 @@ func TestAggregator_PlanAndImplementation(t *testing.T) {
 	require.Equal(t, []string{"impl"}, p.ImplementationSessionIDs)
 	require.Equal(t, "implementation", i.SessionKind)
 	require.Equal(t, []string{"plan"}, i.PlanSessionIDs)
+}
+
+// bothOrders adds two files in both orders and requires the same
+// sessions, returning them.
+func bothOrders(t *testing.T, x, y []schema.Entry) []Session {
+	t.Helper()
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, x, y)
+	b := NewAggregator(flatPricer{"m": true})
+	addAll(b, y, x)
+	want := a.Sessions()
+	require.Equal(t, want, b.Sessions(), "the arrival order of the files changed the aggregates")
+	return want
+}
+
+// A compaction or side-question file replays main-transcript records as
+// sidechain lines with the same ids and timestamps; such a replay never
+// takes a record from the main transcript, whichever arrives first.
+func TestAggregator_SidechainReplayNeverTakesTheMainRecord(t *testing.T) {
+	m := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
+	main := []schema.Entry{m.user("u1", at(0), "go"), m.assistant("a1", at(1), "msg1", schema.Usage{Input: 5})}
+	main[1].ToolCalls = []schema.ToolCall{{ID: "t1", Name: "Bash"}, {ID: "t2", Name: "Read"}}
+	r := &builder{format: schema.FormatClaudeCode, session: "s", path: "s/subagents/agent-acompact-1.jsonl"}
+	replay := []schema.Entry{r.user("u1", at(0), "go"), r.assistant("a1", at(1), "msg1", schema.Usage{Input: 5})}
+	replay[1].ToolCalls = main[1].ToolCalls[:1] // the replay kept one block
+	for i := range replay {
+		replay[i].Sidechain, replay[i].AgentID = true, "acompact-1"
+	}
+	s := bothOrders(t, main, replay)
+	require.Len(t, s, 1)
+	require.Equal(t, int64(1), s[0].Turns)
+	require.Equal(t, int64(1), s[0].UserMessages)
+	require.Equal(t, int64(1), s[0].AssistantMessages)
+	require.Equal(t, int64(2), s[0].ToolCalls, "the main transcript's record counts")
+	require.Equal(t, int64(1), s[0].APICalls)
+	require.Equal(t, int64(1), s[0].Subagents, "the replay file is a subagent id seen")
+}
+
+// The same record in two files of one session (a pi archive and the live
+// file after gateway compaction) may start a turn in one file and not in
+// the other: the occurrence chosen does not depend on arrival order.
+func TestAggregator_SameSessionCopiesTieByPosition(t *testing.T) {
+	live := &builder{format: schema.FormatPi, session: "s", path: "s.jsonl"}
+	bak := &builder{format: schema.FormatPi, session: "s", path: "s.jsonl.bak.1"}
+	x := []schema.Entry{bak.user("u0", at(0), "first"), bak.user("u1", at(1), "second, same turn")}
+	y := []schema.Entry{live.user("u1", at(1), "second, same turn")}
+	s := bothOrders(t, x, y)
+	require.Equal(t, int64(2), s[0].UserMessages)
+	require.Equal(t, int64(2), s[0].Turns, "line 1 of the live file wins the tie over line 2 of the archive")
+}
+
+// Session fields chosen among several files (title, cwd, slug) follow a
+// rule on timestamps and positions, not on arrival.
+func TestAggregator_SessionFieldsDoNotDependOnArrival(t *testing.T) {
+	a := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
+	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s/subagents/agent-x.jsonl"}
+	x := []schema.Entry{a.user("u1", at(0), "hi"), a.entry("t1", at(5), schema.KindSummary, "")}
+	x[0].CWD, x[0].Slug = "/main", "early-slug"
+	x[1].Title = "later title"
+	y := []schema.Entry{b.user("u2", at(3), "sub"), b.entry("t2", at(2), schema.KindSummary, "")}
+	y[0].CWD, y[0].Sidechain, y[0].AgentID = "/worktree", true, "x"
+	y[1].Title = "earlier title"
+	s := bothOrders(t, x, y)
+	require.Equal(t, "later title", s[0].Title)
+	require.Equal(t, "/main", s[0].CWD, "a main-transcript cwd before a sidechain's")
+	require.Equal(t, "early-slug", s[0].Slug)
+}
+
+// Sums saturate instead of wrapping, and cost is kept in integer
+// nano-dollars so that its sum is exact in any order.
+func TestAggregator_SumsSaturate(t *testing.T) {
+	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
+	a := NewAggregator(flatPricer{"m": true})
+	for i := range 3 {
+		e := b.assistant(fmt.Sprint("a", i), at(i), fmt.Sprint("m", i), schema.Usage{Input: 1 << 62})
+		a.Add(&e)
+	}
+	s := one(t, a, "s")
+	require.Equal(t, int64(math.MaxInt64), s.InputTokens)
+	require.Equal(t, int64(math.MaxInt64), s.TotalTokens)
+	require.Positive(t, s.CostUSD)
+	require.Equal(t, int64(3), s.APICalls)
 }

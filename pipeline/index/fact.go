@@ -1,25 +1,29 @@
 package index
 
 import (
+	"cmp"
 	"encoding/binary"
-	"hash/maphash"
 	"time"
+
+	"github.com/zeebo/xxh3"
 )
 
-// factKey identifies a fact: two independently seeded 64-bit hashes
-// (hash/maphash) of its identity, so that the map holds no strings. Two
-// distinct facts collide with a probability of about n²/2¹²⁹, nil for any
-// real corpus; the seeds are drawn per Aggregator, so inputs cannot be
-// chosen to collide without knowing them.
+// factKey identifies a fact: the 128-bit XXH3 hash of its identity, seeded
+// per Aggregator ([Config.Seed]), so that the maps hold no strings. Keys
+// are deterministic for a given seed, which is what lets a persisted state
+// be resumed. Two distinct facts collide with a probability of about
+// n²/2¹²⁹, nil for any real corpus. The seed is no secret key: a writer of
+// transcripts who wanted to hide usage could delete lines more simply than
+// craft collisions.
 type factKey struct{ hi, lo uint64 }
 
 // keyer builds a fact's identity in a reused buffer and hashes it.
 type keyer struct {
-	buf    []byte
-	hi, lo maphash.Seed
+	buf  []byte
+	seed uint64
 }
 
-func newKeyer() *keyer { return &keyer{hi: maphash.MakeSeed(), lo: maphash.MakeSeed()} }
+func newKeyer(seed uint64) *keyer { return &keyer{seed: seed} }
 
 // start begins a new identity.
 func (k *keyer) start() *keyer {
@@ -36,19 +40,75 @@ func (k *keyer) string(s string) {
 func (k *keyer) int(n int64) { k.buf = binary.LittleEndian.AppendUint64(k.buf, uint64(n)) }
 
 func (k *keyer) sum() factKey {
-	return factKey{maphash.Bytes(k.hi, k.buf), maphash.Bytes(k.lo, k.buf)}
+	h := xxh3.Hash128Seed(k.buf, k.seed)
+	return factKey{h.Hi, h.Lo}
+}
+
+// origin is where an occurrence was read, for the tie-breaks that must
+// not depend on the order entries arrive in: a replay in a subagent file
+// (a sidechain) ranks after the main transcript, then the earlier
+// timestamp wins, then the session created first; when even that ties
+// (two verbatim copies of a file), the position decides: agent id, line,
+// object, then the path itself.
+type origin struct {
+	ts        int64 // Unix nanoseconds; 0 when unknown
+	sidechain bool
+	agent     string
+	line      int64
+	object    int
+	path      string
+}
+
+// compareOrigin orders two occurrences of one fact by what the
+// occurrences themselves say (the session order is applied between the
+// timestamp and the position by the caller): a main-transcript occurrence
+// before a sidechain replay, a known timestamp before an unknown one, the
+// earlier before the later. It returns 0 when they tie on all of these.
+func compareOrigin(x, y *origin) int {
+	if x.sidechain != y.sidechain {
+		if y.sidechain {
+			return -1
+		}
+		return 1
+	}
+	if x.ts != y.ts {
+		switch {
+		case x.ts == 0:
+			return 1
+		case y.ts == 0:
+			return -1
+		}
+		return cmp.Compare(x.ts, y.ts)
+	}
+	return 0
+}
+
+// comparePosition is the last tie-break: it never returns 0 for two
+// occurrences at different places.
+func comparePosition(x, y *origin) int {
+	if c := cmp.Compare(x.agent, y.agent); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.line, y.line); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.object, y.object); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.path, y.path)
 }
 
 // cand is one occurrence of a fact in a session, with what the fact adds
 // to the session that wins it.
 type cand[C any] struct {
 	s     *session
-	ts    int64 // Unix nanoseconds; 0 when unknown
+	at    origin
 	total int64 // usage total, for usage facts
 	c     C
 }
 
 // fact is a countable thing and its occurrences; cands[winner] counts.
+// It keeps the best occurrence of each session it occurs in.
 type fact[C any] struct {
 	cands  []cand[C]
 	winner int
@@ -73,8 +133,8 @@ func newFacts[C any](largest bool, apply func(*session, *C, int64)) *facts[C] {
 }
 
 // add records an occurrence of the fact key in session s.
-func (fs *facts[C]) add(key factKey, s *session, ts time.Time, total int64, c C) {
-	nc := cand[C]{s: s, ts: unixNano(ts), total: total, c: c}
+func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
+	nc := cand[C]{s: s, at: at, total: total, c: c}
 	f := fs.byKey[key]
 	if f == nil {
 		fs.byKey[key] = &fact[C]{cands: []cand[C]{nc}}
@@ -131,19 +191,22 @@ func (fs *facts[C]) resolveAll() {
 	}
 }
 
-// better reports whether occurrence x beats y: for usage the larger
-// total, then the earlier timestamp, then the session created first.
+// better reports whether occurrence x beats y. The order is total and
+// depends only on the occurrences and their sessions, never on which
+// arrived first: for usage the larger total (a streamed response grows);
+// then [compareOrigin] (main transcript before a sidechain replay, the
+// earlier timestamp); then the session created first; then the position.
 func (fs *facts[C]) better(x, y *cand[C]) bool {
 	if fs.largest && x.total != y.total {
 		return x.total > y.total
 	}
-	if x.ts != y.ts {
-		if x.ts == 0 || y.ts == 0 {
-			return y.ts == 0
-		}
-		return x.ts < y.ts
+	if c := compareOrigin(&x.at, &y.at); c != 0 {
+		return c < 0
 	}
-	return createdBefore(x.s, y.s)
+	if x.s != y.s {
+		return createdBefore(x.s, y.s)
+	}
+	return comparePosition(&x.at, &y.at) < 0
 }
 
 func unixNano(t time.Time) int64 {
@@ -166,7 +229,7 @@ type entryContrib struct {
 // usageContrib is what an API call adds.
 type usageContrib struct {
 	input, output, cacheRead, cacheWrite int64
-	cost                                 float64
+	cost                                 int64 // nano-dollars
 	model                                string
 	unpriced                             bool
 }

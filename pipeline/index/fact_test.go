@@ -10,7 +10,7 @@ import (
 // boundaries, and on nothing else. (It does not record their types: no
 // map of facts mixes identities of different shapes.)
 func TestKeyer(t *testing.T) {
-	k := newKeyer()
+	k := newKeyer(1)
 	key := func(fields ...any) factKey {
 		h := k.start()
 		for _, f := range fields {
@@ -43,4 +43,15 @@ func TestKeyer(t *testing.T) {
 		seen[got] = name
 		require.Equal(t, got, key(fields...), "%s: same fields, same key", name)
 	}
+}
+
+// Keys are a function of the seed and the identity only: a persisted
+// state resumed by another process with the same seed finds its facts.
+func TestKeyer_DeterministicPerSeed(t *testing.T) {
+	a, b, c := newKeyer(42), newKeyer(42), newKeyer(43)
+	for _, k := range []*keyer{a, b, c} {
+		k.start().string("claude:msg_01:req_01")
+	}
+	require.Equal(t, a.sum(), b.sum())
+	require.NotEqual(t, a.sum(), c.sum())
 }

@@ -56,24 +56,25 @@ type Session struct {
 	firstPrompt string
 }
 
-// session is the mutable state behind a Session.
+// session is the mutable state behind a Session. Every field is a
+// function of the set of entries added, not of their order: minima,
+// maxima, sets, and values chosen by a [choice] rule.
 type session struct {
 	id     string
 	format schema.Format
-	host   string
-	cwd    string
 
 	headerTS time.Time // creation time from a session header, if any
 	firstTS  time.Time
 	lastTS   time.Time
 
-	parentID string
-	title    string
-	slug     string
-	origin   *schema.Origin
+	host     choice[string] // of the earliest entry
+	cwd      choice[string] // a header's, else the earliest main-transcript entry's, else a sidechain's
+	parentID choice[string] // named by the latest main-transcript entry
+	title    choice[string] // the latest title line
+	slug     choice[string] // of the latest main-transcript entry
+	origin   choice[*schema.Origin]
 
-	firstPrompt   string
-	firstPromptTS time.Time
+	firstPrompt choice[string] // the earliest real input
 
 	// conversation is set once the session has a message, a compaction
 	// or usage; sessions without are bookkeeping only and not listed.
@@ -85,17 +86,64 @@ type session struct {
 	unpr   map[string]int      // unpriced model → winning usage facts
 }
 
-// totals are the counters of a session.
+// totals are the counters of a session. Counters saturate instead of
+// wrapping (the parsers reject a single call above 10^12 tokens, so a sum
+// cannot reach the limit in practice).
 type totals struct {
 	userMessages, turns, assistantMessages, apiCalls int64
 	toolCalls, toolErrors, compactions, unpriced     int64
 	usage                                            schema.Usage
-	cost                                             float64
+	cost                                             int64 // nano-dollars
+}
+
+// Classes of a [choice]: which kind of entry a value came from; a lower
+// class wins whatever the timestamps.
+const (
+	fromHeader int8 = iota
+	fromMain
+	fromSidechain
+)
+
+// choice keeps one value among those offered by a session's entries: the
+// one from the lowest class, then the earliest (or latest) timestamp,
+// then the first position ([comparePosition]). Unknown timestamps count
+// as later than every known one for earliest, earlier for latest.
+type choice[T any] struct {
+	v     T
+	at    origin
+	class int8
+	ok    bool
+}
+
+func (c *choice[T]) earliest(v T, class int8, at origin) {
+	if !c.ok || class < c.class || class == c.class && earlier(&at, &c.at) {
+		*c = choice[T]{v: v, at: at, class: class, ok: true}
+	}
+}
+
+func (c *choice[T]) latest(v T, class int8, at origin) {
+	if !c.ok || class < c.class || class == c.class && earlier(&c.at, &at) {
+		*c = choice[T]{v: v, at: at, class: class, ok: true}
+	}
+}
+
+// earlier orders origins by timestamp (unknown last), then position.
+func earlier(x, y *origin) bool {
+	if x.ts != y.ts {
+		switch {
+		case x.ts == 0:
+			return false
+		case y.ts == 0:
+			return true
+		}
+		return x.ts < y.ts
+	}
+	return comparePosition(x, y) < 0
 }
 
 // observe records what every entry of the session tells about it,
 // whatever it counts.
-func (s *session) observe(e *schema.Entry) {
+func (s *session) observe(e *schema.Entry, at origin) {
 	if e.Kind == schema.KindMessage || e.Kind == schema.KindCompaction || e.UsageKey != "" {
 		s.conversation = true
 	}
@@ -107,17 +155,23 @@ func (s *session) observe(e *schema.Entry) {
 			s.lastTS = e.TS
 		}
 	}
-	if s.cwd == "" && e.CWD != "" && !e.Sidechain {
-		s.cwd = e.CWD
+	class := fromMain
+	if e.Sidechain {
+		class = fromSidechain
 	}
-	if s.host == "" {
-		s.host = e.Host
+	s.host.earliest(e.Host, fromMain, at)
+	if e.CWD != "" {
+		c := class
+		if e.Kind == schema.KindSession {
+			c = fromHeader
+		}
+		s.cwd.earliest(e.CWD, c, at)
 	}
 	if e.Slug != "" && !e.Sidechain {
-		s.slug = e.Slug
+		s.slug.latest(e.Slug, fromMain, at)
 	}
 	if e.Title != "" {
-		s.title = e.Title // the last title written wins
+		s.title.latest(e.Title, fromMain, at)
 	}
 	if e.Kind == schema.KindSession {
 		if !e.TS.IsZero() && (s.headerTS.IsZero() || e.TS.Before(s.headerTS)) {
@@ -125,14 +179,11 @@ func (s *session) observe(e *schema.Entry) {
 		}
 		if e.Origin != nil {
 			o := *e.Origin
-			s.origin = &o
-		}
-		if e.CWD != "" {
-			s.cwd = e.CWD
+			s.origin.latest(&o, fromHeader, at)
 		}
 	}
 	if e.ParentSessionID != "" && e.ParentSessionID != s.id && !e.Sidechain {
-		s.parentID = e.ParentSessionID
+		s.parentID.latest(e.ParentSessionID, fromMain, at)
 	}
 	if e.AgentID != "" && !e.Copy {
 		if s.agents == nil {
@@ -164,8 +215,8 @@ func (s *session) applyEntry(c *entryContrib, sign int64) {
 	if c.compaction {
 		t.compactions += sign
 	}
-	t.toolCalls += sign * int64(c.toolCalls)
-	t.toolErrors += sign * int64(c.toolErrors)
+	t.toolCalls = addSat(t.toolCalls, sign*int64(c.toolCalls))
+	t.toolErrors = addSat(t.toolErrors, sign*int64(c.toolErrors))
 }
 
 // applyResponse adds or removes an assistant message.
@@ -177,11 +228,11 @@ func (s *session) applyResponse(_ *struct{}, sign int64) {
 func (s *session) applyUsage(c *usageContrib, sign int64) {
 	t := &s.sum
 	t.apiCalls += sign
-	t.usage.Input += sign * c.input
-	t.usage.Output += sign * c.output
-	t.usage.CacheRead += sign * c.cacheRead
-	t.usage.CacheWrite += sign * c.cacheWrite
-	t.cost += float64(sign) * c.cost
+	t.usage.Input = addSat(t.usage.Input, sign*c.input)
+	t.usage.Output = addSat(t.usage.Output, sign*c.output)
+	t.usage.CacheRead = addSat(t.usage.CacheRead, sign*c.cacheRead)
+	t.usage.CacheWrite = addSat(t.usage.CacheWrite, sign*c.cacheWrite)
+	t.cost = addSat(t.cost, sign*c.cost)
 	if c.unpriced {
 		t.unpriced += sign
 	}
@@ -210,8 +261,8 @@ func (s *session) snapshot() Session {
 	out := Session{
 		SessionID:         s.id,
 		Format:            s.format,
-		Host:              s.host,
-		CWD:               s.cwd,
+		Host:              s.host.v,
+		CWD:               s.cwd.v,
 		FirstTS:           s.firstTS,
 		LastTS:            s.lastTS,
 		Turns:             t.turns,
@@ -224,22 +275,22 @@ func (s *session) snapshot() Session {
 		OutputTokens:      t.usage.Output,
 		CacheReadTokens:   t.usage.CacheRead,
 		CacheWriteTokens:  t.usage.CacheWrite,
-		TotalTokens:       t.usage.Total(),
-		CostUSD:           roundCost(t.cost),
+		TotalTokens:       totalSat(&t.usage),
+		CostUSD:           usd(t.cost),
 		UnpricedCalls:     t.unpriced,
 		Models:            keys(s.models),
 		Compactions:       t.compactions,
 		Subagents:         int64(len(s.agents)),
-		ParentSessionID:   s.parentID,
-		Title:             s.title,
-		Slug:              s.slug,
-		firstPrompt:       s.firstPrompt,
+		ParentSessionID:   s.parentID.v,
+		Title:             s.title.v,
+		Slug:              s.slug.v,
+		firstPrompt:       s.firstPrompt.v,
 	}
 	if len(s.unpr) > 0 {
 		out.UnpricedModels = keys(s.unpr)
 	}
-	if s.origin != nil {
-		o := *s.origin
+	if s.origin.v != nil {
+		o := *s.origin.v
 		out.Origin = &o
 	}
 	return out
@@ -254,12 +305,36 @@ func keys(m map[string]int) []string {
 	return out
 }
 
-// roundCost rounds to 1e-9 USD, removing the float noise that adding and
-// removing contributions leaves, without hiding any real amount.
-func roundCost(c float64) float64 {
-	r := math.Round(c*1e9) / 1e9
-	if r == 0 {
-		return 0 // no negative zero
+// nanoUSD converts a cost in dollars to the integer nano-dollars that
+// sums are kept in: integer sums do not depend on the order they are made
+// in, as float sums do, and a per-call rounding of at most half a
+// nano-dollar hides no real amount.
+func nanoUSD(usd float64) int64 {
+	switch {
+	case math.IsNaN(usd) || usd <= 0:
+		return 0
+	case usd >= math.MaxInt64/1e9:
+		return math.MaxInt64
 	}
-	return r
+	return int64(math.Round(usd * 1e9))
+}
+
+// usd converts nano-dollars back to dollars.
+func usd(nano int64) float64 { return float64(nano) / 1e9 }
+
+// addSat returns a+b, saturated at the int64 limits instead of wrapping.
+func addSat(a, b int64) int64 {
+	s := a + b
+	switch {
+	case a > 0 && b > 0 && s < 0:
+		return math.MaxInt64
+	case a < 0 && b < 0 && s >= 0:
+		return math.MinInt64
+	}
+	return s
+}
+
+// totalSat is u.Total() without wrapping.
+func totalSat(u *schema.Usage) int64 {
+	return addSat(addSat(u.Input, u.Output), addSat(u.CacheRead, u.CacheWrite))
 }

@@ -1,0 +1,191 @@
+package alert
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads and parses the rules file at path (see [Parse]).
+func Load(path string) ([]Rule, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read rules: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse reads a rules file: a YAML mapping whose only field, rules, is a
+// list of rules (see the package documentation). path is used in error
+// messages only. It is a pure function of its input.
+//
+// Every invalid rule is reported, not only the first: the error is one
+// [*RuleError] or several joined with [errors.Join], each reading
+// "path:line: rule "name": why". No rule of an invalid file is returned.
+// An empty file, or an empty list, is no rules.
+func Parse(path string, data []byte) ([]Rule, error) {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, syntaxError(path, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, syntaxError(path, err)
+		}
+		return nil, &RuleError{Path: path, Line: extra.Line, Err: fmt.Errorf("%w: a second YAML document (want one)", ErrSyntax)}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	root := doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, nil
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, &RuleError{Path: path, Line: root.Line, Err: fmt.Errorf("%w: want a mapping with a rules list", ErrSyntax)}
+	}
+	var (
+		list *yaml.Node
+		errs []error
+	)
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value != "rules" {
+			errs = append(errs, &RuleError{Path: path, Line: k.Line, Err: fmt.Errorf("%w: %q (the file holds one field, rules)", ErrUnknownField, k.Value)})
+			continue
+		}
+		list = v
+	}
+	if list == nil || list.Kind == yaml.ScalarNode && list.Tag == "!!null" {
+		return nil, errors.Join(errs...)
+	}
+	if list.Kind != yaml.SequenceNode {
+		errs = append(errs, &RuleError{Path: path, Line: list.Line, Err: fmt.Errorf("%w: rules: want a list of rules", ErrSyntax)})
+		return nil, errors.Join(errs...)
+	}
+	rules := make([]Rule, 0, len(list.Content))
+	names := make(map[string]int)
+	for _, n := range list.Content {
+		r, err := parseRule(path, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if first, ok := names[r.Name]; ok {
+			errs = append(errs, &RuleError{Path: path, Line: r.Line, Rule: r.Name, Err: fmt.Errorf("%w: also at line %d", ErrDuplicateName, first)})
+			continue
+		}
+		names[r.Name] = r.Line
+		rules = append(rules, r)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return rules, nil
+}
+
+// parseRule reads one rule mapping and checks it.
+func parseRule(path string, n *yaml.Node) (Rule, error) {
+	r := Rule{Line: n.Line}
+	if n.Kind != yaml.MappingNode {
+		return r, &RuleError{Path: path, Line: n.Line, Err: fmt.Errorf("%w: a rule is a mapping of fields", ErrSyntax)}
+	}
+	lines := make(map[string]int)
+	// The name first, so that every other error can name the rule.
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Value == "name" && v.Kind == yaml.ScalarNode {
+			r.Name = v.Value
+		}
+	}
+	fail := func(line int, err error) (Rule, error) {
+		return r, &RuleError{Path: path, Line: line, Rule: r.Name, Err: err}
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if prev, ok := lines[k.Value]; ok {
+			return fail(k.Line, fmt.Errorf("%w: field %s given twice (also at line %d)", ErrSyntax, k.Value, prev))
+		}
+		lines[k.Value] = k.Line
+		if v.Kind != yaml.ScalarNode {
+			return fail(v.Line, fmt.Errorf("%w: %s: want a single value", ErrInvalidValue, k.Value))
+		}
+		var err error
+		switch k.Value {
+		case "name":
+			// read above
+		case "description":
+			r.Description = v.Value
+		case "scope":
+			r.Scope = Scope(v.Value)
+		case "metric":
+			r.Metric = Metric(v.Value)
+		case "above":
+			r.Above, err = number(k.Value, v)
+		case "rearm_below":
+			r.RearmBelow, err = number(k.Value, v)
+		case "window":
+			r.Window, err = ParseWindow(v.Value)
+		case "rate_window":
+			r.RateWindow, err = parseDuration(v.Value)
+		case "timezone":
+			r.Location, err = time.LoadLocation(v.Value)
+			if err != nil {
+				err = fmt.Errorf("%w: timezone %q: %v", ErrInvalidValue, v.Value, err)
+			}
+		default:
+			err = fmt.Errorf("%w: %q (known: name, description, scope, metric, above, rearm_below, window, rate_window, timezone)", ErrUnknownField, k.Value)
+			return fail(k.Line, err)
+		}
+		if err != nil {
+			return fail(v.Line, err)
+		}
+	}
+	field, err := r.normalize()
+	if err != nil {
+		line, ok := lines[field]
+		if !ok {
+			line = n.Line
+		}
+		return fail(line, err)
+	}
+	if _, ok := lines["above"]; !ok && r.Metric != MetricUnpricedModel {
+		return fail(n.Line, fmt.Errorf("%w: above", ErrMissingField))
+	}
+	return r, nil
+}
+
+// number reads a YAML scalar as a float64.
+func number(field string, v *yaml.Node) (float64, error) {
+	var f float64
+	if v.Tag != "!!int" && v.Tag != "!!float" {
+		return 0, fmt.Errorf("%w: %s %q: want a number", ErrInvalidValue, field, v.Value)
+	}
+	if err := v.Decode(&f); err != nil {
+		return 0, fmt.Errorf("%w: %s %q: want a number", ErrInvalidValue, field, v.Value)
+	}
+	return f, nil
+}
+
+// syntaxError locates a YAML syntax error. The YAML library reports its
+// errors as text of the form "yaml: line N: what"; the line is read from
+// there for the file:line form, and the message kept whole otherwise.
+func syntaxError(path string, err error) error {
+	msg := err.Error()
+	var line int
+	what := msg
+	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
+		_, what, _ = strings.Cut(strings.TrimPrefix(msg, "yaml: "), ": ")
+	}
+	return &RuleError{Path: path, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, what)}
+}
