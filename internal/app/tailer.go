@@ -88,7 +88,6 @@ func DefaultGlobs(home string, env Env) []string {
 type RunningTailer struct {
 	Tailer    *tail.Tailer
 	Publisher *bus.Publisher
-	drain     time.Duration
 	progress  io.Writer
 }
 
@@ -141,7 +140,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	tl, err := tail.New(tail.Config{
 		Globs: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
-		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Logger: log,
+		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)
@@ -160,7 +159,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		return nil, err
 	}
 	log.Info("tailer metrics", "url", "http://"+addr+"/metrics", "watch", globs)
-	return &RunningTailer{Tailer: tl, Publisher: pub, drain: t.Drain, progress: progress}, nil
+	return &RunningTailer{Tailer: tl, Publisher: pub, progress: progress}, nil
 }
 
 // Run follows the files until ctx ends, then stops gracefully and closes
@@ -173,7 +172,7 @@ func (rt *RunningTailer) Run(ctx context.Context) error {
 		defer func() { stop(); wg.Wait() }()
 		wg.Go(func() { showProgress(pctx, rt.Tailer, rt.progress) })
 	}
-	return rt.Tailer.Run(ctx, rt.drain)
+	return rt.Tailer.Run(ctx)
 }
 
 func closePublisher(ctx context.Context, pub *bus.Publisher) {

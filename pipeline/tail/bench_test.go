@@ -791,7 +791,8 @@ type benchTailer struct {
 func startBenchTailer(tl *Tailer) *benchTailer {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &benchTailer{tl: tl, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- tl.Run(ctx, time.Minute) }()
+	tl.cfg.Drain = time.Minute
+	go func() { r.done <- tl.Run(ctx) }()
 	return r
 }
 

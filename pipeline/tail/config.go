@@ -23,6 +23,9 @@ const (
 	// DefaultDetectWait is how long a file whose first lines tell no
 	// format is waited for before it is skipped as not a transcript.
 	DefaultDetectWait = 30 * time.Second
+	// DefaultDrain is how long [Tailer.Run] waits for acknowledgements
+	// once its context ended.
+	DefaultDrain = 10 * time.Second
 )
 
 // Config configures a [Tailer].
@@ -70,6 +73,12 @@ type Config struct {
 	CheckpointInterval time.Duration // checkpoint save period; default DefaultCheckpointInterval
 	Workers            int           // files read in parallel; default DefaultWorkers
 	DetectWait         time.Duration // see DefaultDetectWait
+
+	// Drain bounds the soft stop of [Tailer.Run]: how long, counted from
+	// the end of its context, it waits for the acknowledgements of what
+	// was published. Default DefaultDrain; a negative value gives up at
+	// once.
+	Drain time.Duration
 
 	// Poll turns file notifications off: changes are found by the
 	// rescans alone, every RescanInterval. For network file systems,
@@ -132,6 +141,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DetectWait <= 0 {
 		c.DetectWait = DefaultDetectWait
+	}
+	switch {
+	case c.Drain == 0:
+		c.Drain = DefaultDrain
+	case c.Drain < 0:
+		c.Drain = 0
 	}
 	return c
 }

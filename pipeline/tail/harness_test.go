@@ -63,6 +63,7 @@ func (h *harness) start(mod ...func(*Config)) {
 		Text:           true,
 		RescanInterval: 200 * time.Millisecond,
 		DetectWait:     300 * time.Millisecond,
+		Drain:          5 * time.Second,
 	}
 	for _, m := range mod {
 		m(&cfg)
@@ -71,7 +72,7 @@ func (h *harness) start(mod ...func(*Config)) {
 	require.NoError(h.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	h.tl, h.cancel, h.done = tl, cancel, make(chan error, 1)
-	go func() { h.done <- tl.Run(ctx, 5*time.Second) }()
+	go func() { h.done <- tl.Run(ctx) }()
 }
 
 // stop stops the tailer gracefully and waits for it.

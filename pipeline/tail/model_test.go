@@ -389,6 +389,12 @@ func (m *model) startTailer() {
 		Logger: log,
 	})
 	require.NoError(m.t, err)
+	// Most runs drain for long enough to get every ack while the server
+	// is up; some give up at once when stopped.
+	drain := 2 * time.Second
+	if m.rng.IntN(4) == 0 {
+		drain = time.Millisecond
+	}
 	tl, err := New(Config{
 		Globs:              []string{filepath.Join(m.dir, "**", "*")},
 		StateDir:           m.state,
@@ -400,19 +406,14 @@ func (m *model) startTailer() {
 		Workers:            m.workers,
 		MaxOpenFiles:       m.maxOpen,
 		DetectWait:         time.Second,
+		Drain:              drain,
 		Logger:             log,
 	})
 	require.NoError(m.t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.tl, m.cancel, m.done = tl, cancel, make(chan error, 1)
-	// Most runs drain for long enough to get every ack while the server
-	// is up; some give up at once when stopped.
-	drain := 2 * time.Second
-	if m.rng.IntN(4) == 0 {
-		drain = time.Millisecond
-	}
 	m.logf("tailer run %d starts (drain %v)", m.runs, drain)
-	go func() { m.done <- tl.Run(ctx, drain) }()
+	go func() { m.done <- tl.Run(ctx) }()
 }
 
 // stopTailer stops the running tailer; abrupt abandons what is not

@@ -3,6 +3,7 @@ package tail
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
@@ -87,16 +89,31 @@ func New(cfg Config) (*Tailer, error) {
 func (t *Tailer) Metrics() *Metrics { return t.m }
 
 // Run follows the files until ctx ends. Stopping is two-phase: when ctx
-// ends, reading stops at once; then Run waits up to drain (counted from
-// the end of ctx, and bounding a read blocked on a full publish window
-// too) for the acknowledgements of what was published, saves the
+// ends, reading stops at once; then Run waits up to Config.Drain (counted
+// from the end of ctx, and bounding a read blocked on a full publish
+// window too) for the acknowledgements of what was published, saves the
 // checkpoints one last time and returns. Publishes still unacknowledged
-// after drain are abandoned: their lines are read and sent again after a
-// restart, and the stream drops what it already had.
+// after the drain are abandoned: their lines are read and sent again
+// after a restart, and the stream drops what it already had.
+//
+// Run owns the state directory while it runs (an OS lock, released when
+// it returns or the process exits): it fails at once with an error
+// wrapping dirlock.ErrHeld (a *dirlock.HeldError naming the holder) when
+// another tailer, in this process or another, holds it.
 //
 // Run returns nil after a stop by ctx, or the error that made it stop
-// (a bad checkpoint file).
-func (t *Tailer) Run(ctx context.Context, drain time.Duration) error {
+// (the state directory held or not writable, a bad checkpoint file,
+// wrapping [ErrCheckpoint]). A Tailer runs once at a time.
+func (t *Tailer) Run(ctx context.Context) error {
+	lock, err := dirlock.Acquire(t.cfg.StateDir, "tailer checkpoints")
+	if errors.Is(err, dirlock.ErrHeld) {
+		return err // says who holds it
+	}
+	if err != nil {
+		return fmt.Errorf("lock state directory %s: %w", t.cfg.StateDir, err)
+	}
+	defer lock.Release()
+	drain := t.cfg.Drain
 	states, err := t.cp.Load()
 	if err != nil {
 		return err
