@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
@@ -18,7 +19,7 @@ func BenchmarkAggregator_Add(b *testing.B) {
 	dir := b.TempDir()
 	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: 16 << 20, Seed: 3, ResumeRate: 0.05})
 	require.NoError(b, err)
-	writeReplays(b, dir)
+	testcorpus.WriteReplays(b, dir)
 	files := readFiles(b, dir)
 	var n int
 	for _, f := range files {

@@ -1,19 +1,13 @@
 package index_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -65,80 +59,13 @@ func addShuffled(a *index.Aggregator, files [][]schema.Entry, rng *rand.Rand) {
 	}
 }
 
-// writeReplays adds, beside every Claude Code session file under dir, a
-// compaction file and a side-question file that replay the first records
-// of the main transcript as sidechain lines with the same uuids and
-// timestamps, as Claude Code 2.1 writes them
-// (<session>/subagents/agent-acompact-*.jsonl and
-// agent-aside_question-*.jsonl).
-func writeReplays(tb testing.TB, dir string) int {
-	tb.Helper()
-	n := 0
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") || strings.Contains(path, "subagents") {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		var lines []map[string]any
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() && len(lines) < 300 {
-			var m map[string]any
-			if json.Unmarshal(sc.Bytes(), &m) != nil {
-				continue
-			}
-			if t, _ := m["type"].(string); (t == "user" || t == "assistant") && m["uuid"] != nil {
-				lines = append(lines, m)
-			}
-		}
-		if len(lines) == 0 {
-			return sc.Err()
-		}
-		sub := filepath.Join(strings.TrimSuffix(path, ".jsonl"), "subagents")
-		if err := os.MkdirAll(sub, 0o755); err != nil {
-			return err
-		}
-		for i, kind := range []string{"acompact", "aside_question"} {
-			agent := fmt.Sprintf("%s-%06x", kind, n*2+i)
-			var b strings.Builder
-			for _, m := range lines[:len(lines)/(i+1)] {
-				m["isSidechain"] = true
-				m["agentId"] = agent
-				line, err := json.Marshal(m)
-				if err != nil {
-					return err
-				}
-				b.Write(line)
-				b.WriteByte('\n')
-			}
-			if err := os.WriteFile(filepath.Join(sub, "agent-"+agent+".jsonl"), []byte(b.String()), 0o644); err != nil {
-				return err
-			}
-		}
-		n++
-		return nil
-	})
-	require.NoError(tb, err)
-	return n
-}
-
 // TestAggregator_ArrivalOrderDoesNotMatter: the aggregates of a set of
 // transcripts are the same for every order in which their files, and the
 // lines of different files, arrive: on every sample of testdata, and on
 // generated sessions with resumed and forked copies and with compaction
 // and side-question replays.
 func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
-	gen := t.TempDir()
-	_, err := corpusgen.WriteTree(t.Context(), corpusgen.TreeConfig{
-		Dir: gen, Bytes: 3 << 20, Seed: 7, ResumeRate: 0.3,
-		MinSessionBytes: 20 << 10, MaxSessionBytes: 300 << 10,
-	})
-	require.NoError(t, err)
-	require.Positive(t, writeReplays(t, gen))
+	gen := testcorpus.Generate(t, 3<<20, 7)
 
 	table := price.Default()
 	for name, root := range map[string]string{"testdata": "../../testdata/corpus", "generated": gen} {
