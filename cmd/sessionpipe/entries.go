@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -33,6 +34,7 @@ func runEntries(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	host := fs.String("host", "", "host name recorded in entries (default: this machine's)")
 	maxErrors := fs.Int("errors", 20, "print at most this many bad lines (all are counted)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
+	maxLine := fs.Int("max-line-bytes", jsonl.DefaultMaxLineBytes, "longest line read; longer lines are reported and skipped")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -40,10 +42,13 @@ func runEntries(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fs.Usage()
 		return usageError{"entries: no PATH given"}
 	}
+	if *maxLine <= 0 {
+		return usageError{fmt.Sprintf("entries: --max-line-bytes %d is not positive", *maxLine)}
+	}
 	o := &offline{
 		paths: fs.Args(), host: hostName(*host), text: !*noText, raw: *raw,
 		workers: 1, // one file at a time keeps the output in file order
-		stderr:  stderr, maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
+		stderr:  stderr, maxLineBytes: *maxLine, maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
 	}
 	start := time.Now()
 	w := bufio.NewWriterSize(stdout, 256<<10)

@@ -2,179 +2,59 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
-	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// offline reads transcript files in parallel and hands their entries, in
-// file order per file, to one consumer goroutine.
+// offline runs a formats.FileReader for the offline commands: it prints
+// bad lines (up to maxErrors), a progress line and the summary.
 type offline struct {
-	paths   []string
-	host    string
-	text    bool
-	raw     bool
-	workers int
-	stderr  io.Writer
+	paths        []string
+	host         string
+	text, raw    bool
+	workers      int
+	maxLineBytes int
+	stderr       io.Writer
 	// maxErrors is how many bad lines are printed; the rest are counted.
 	maxErrors int
 	progress  bool
 
-	// Filled while reading.
-	files, skipped, meta atomic.Int64
-	bytes, lines         atomic.Int64
-	entries, bad         atomic.Int64
-	printed              atomic.Int64
-	mu                   sync.Mutex // serialises stderr
-	batches              sync.Pool  // of []schema.Entry with cap batchSize
+	mu      sync.Mutex // serialises stderr
+	printed int64
+	fr      *formats.FileReader
 }
-
-// batch is a run of entries of one file, in file order.
-type batch struct {
-	entries []schema.Entry
-}
-
-// readBuffer is each reader's buffer: large reads, few system calls.
-const readBuffer = 1 << 20
-
-// batchSize is the capacity of the batches handed from readers to the
-// consumer; a batch holds about formats.BatchSize entries.
-const batchSize = formats.BatchSize + 64
 
 // each reads every file and calls fn with each batch, from one goroutine.
 func (o *offline) each(ctx context.Context, fn func(entries []schema.Entry)) error {
-	found, err := formats.Walk(o.paths, o.warn)
+	fr, err := formats.NewFileReader(formats.FileReaderConfig{
+		Config:       parse.Config{Host: o.host, Text: o.text, Raw: o.raw},
+		Workers:      o.workers,
+		MaxLineBytes: o.maxLineBytes,
+		OnLineError:  o.lineError,
+		OnFileError:  o.warn,
+	})
 	if err != nil {
 		return err
 	}
-	var total int64
-	for _, f := range found {
-		total += f.Size
-	}
-	workers := o.workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	jobs := make(chan formats.Found)
-	out := make(chan batch, 4*workers)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{BufferSize: readBuffer})
-			for f := range jobs {
-				o.readOne(ctx, f, rd, out)
-			}
-		})
-	}
-	go func() {
-		defer close(jobs)
-		for _, f := range found {
-			select {
-			case jobs <- f:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	go func() {
-		wg.Wait()
-		close(out)
-	}()
-
-	var stopProgress func()
+	o.fr = fr
 	if o.progress {
-		stopProgress = o.showProgress(len(found), total)
+		defer o.showProgress()()
 	}
-	for b := range out {
-		fn(b.entries)
-		clear(b.entries) // drop references before the batch is reused
-		if cap(b.entries) >= batchSize {
-			o.batches.Put(b.entries[:0])
-		}
-	}
-	if stopProgress != nil {
-		stopProgress()
-	}
-	return context.Cause(ctx)
+	return fr.Read(ctx, o.paths, fn)
 }
 
-// batch returns an empty batch, reusing one the consumer is done with.
-func (o *offline) batch() []schema.Entry {
-	if b, ok := o.batches.Get().([]schema.Entry); ok {
-		return b
-	}
-	return make([]schema.Entry, 0, batchSize)
-}
-
-func (o *offline) readOne(ctx context.Context, f formats.Found, rd *jsonl.Reader, out chan<- batch) {
-	cfg := parse.Config{Path: f.Path, Host: o.host, Text: o.text, Raw: o.raw}
-	send := func(b batch) {
-		select {
-		case out <- b:
-		case <-ctx.Done():
-		}
-	}
-	if f.Meta {
-		o.readMeta(f, cfg, send)
-		return
-	}
-	st, err := formats.ReadFileBatches(ctx, f.Path, formats.ReadConfig{Config: cfg, Reader: rd}, o.batch,
-		func(entries []schema.Entry) { send(batch{entries: entries}) }, o.lineError)
-	o.bytes.Add(st.Bytes)
-	o.lines.Add(st.Lines)
-	o.entries.Add(st.Entries)
-	switch {
-	case errors.Is(err, formats.ErrUnknownFormat):
-		o.skipped.Add(1)
-	case err != nil && ctx.Err() == nil:
-		o.warn(err)
-	default:
-		o.files.Add(1)
-	}
-}
-
-// readMeta turns an OpenClaw sessions.json into session entries.
-func (o *offline) readMeta(f formats.Found, cfg parse.Config, send func(batch)) {
-	r, err := os.Open(f.Path)
-	if err != nil {
-		o.warn(err)
-		return
-	}
-	defer r.Close()
-	metas, err := pi.ReadSessionsJSON(r)
-	if err != nil {
-		o.warn(fmt.Errorf("%s: %w", f.Path, err))
-		return
-	}
-	o.meta.Add(1)
-	var b batch
-	for _, m := range metas {
-		b.entries = append(b.entries, m.Entry(cfg.Host, f.Path))
-	}
-	if len(b.entries) > 0 {
-		send(b)
-	}
-}
-
-// lineError reports one bad line: printed up to maxErrors, always counted.
+// lineError prints one bad line, up to maxErrors; the reader counts them.
 func (o *offline) lineError(err error) {
-	o.bad.Add(1)
-	if o.printed.Add(1) > int64(o.maxErrors) {
+	o.printed++ // the reader calls one at a time
+	if o.printed > int64(o.maxErrors) {
 		return
 	}
 	o.mu.Lock()
@@ -190,29 +70,49 @@ func (o *offline) warn(err error) {
 
 // summary prints what was read.
 func (o *offline) summary(elapsed time.Duration) {
+	if o.fr == nil {
+		return
+	}
+	st := o.fr.Stats()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "read %d files (%s), %s lines, %s entries in %s",
-		o.files.Load(), humanBytes(o.bytes.Load()), thousands(o.lines.Load()), thousands(o.entries.Load()), elapsed.Round(time.Millisecond))
-	if n := o.meta.Load(); n > 0 {
-		fmt.Fprintf(&b, "; %d session metadata files", n)
+		st.Files, humanBytes(st.Bytes), thousands(st.Lines), thousands(st.Entries), elapsed.Round(time.Millisecond))
+	if st.Stores > 0 {
+		fmt.Fprintf(&b, "; %d session metadata files", st.Stores)
 	}
-	if n := o.skipped.Load(); n > 0 {
-		fmt.Fprintf(&b, "; %d skipped (not transcripts)", n)
+	if st.Skipped > 0 {
+		fmt.Fprintf(&b, "; %d skipped (not transcripts)", st.Skipped)
 	}
-	if n := o.bad.Load(); n > 0 {
-		fmt.Fprintf(&b, "; %d bad lines", n)
-		if n > int64(o.maxErrors) {
-			fmt.Fprintf(&b, " (%d not shown)", n-int64(o.maxErrors))
+	if st.NotRegular > 0 {
+		fmt.Fprintf(&b, "; %d skipped (not regular files)", st.NotRegular)
+	}
+	if st.Failed > 0 {
+		fmt.Fprintf(&b, "; %d unreadable", st.Failed)
+	}
+	if st.BadLines > 0 {
+		fmt.Fprintf(&b, "; %d bad lines", st.BadLines)
+		if st.BadLines > int64(o.maxErrors) {
+			fmt.Fprintf(&b, " (%d not shown)", st.BadLines-int64(o.maxErrors))
 		}
+	}
+	if st.Pending > 0 {
+		fmt.Fprintf(&b, "; %d incomplete last %s not counted", st.Pending, plural(st.Pending, "line", "lines"))
 	}
 	fmt.Fprintln(o.stderr, "sessionpipe:", b.String())
 }
 
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // showProgress prints a progress line on the terminal every half second
 // until the returned function is called.
-func (o *offline) showProgress(files int, total int64) func() {
+func (o *offline) showProgress() func() {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -227,11 +127,11 @@ func (o *offline) showProgress(files int, total int64) func() {
 				o.mu.Unlock()
 				return
 			case <-t.C:
-				n := o.bytes.Load()
-				rate := float64(n) / time.Since(start).Seconds()
+				st := o.fr.Stats()
+				rate := float64(st.Bytes) / time.Since(start).Seconds()
 				o.mu.Lock()
 				fmt.Fprintf(o.stderr, "\r\033[K%d/%d files, %s of %s, %s/s",
-					o.files.Load()+o.skipped.Load(), files, humanBytes(n), humanBytes(total), humanBytes(int64(rate)))
+					st.Files+st.Skipped+st.Stores, st.FilesFound, humanBytes(st.Bytes), humanBytes(st.BytesFound), humanBytes(int64(rate)))
 				o.mu.Unlock()
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -44,12 +45,16 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	maxErrors := fs.Int("errors", 20, "print at most this many bad lines (all are counted)")
 	workers := fs.Int("workers", 0, "files read in parallel (default: GOMAXPROCS)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
+	maxLine := fs.Int("max-line-bytes", jsonl.DefaultMaxLineBytes, "longest line read; longer lines are reported and skipped")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return usageError{"sessions: no PATH given"}
+	}
+	if *maxLine <= 0 {
+		return usageError{fmt.Sprintf("sessions: --max-line-bytes %d is not positive", *maxLine)}
 	}
 	from, to, err := parseRange(*since, *until)
 	if err != nil {
@@ -63,7 +68,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	o := &offline{
-		paths: fs.Args(), host: hostName(*host), workers: *workers, stderr: stderr,
+		paths: fs.Args(), host: hostName(*host), workers: *workers, stderr: stderr, maxLineBytes: *maxLine,
 		maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
 	}
 	start := time.Now()

@@ -1,56 +1,67 @@
 package formats
 
 import (
-	"errors"
-
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // DetectLines is how many non-blank lines of a file detection looks at:
 // Claude Code files often start with bookkeeping lines that do not tell
-// the format by themselves.
+// the format by themselves. A [Decoder] holds at most this many lines
+// while the format is undecided.
 const DetectLines = 20
 
-// ErrUnknownFormat reports a file whose first lines match no supported
-// transcript format. Callers skip such a file (and remember it), they do
-// not fail.
-var ErrUnknownFormat = errors.New("formats: not a known transcript format")
-
 // Detect returns the format of a file from its first non-blank lines (at
-// most [DetectLines] are looked at), never from its path. It returns
-// ErrUnknownFormat when no line is conclusive. Lines that are not valid
-// JSON objects are ignored, so a broken first line does not hide the
-// format.
+// most [DetectLines] are looked at), never from its path, as a [Decoder]
+// fed these lines and ended as final would decide it. It returns
+// ErrUnknownFormat when no line tells the format.
 //
-// The rules are the detection sections of the format specs: a header line
-// decides at once (pi/OpenClaw `session` with id and cwd, Fluux `session`
-// with jid, m4dtimes `session` with a numeric userId, Codex `session_meta`);
-// otherwise the first line whose shape belongs to one format only decides.
+// It is kept for callers that hold the first lines already; new code
+// feeds a Decoder, which decides as early as a line allows.
 func Detect(head [][]byte) (schema.Format, error) {
-	var s jsonl.Scanner
-	var weak schema.Format
+	var d detector
 	for i, line := range head {
 		if i >= DetectLines {
 			break
 		}
-		var f features
-		if !f.read(&s, line) {
-			continue
-		}
-		if format, strong := f.format(); format != "" {
-			if strong {
-				return format, nil
-			}
-			if weak == "" {
-				weak = format
-			}
+		if f, strong := d.line(line); strong {
+			return f, nil
 		}
 	}
-	if weak != "" {
-		return weak, nil
+	if d.weak != "" {
+		return d.weak, nil
 	}
 	return "", ErrUnknownFormat
+}
+
+// detector classifies lines one at a time. The rules are the detection
+// sections of the format specs: a header line decides at once
+// (pi/OpenClaw `session` with id and cwd, Fluux `session` with jid,
+// m4dtimes `session` with a numeric userId, Codex `session_meta`), and so
+// does a line whose shape belongs to one format only (a Claude Code line
+// with uuid and sessionId, a Claude Code bookkeeping line with sessionId
+// or its own field, a Codex line with payload and timestamp); a headerless
+// message line of pi, Fluux or m4dtimes, or the minimal Claude Code usage
+// line of old versions, is a weak match that decides only when nothing
+// stronger comes (see [Decoder]). Lines that are not JSON objects tell
+// nothing, so a broken first line does not hide the format.
+type detector struct {
+	s    jsonl.Scanner
+	weak schema.Format // the first weak match
+}
+
+// line classifies one line; strong reports a conclusive one. A weak match
+// is remembered in d.weak.
+func (d *detector) line(line []byte) (f schema.Format, strong bool) {
+	var ft features
+	if !ft.read(&d.s, line) {
+		return "", false
+	}
+	f, strong = ft.format()
+	if f != "" && !strong && d.weak == "" {
+		d.weak = f
+	}
+	return f, strong
 }
 
 // features are the shape of one line that detection looks at.
@@ -65,7 +76,7 @@ type features struct {
 	hasLeaf   bool
 	hasTS     bool
 	roleTop   bool // a top-level "role" (Fluux messages)
-	version   int64
+	ownField  bool // a field only a Claude Code bookkeeping line of this type has
 	keys      int
 
 	payloadID bool // payload is an object with an id
@@ -79,10 +90,73 @@ type features struct {
 	nestedTools bool   // content blocks nest tool_call/tool_result objects (m4dtimes)
 }
 
+// typeNames are the line types detection knows.
 var typeNames = [...]string{
 	"user", "assistant", "system", "progress", "attachment", "summary",
-	"file-history-snapshot", "queue-operation", "session", "message",
+	"session", "message",
 	"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+	// Claude Code bookkeeping-only types.
+	"file-history-snapshot", "queue-operation", "ai-title", "agent-name",
+	"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
+	"permission-mode", "bridge-session", "file-history-delta",
+	"fork-context-ref",
+}
+
+// Fields that only one Claude Code bookkeeping type writes
+// (claude-code.md §2.5): with one of them, a line of that type is Claude
+// Code even without its sessionId. Types whose fields are generic
+// ("mode", "operation", "permissionMode") or not documented need the
+// sessionId.
+const (
+	ownSnapshot = 1 << iota
+	ownAITitle
+	ownAgentName
+	ownCustomTitle
+	ownLastPrompt
+	ownPRLink
+	ownBridge
+)
+
+// ownFieldBit returns the bit of a type's own field, or 0.
+func ownFieldBit(key []byte) uint8 {
+	switch string(key) {
+	case "snapshot":
+		return ownSnapshot
+	case "aiTitle":
+		return ownAITitle
+	case "agentName":
+		return ownAgentName
+	case "customTitle":
+		return ownCustomTitle
+	case "lastPrompt":
+		return ownLastPrompt
+	case "prUrl", "prNumber":
+		return ownPRLink
+	case "bridgeSessionId":
+		return ownBridge
+	}
+	return 0
+}
+
+// ownFieldOf returns the own-field bit of a bookkeeping type, or 0.
+func ownFieldOf(typ string) uint8 {
+	switch typ {
+	case "file-history-snapshot":
+		return ownSnapshot
+	case "ai-title":
+		return ownAITitle
+	case "agent-name":
+		return ownAgentName
+	case "custom-title":
+		return ownCustomTitle
+	case "last-prompt":
+		return ownLastPrompt
+	case "pr-link":
+		return ownPRLink
+	case "bridge-session":
+		return ownBridge
+	}
+	return 0
 }
 
 // read scans line; it reports false if the line is not a JSON object.
@@ -91,9 +165,12 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 	if !s.More() || !s.EnterObject() {
 		return false
 	}
+	// Field order varies: the own fields seen are checked once the type
+	// is known.
+	var own uint8
 	for s.NextField() {
 		f.keys++
-		switch string(s.Key()) {
+		switch key := s.Key(); string(key) {
 		case "type":
 			v := s.Value()
 			for _, name := range typeNames {
@@ -119,8 +196,6 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.hasTS = true
 		case "role":
 			f.roleTop = true
-		case "version":
-			f.version, _ = s.Value().Int()
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -135,9 +210,15 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 				f.message = true
 				f.readMessage(s)
 			}
+		default:
+			own |= ownFieldBit(key)
 		}
 	}
-	return s.Finish()
+	if !s.Finish() {
+		return false
+	}
+	f.ownField = own&ownFieldOf(f.typ) != 0
+	return true
 }
 
 func (f *features) readMessage(s *jsonl.Scanner) {
@@ -174,7 +255,7 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 	}
 }
 
-// format classifies the line; strong reports a conclusive header line.
+// format classifies the line; strong reports a conclusive line.
 func (f *features) format() (format schema.Format, strong bool) {
 	switch f.typ {
 	case "session":
@@ -199,8 +280,15 @@ func (f *features) format() (format schema.Format, strong bool) {
 		if f.hasUUID && f.hasSessID && (f.message || f.typ == "system" || f.typ == "progress" || f.typ == "attachment") {
 			return schema.FormatClaudeCode, true
 		}
-	case "file-history-snapshot", "queue-operation":
-		return schema.FormatClaudeCode, true
+	case "file-history-snapshot", "queue-operation", "ai-title", "agent-name",
+		"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
+		"permission-mode", "bridge-session", "file-history-delta", "fork-context-ref":
+		// Bookkeeping only: a file of nothing else is a Claude Code file
+		// with nothing to count, decided at once. Another format could
+		// use such a type name; it would not add Claude's fields.
+		if f.hasSessID || f.ownField {
+			return schema.FormatClaudeCode, true
+		}
 	case "summary":
 		if f.hasLeaf {
 			return schema.FormatClaudeCode, true

@@ -1,12 +1,13 @@
 package formats
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"syscall"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -14,47 +15,49 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// ErrIncompleteLine reports a last line without its "\n" that is not a
-// complete JSON object: a line still being written, or cut short.
-var ErrIncompleteLine = errors.New("formats: incomplete last line")
-
 // FileStats counts what reading one file gave.
 type FileStats struct {
 	Format  schema.Format
-	Bytes   int64 // bytes read
-	Lines   int64 // lines read, blank lines included
+	Bytes   int64 // bytes of the complete lines read
+	Lines   int64 // complete lines read, blank lines included
 	Entries int64 // entries emitted
 	Errors  int64 // bad lines reported
+
+	// Pending is the length of a last line without its "\n": a line
+	// still being written, or cut short. It is not read (DESIGN: a
+	// half-written last line counts only once it is complete).
+	Pending int64
 }
 
 // ReadConfig configures [ReadFile] and [Read].
 type ReadConfig struct {
 	parse.Config
 
-	// MaxLineBytes is passed to the line reader; zero means its default.
+	// MaxLineBytes is the line reader's limit; zero means its default.
 	MaxLineBytes int
 
 	// Format forces the format instead of detecting it.
 	Format schema.Format
 
 	// Reader, when set, is reused (Reset) instead of a new line reader,
-	// keeping its buffer from file to file. MaxLineBytes is then the
-	// reader's own.
+	// keeping its buffer from file to file. Its own limit then applies;
+	// set MaxLineBytes to it to have errors name it.
 	Reader *jsonl.Reader
 }
 
-// ReadFile reads a whole transcript file: it detects the format from the
-// first lines, parses every line in order and calls emit for each entry.
-// A bad line is reported to onErr (a *schema.DecodeError or a
-// *jsonl.LineTooLongError, located) and reading goes on. A last line
-// without "\n" is parsed when it holds complete JSON and reported as
-// ErrIncompleteLine otherwise. The *schema.Entry given to emit is valid
+// ReadFile reads a whole transcript file, as it is now, through a
+// [Decoder] ended as final: it detects the format, parses every complete
+// line in order and calls emit for each entry. A bad line is reported to
+// onErr (a located *schema.DecodeError) and reading goes on; so is a
+// sidecar that cannot be read. A last line without "\n" is not read: its
+// length is FileStats.Pending. The *schema.Entry given to emit is valid
 // only during the call.
 //
-// It returns ErrUnknownFormat if the file is not a transcript, and the
-// context's error if ctx ends first.
+// Only a regular file is opened (see [OpenRegular]). ReadFile returns
+// ErrUnknownFormat if the file is not a transcript, and the context's
+// cause as soon as ctx ends, even in the middle of a long line.
 func ReadFile(ctx context.Context, path string, cfg ReadConfig, emit func(*schema.Entry), onErr func(error)) (FileStats, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return FileStats{}, err
 	}
@@ -65,159 +68,129 @@ func ReadFile(ctx context.Context, path string, cfg ReadConfig, emit func(*schem
 	return Read(ctx, f, cfg, emit, onErr)
 }
 
-// ReadFileBatches is [ReadFile] handing entries over in batches, as
-// [ReadBatches] does.
-func ReadFileBatches(ctx context.Context, path string, cfg ReadConfig, next func() []schema.Entry, flush func([]schema.Entry), onErr func(error)) (FileStats, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return FileStats{}, err
-	}
-	defer f.Close()
-	if cfg.Path == "" {
-		cfg.Path = path
-	}
-	return ReadBatches(ctx, f, cfg, next, flush, onErr)
-}
-
 // Read is [ReadFile] on any reader; cfg.Path names it in entries and
 // errors.
 func Read(ctx context.Context, r io.Reader, cfg ReadConfig, emit func(*schema.Entry), onErr func(error)) (FileStats, error) {
-	var buf []schema.Entry
-	next := func() []schema.Entry { return buf[:0] }
-	flush := func(entries []schema.Entry) {
-		for i := range entries {
-			emit(&entries[i])
-		}
-		buf = entries
+	dec, err := NewDecoder(DecoderConfig{Config: cfg.Config, Format: cfg.Format, MaxLineBytes: cfg.MaxLineBytes, OnFileError: onErr})
+	if err != nil {
+		return FileStats{}, err
 	}
-	return ReadBatches(ctx, r, cfg, next, flush, onErr)
-}
-
-// BatchSize is how many entries [ReadBatches] gathers before handing
-// them over.
-const BatchSize = 1024
-
-// ReadBatches is [Read] handing entries over in batches of about
-// [BatchSize], in file order, without copying them: next returns an empty
-// slice (with room, ideally) to fill, and flush receives each filled one,
-// which it may keep. next is called only when a line is to be parsed, so a
-// file without lines takes no slice; flush is never called with an empty
-// one.
-func ReadBatches(ctx context.Context, r io.Reader, cfg ReadConfig, next func() []schema.Entry, flush func([]schema.Entry), onErr func(error)) (FileStats, error) {
-	var st FileStats
 	rd := cfg.Reader
 	if rd == nil {
-		rd = jsonl.NewReader(r, jsonl.ReaderConfig{MaxLineBytes: cfg.MaxLineBytes})
-	} else {
-		rd.Reset(r, 0, 0)
+		rd = jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: cfg.MaxLineBytes})
 	}
+	var st FileStats
+	err = decodeAll(ctx, r, rd, dec, &st, func(res *Result) error {
+		for i := range res.Entries {
+			emit(&res.Entries[i])
+		}
+		if res.Err != nil {
+			onErr(res.Err)
+		}
+		return nil
+	})
+	return st, err
+}
 
-	// Hold the first lines until the format is known.
-	var head []jsonl.Line
-	var headErrs []error
-	eof := false
-	format := cfg.Format
-	for format == "" && len(head) < DetectLines {
-		line, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			eof = true
-			break
-		}
-		if err != nil {
-			if !isLineError(err) {
-				return st, fmt.Errorf("read %s: %w", cfg.Path, err)
-			}
-			headErrs = append(headErrs, err)
-			continue
-		}
-		line.Bytes = bytes.Clone(line.Bytes)
-		head = append(head, line)
-	}
-	if format == "" {
-		lines := make([][]byte, len(head))
-		for i := range head {
-			lines[i] = head[i].Bytes
-		}
-		if rest := rd.Buffered(); eof && len(rest) > 0 {
-			lines = append(lines, rest)
-		}
-		var err error
-		if format, err = Detect(lines); err != nil {
-			return st, err
-		}
-	}
-	st.Format = format
-	p, err := NewForFile(format, cfg.Config)
-	if err != nil {
-		if errors.Is(err, ErrUnknownFormat) {
-			return st, err
-		}
-		st.Errors++
-		onErr(err)
-	}
-
-	var entries []schema.Entry
-	parseLine := func(line jsonl.Line) {
-		if entries == nil {
-			entries = next()
-		}
-		n := len(entries)
-		var err error
-		entries, err = p.Parse(entries, line)
-		st.Entries += int64(len(entries) - n)
-		if err != nil {
+// decodeAll reads r whole through rd and dec, as a final file, counting
+// in st; fn receives every line's result. It returns ErrUnknownFormat,
+// a read error, or the context's cause.
+func decodeAll(ctx context.Context, r io.Reader, rd *jsonl.Reader, dec *Decoder, st *FileStats, fn func(*Result) error) error {
+	rd.Reset(ctxReader{ctx: ctx, r: r}, 0, 0)
+	count := func(res *Result) error {
+		st.Entries += int64(len(res.Entries))
+		if res.Err != nil {
 			st.Errors++
-			onErr(err)
 		}
-		if len(entries) >= BatchSize {
-			flush(entries)
-			entries = nil
-		}
+		return fn(res)
 	}
 	defer func() {
-		if len(entries) > 0 {
-			flush(entries)
-		}
+		st.Format = dec.Format()
+		st.Lines, st.Bytes = rd.Lines(), rd.Offset()
 	}()
-	for _, err := range headErrs {
-		st.Errors++
-		onErr(locate(cfg.Path, err))
-	}
-	for _, line := range head {
-		parseLine(line)
-	}
-	for n := 0; !eof; n++ {
-		if n&1023 == 0 && ctx.Err() != nil {
-			return st, context.Cause(ctx)
-		}
+	for {
 		line, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
+		switch tl := (*jsonl.LineTooLongError)(nil); {
+		case err == nil:
+			err = dec.Decode(line, count)
+		case errors.Is(err, io.EOF):
+			if rest := rd.Buffered(); !isBlank(rest) {
+				st.Pending = int64(len(rest))
+			}
+			return dec.End(true, count)
+		case errors.As(err, &tl):
+			err = dec.TooLong(tl, rd.Offset(), count)
+		case ctx.Err() != nil:
+			return context.Cause(ctx)
+		default:
+			return fmt.Errorf("read %s: %w", dec.cfg.Path, err)
 		}
 		if err != nil {
-			if !isLineError(err) {
-				return st, fmt.Errorf("read %s: %w", cfg.Path, err)
-			}
-			st.Errors++
-			onErr(locate(cfg.Path, err))
-			continue
-		}
-		parseLine(line)
-	}
-	st.Lines = rd.Lines()
-	st.Bytes = rd.Offset()
-	if rest := rd.Buffered(); len(rest) > 0 && !isBlank(rest) {
-		st.Lines++
-		st.Bytes += int64(len(rest))
-		line := jsonl.Line{Bytes: bytes.TrimRight(rest, "\r"), Offset: rd.Offset(), End: rd.Offset() + int64(len(rest)), Number: st.Lines}
-		if completeJSON(line.Bytes) {
-			parseLine(line)
-		} else {
-			st.Errors++
-			onErr(&schema.DecodeError{Path: cfg.Path, Line: line.Number, Offset: line.Offset, Err: ErrIncompleteLine})
+			return err
 		}
 	}
-	return st, nil
+}
+
+// ctxReader fails reads once ctx has ended, so that a long line or a huge
+// file stops promptly.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// OpenRegular opens path for reading if it is a regular file (or a link
+// to one), and fails with an error wrapping [ErrNotRegular] otherwise. The
+// check is made before opening, as opening a FIFO blocks until a writer
+// comes, and again on the opened file (opened non-blocking), so that a
+// path swapped in between cannot make it block or read a device.
+func OpenRegular(path string) (*os.File, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, notRegular(path, info.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	if info, err = f.Stat(); err != nil || !info.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		return nil, notRegular(path, info.Mode())
+	}
+	return f, nil
+}
+
+func notRegular(path string, mode fs.FileMode) error {
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kindOf(mode))}
+}
+
+// kindOf names the type of a file that is not regular.
+func kindOf(mode fs.FileMode) string {
+	switch {
+	case mode.IsDir():
+		return "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case mode&fs.ModeSocket != 0:
+		return "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		return "a character device"
+	case mode&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "an irregular file"
 }
 
 // NewForFile is [New] for a file on disk: it also reads what sits beside
@@ -241,33 +214,11 @@ func NewForFile(format schema.Format, cfg parse.Config) (Parser, error) {
 	return p, nil
 }
 
-// isLineError reports an error about one line, after which reading goes on.
-func isLineError(err error) bool {
-	var tl *jsonl.LineTooLongError
-	return errors.As(err, &tl)
-}
-
-// locate turns a line reader error into a located *schema.DecodeError.
-func locate(path string, err error) error {
-	var tl *jsonl.LineTooLongError
-	if errors.As(err, &tl) {
-		return &schema.DecodeError{Path: path, Line: tl.Line, Offset: tl.Offset, Err: err}
-	}
-	return err
-}
-
-// completeJSON reports whether b holds only complete, valid JSON values.
-func completeJSON(b []byte) bool {
-	var s jsonl.Scanner
-	s.Reset(b)
-	n := 0
-	for s.More() {
-		s.Skip()
-		n++
-	}
-	return n > 0 && s.Err() == nil
-}
-
 func isBlank(b []byte) bool {
-	return len(bytes.TrimSpace(b)) == 0
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,18 +1,22 @@
 package formats
 
 import (
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // IsCandidate reports whether a file name may hold a transcript: it ends
 // in ".jsonl", or is a pi/OpenClaw archive of one (".jsonl.bak.<ts>",
 // ".jsonl.reset.<ts>", ".jsonl.deleted.<ts>"). Whether it really is a
-// transcript is decided by [Detect] from its content.
+// transcript is decided from its content by a [Decoder].
 func IsCandidate(name string) bool {
 	if strings.HasSuffix(name, ".jsonl") {
 		return true
@@ -30,82 +34,146 @@ func IsCandidate(name string) bool {
 	return false
 }
 
-// SessionsJSON is the name of the OpenClaw session store read beside pi
-// transcripts for session metadata.
-const SessionsJSON = "sessions.json"
-
 // Found is a file found by [Walk].
 type Found struct {
 	Path string
 	Size int64
-	// Meta is true for session metadata files (sessions.json), false
-	// for transcript candidates.
+	// Meta is true for session stores (sessions.json), false for
+	// transcript candidates.
 	Meta bool
 }
 
-// Walk finds the transcript candidates under roots, recursively, and the
-// sessions.json metadata files beside them. A root that is a file is
-// returned whatever its name. Each file is returned once, even when
-// reached through several roots or links to the same file. Files are
-// returned sorted by path within each root. Unreadable directories are
-// reported to onErr and skipped; a root that does not exist is an error.
-func Walk(roots []string, onErr func(error)) ([]Found, error) {
-	var out []Found
-	seen := make(map[fileID]bool)
-	add := func(path string, info fs.FileInfo, meta bool) {
-		if id, ok := idOf(info); ok {
-			if seen[id] {
-				return
-			}
-			seen[id] = true
-		}
-		out = append(out, Found{Path: path, Size: info.Size(), Meta: meta})
-	}
-	for _, root := range roots {
-		info, err := os.Stat(root)
-		if err != nil {
+// Walk finds the files that the paths a user gave name. Each path is a
+// file (read whatever its name), a directory (every transcript candidate,
+// see [IsCandidate], and session store under it, at any depth) or a glob
+// in doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
+// read whatever its name, a matched directory is walked). Each file is
+// returned once, even when reached through several paths or links. Files
+// are returned sorted by path within each path given.
+//
+// Only regular files are returned; the check is made before any file is
+// opened. A path given that is missing, unreadable, not a regular file or
+// directory, or a glob that matches nothing is the returned error (with
+// nothing found). Inside a directory or among a glob's matches, what
+// cannot be read and what is not a regular file (a FIFO, a device, a
+// socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
+// onSkip and left out.
+func Walk(paths []string, onSkip func(error)) ([]Found, error) {
+	w := walker{seen: make(map[fileID]bool), onSkip: onSkip}
+	for _, p := range paths {
+		start := len(w.out)
+		if err := w.path(p); err != nil {
 			return nil, err
 		}
-		if !info.IsDir() {
-			add(root, info, filepath.Base(root) == SessionsJSON)
-			continue
+		slices.SortFunc(w.out[start:], func(a, b Found) int { return strings.Compare(a.Path, b.Path) })
+	}
+	return w.out, nil
+}
+
+type walker struct {
+	out    []Found
+	seen   map[fileID]bool
+	onSkip func(error)
+}
+
+// path adds what one path given names.
+func (w *walker) path(p string) error {
+	info, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) && isGlob(p) {
+		return w.glob(p)
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case info.IsDir():
+		return w.dir(p)
+	case !info.Mode().IsRegular():
+		return notRegular(p, info.Mode())
+	}
+	// Named explicitly: a file that cannot be opened is an error now,
+	// not an empty result later.
+	f, err := OpenRegular(p)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	w.add(p, info, IsSessionStore(p))
+	return nil
+}
+
+func isGlob(p string) bool { return strings.ContainsAny(p, "*?[{") }
+
+// glob adds the files and directories that pattern matches.
+func (w *walker) glob(pattern string) error {
+	matches, err := doublestar.FilepathGlob(pattern)
+	if err != nil {
+		return fmt.Errorf("glob %s: %w", pattern, err)
+	}
+	if len(matches) == 0 {
+		return fmt.Errorf("%s: %w", pattern, ErrNoMatch)
+	}
+	for _, m := range matches {
+		info, err := os.Stat(m)
+		switch {
+		case err != nil:
+			w.onSkip(err)
+		case info.IsDir():
+			if err := w.dir(m); err != nil {
+				w.onSkip(err)
+			}
+		case !info.Mode().IsRegular():
+			w.onSkip(notRegular(m, info.Mode()))
+		default:
+			w.add(m, info, IsSessionStore(m))
 		}
-		start := len(out)
-		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if path == root {
-					return err
-				}
-				onErr(err)
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
+	}
+	return nil
+}
+
+// dir adds the transcript candidates and session stores under root.
+func (w *walker) dir(root string) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
 			}
-			if d.IsDir() {
-				return nil
-			}
-			name := d.Name()
-			meta := name == SessionsJSON
-			if !meta && !IsCandidate(name) {
-				return nil
-			}
-			info, err := os.Stat(path) // follow links to files
-			if err != nil {
-				onErr(err)
-				return nil
-			}
-			if info.Mode().IsRegular() {
-				add(path, info, meta)
+			w.onSkip(err)
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
 			}
 			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
-		slices.SortFunc(out[start:], func(a, b Found) int { return strings.Compare(a.Path, b.Path) })
+		if d.IsDir() {
+			return nil
+		}
+		name := d.Name()
+		meta := name == SessionsJSON
+		if !meta && !IsCandidate(name) {
+			return nil
+		}
+		info, err := os.Stat(path) // follow links to files
+		if err != nil {
+			w.onSkip(err)
+			return nil
+		}
+		if !info.Mode().IsRegular() {
+			w.onSkip(notRegular(path, info.Mode()))
+			return nil
+		}
+		w.add(path, info, meta)
+		return nil
+	})
+}
+
+func (w *walker) add(path string, info fs.FileInfo, meta bool) {
+	if id, ok := idOf(info); ok {
+		if w.seen[id] {
+			return
+		}
+		w.seen[id] = true
 	}
-	return out, nil
+	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta})
 }
 
 type fileID struct{ dev, ino uint64 }

@@ -1,0 +1,294 @@
+package formats
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// BatchSize is about how many entries a [FileReader] hands over at once.
+const BatchSize = 1024
+
+// readBuffer is each worker's line buffer: large reads, few system calls.
+const readBuffer = 1 << 20
+
+// FileReaderConfig configures a [FileReader].
+type FileReaderConfig struct {
+	// Host, Text, Raw and Logger are given to every file's parser; Path
+	// is each file's own.
+	parse.Config
+
+	// Workers is how many files are read at once; zero means GOMAXPROCS.
+	// With one, batches come in the order of the files.
+	Workers int
+
+	// MaxLineBytes is the longest line read; a longer one is skipped and
+	// reported. Zero means jsonl.DefaultMaxLineBytes.
+	MaxLineBytes int
+
+	// OnLineError receives each bad line, located (a *schema.DecodeError).
+	// OnFileError receives each file left out or read in part: one that
+	// cannot be read or is not a regular file inside a directory given,
+	// a broken session store, a sidecar that cannot be read. Both are
+	// called from the reading goroutines, one call at a time; nil drops
+	// the errors (they are counted all the same).
+	OnLineError func(error)
+	OnFileError func(error)
+}
+
+// Validate reports a configuration a FileReader cannot use.
+func (c FileReaderConfig) Validate() error {
+	switch {
+	case c.Workers < 0:
+		return fmt.Errorf("formats: Workers %d is negative", c.Workers)
+	case c.MaxLineBytes < 0:
+		return fmt.Errorf("formats: MaxLineBytes %d is negative", c.MaxLineBytes)
+	}
+	return nil
+}
+
+// ReadStats counts what a [FileReader] found and read so far.
+type ReadStats struct {
+	FilesFound, BytesFound int64 // files found by the walk, and their size
+
+	Files      int64 // transcripts read
+	Stores     int64 // session stores read
+	Skipped    int64 // files that are not transcripts
+	NotRegular int64 // FIFOs, devices, sockets left out inside directories
+	Failed     int64 // files that could not be read, or only in part
+
+	Bytes    int64 // bytes of complete lines read (of files done or in progress)
+	Lines    int64
+	Entries  int64
+	BadLines int64
+	Pending  int64 // incomplete last lines, not read
+}
+
+// FileReader reads transcript files in parallel, every file through its
+// own [Decoder] as a final file, and hands their entries to one consumer
+// in batches, in file order within each file. It serves the offline
+// commands and exports, where the files are read as they are now.
+type FileReader struct {
+	cfg FileReaderConfig
+
+	mu      sync.Mutex // serialises the error callbacks
+	batches sync.Pool  // of []schema.Entry with room for a batch
+	found   atomic.Pointer[[2]int64]
+	files, stores, skipped, notRegular, failed atomic.Int64
+	bytes, lines, entries, bad, pending        atomic.Int64
+}
+
+// NewFileReader returns a reader; it fails only for an invalid
+// configuration.
+func NewFileReader(cfg FileReaderConfig) (*FileReader, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	return &FileReader{cfg: cfg}, nil
+}
+
+// Stats returns the counts so far; it may be called while [FileReader.Read]
+// runs (a progress line).
+func (r *FileReader) Stats() ReadStats {
+	st := ReadStats{
+		Files: r.files.Load(), Stores: r.stores.Load(), Skipped: r.skipped.Load(),
+		NotRegular: r.notRegular.Load(), Failed: r.failed.Load(),
+		Bytes: r.bytes.Load(), Lines: r.lines.Load(), Entries: r.entries.Load(),
+		BadLines: r.bad.Load(), Pending: r.pending.Load(),
+	}
+	if f := r.found.Load(); f != nil {
+		st.FilesFound, st.BytesFound = f[0], f[1]
+	}
+	return st
+}
+
+// Read finds the files that paths name (see [Walk]: files, directories,
+// globs) and reads them, calling fn from the calling goroutine with each
+// batch of entries. A batch holds entries of one file, in file order, and
+// the batches of a file come in order; those of different files
+// interleave. A batch is valid only during fn.
+//
+// Read returns the error of a path given that cannot be read (before
+// reading anything), and the context's cause once ctx ends: reading
+// stops promptly, even in the middle of a long line. Bad lines and files
+// left out are counted and reported to the callbacks, not returned.
+func (r *FileReader) Read(ctx context.Context, paths []string, fn func(entries []schema.Entry)) error {
+	found, err := Walk(paths, r.skip)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, f := range found {
+		total += f.Size
+	}
+	r.found.Store(&[2]int64{int64(len(found)), total})
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan Found)
+	out := make(chan []schema.Entry, 4*r.cfg.Workers)
+	var wg sync.WaitGroup
+	for range r.cfg.Workers {
+		wg.Go(func() {
+			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: r.cfg.MaxLineBytes, BufferSize: readBuffer})
+			for f := range jobs {
+				r.readOne(ctx, f, rd, out)
+			}
+		})
+	}
+	wg.Go(func() {
+		defer close(jobs)
+		for _, f := range found {
+			select {
+			case jobs <- f:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	go func() {
+		wg.Wait()
+		close(out)
+	}()
+	for b := range out {
+		if ctx.Err() == nil {
+			fn(b)
+		}
+		clear(b) // drop references before the batch is reused
+		if cap(b) >= BatchSize {
+			r.batches.Put(b[:0])
+		}
+	}
+	return context.Cause(ctx)
+}
+
+// batch returns an empty batch, reusing one the consumer is done with.
+func (r *FileReader) batch() []schema.Entry {
+	if b, ok := r.batches.Get().([]schema.Entry); ok {
+		return b
+	}
+	return make([]schema.Entry, 0, BatchSize+64)
+}
+
+// readOne reads one file and sends its batches to out.
+func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out chan<- []schema.Entry) {
+	cfg := r.cfg.Config
+	cfg.Path = f.Path
+	send := func(b []schema.Entry) {
+		select {
+		case out <- b:
+		case <-ctx.Done():
+		}
+	}
+	if f.Meta {
+		r.readStore(f, cfg, send)
+		return
+	}
+	h, err := OpenRegular(f.Path)
+	if err != nil {
+		r.skip(err)
+		return
+	}
+	defer h.Close()
+	dec, err := NewDecoder(DecoderConfig{Config: cfg, MaxLineBytes: r.cfg.MaxLineBytes, OnFileError: r.fileError})
+	if err != nil {
+		r.fileError(err)
+		return
+	}
+	var st FileStats
+	var b []schema.Entry
+	err = decodeAll(ctx, h, rd, dec, &st, func(res *Result) error {
+		if len(res.Entries) > 0 {
+			if b == nil {
+				b = r.batch()
+			}
+			b = append(b, res.Entries...)
+			if len(b) >= BatchSize {
+				send(b)
+				b = nil
+			}
+		}
+		if res.Err != nil {
+			r.lineError(res.Err)
+		}
+		return nil
+	})
+	if len(b) > 0 {
+		send(b)
+	}
+	r.bytes.Add(st.Bytes)
+	r.lines.Add(st.Lines)
+	r.entries.Add(st.Entries)
+	if st.Pending > 0 {
+		r.pending.Add(1)
+	}
+	switch {
+	case errors.Is(err, ErrUnknownFormat):
+		r.skipped.Add(1)
+	case err != nil && ctx.Err() == nil:
+		r.fileError(err)
+	case err == nil:
+		r.files.Add(1)
+	}
+}
+
+// readStore reads an OpenClaw session store.
+func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Entry)) {
+	h, err := OpenRegular(f.Path)
+	if err != nil {
+		r.skip(err)
+		return
+	}
+	defer h.Close()
+	entries, err := ReadSessionStore(h, cfg)
+	if err != nil {
+		r.fileError(err)
+		if len(entries) == 0 {
+			return
+		}
+	}
+	r.stores.Add(1)
+	r.entries.Add(int64(len(entries)))
+	if len(entries) > 0 {
+		send(entries)
+	}
+}
+
+// skip counts and reports a file left out.
+func (r *FileReader) skip(err error) {
+	if errors.Is(err, ErrNotRegular) {
+		r.notRegular.Add(1)
+		r.report(r.cfg.OnFileError, err)
+		return
+	}
+	r.fileError(err)
+}
+
+func (r *FileReader) fileError(err error) {
+	r.failed.Add(1)
+	r.report(r.cfg.OnFileError, err)
+}
+
+func (r *FileReader) lineError(err error) {
+	r.bad.Add(1)
+	r.report(r.cfg.OnLineError, err)
+}
+
+func (r *FileReader) report(fn func(error), err error) {
+	if fn == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(err)
+}
