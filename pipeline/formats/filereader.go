@@ -78,9 +78,9 @@ type ReadStats struct {
 type FileReader struct {
 	cfg FileReaderConfig
 
-	mu      sync.Mutex // serialises the error callbacks
-	batches sync.Pool  // of []schema.Entry with room for a batch
-	found   atomic.Pointer[[2]int64]
+	mu                                         sync.Mutex // serialises the error callbacks
+	batches                                    sync.Pool  // of []schema.Entry with room for a batch
+	found                                      atomic.Pointer[[2]int64]
 	files, stores, skipped, notRegular, failed atomic.Int64
 	bytes, lines, entries, bad, pending        atomic.Int64
 }
