@@ -19,8 +19,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -41,10 +41,13 @@ PATH is a transcript file or a directory searched recursively.
 Run 'sessionpipe COMMAND -h' for the flags of a command.
 `
 
+// main stops gracefully on the first SIGINT or SIGTERM and at once on a
+// second (app.SignalContext).
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := app.SignalContext()
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // Exit codes.

@@ -104,33 +104,33 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer consumer.Stop()
-	if *httpAddr != "" {
-		mux := http.NewServeMux()
-		mux.HandleFunc("GET /sessions", func(w http.ResponseWriter, _ *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			enc := json.NewEncoder(w)
-			enc.SetEscapeHTML(false)
-			enc.Encode(live.sessions())
-		})
-		addr, err := app.Serve(ctx, *httpAddr, mux, log)
-		if err != nil {
-			return err
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /sessions", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(live.sessions()); err != nil {
+			log.Debug("sessions API: client went away", "err", err)
 		}
-		log.Info("sessions API", "url", "http://"+addr+"/sessions")
+	})
+	api, err := app.Listen(*httpAddr, mux)
+	if err != nil {
+		return err
+	}
+	if api != nil {
+		log.Info("sessions API", "url", "http://"+api.Addr()+"/sessions")
 	}
 
 	var wg sync.WaitGroup
-	var tailErr error
+	var tailErr, apiErr error
+	wg.Go(func() { apiErr = api.Run(ctx) })
 	wg.Go(func() { tailErr = rt.Run(ctx) })
 	if *once {
 		err := live.waitCaughtUp(ctx, rt, b.JS, n.Stream)
 		cancel()
 		wg.Wait()
-		if err != nil {
+		if err := errors.Join(err, tailErr, apiErr); err != nil {
 			return err
-		}
-		if tailErr != nil {
-			return tailErr
 		}
 		all := live.sessions()
 		if *asJSON {
@@ -142,7 +142,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writeSessionsTable(stdout, all)
 	}
 	wg.Wait()
-	return tailErr
+	return errors.Join(tailErr, apiErr, live.err())
 }
 
 // liveSessions folds the entries of the stream into aggregates.
@@ -151,6 +151,14 @@ type liveSessions struct {
 	agg     *index.Aggregator
 	lastSeq uint64 // stream sequence of the last message applied
 	bad     int64
+	failure error // the first message without metadata: nothing after it is applied
+}
+
+// err returns the failure that stopped the aggregates, if any.
+func (l *liveSessions) err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failure
 }
 
 func (l *liveSessions) sessions() []index.Session {
@@ -183,12 +191,18 @@ func (l *liveSessions) consume(ctx context.Context, js jetstream.JetStream, sc b
 	dead := prefix + ".dead."
 	var e schema.Entry
 	return c.Consume(func(m jetstream.Msg) {
-		meta, err := m.Metadata()
-		if err != nil {
-			return
-		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
+		meta, err := m.Metadata()
+		if err != nil || l.failure != nil {
+			// Without its sequence the message cannot be placed: the
+			// aggregates would silently miss it. Stop applying; -once
+			// reports it instead of waiting forever.
+			if l.failure == nil {
+				l.failure = fmt.Errorf("stream message on %s without metadata: %w", m.Subject(), err)
+			}
+			return
+		}
 		l.lastSeq = meta.Sequence.Stream
 		if strings.HasPrefix(m.Subject(), dead) {
 			return // a dead letter
@@ -232,6 +246,9 @@ func (l *liveSessions) waitCaughtUp(ctx context.Context, rt *app.RunningTailer, 
 				return err
 			}
 			continue
+		}
+		if err := l.err(); err != nil {
+			return err
 		}
 		if l.applied() < info.State.LastSeq {
 			quiet = 0

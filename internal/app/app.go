@@ -21,6 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
@@ -87,7 +88,7 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 	if n.URL == "" {
 		cfg := bus.EmbeddedConfig{StoreDir: filepath.Join(n.DataDir, "jetstream"), Port: n.Port, Logger: log}
 		e, err := bus.StartEmbedded(ctx, cfg)
-		if err != nil && n.Port == DefaultEmbeddedPort {
+		if err != nil && n.Port == DefaultEmbeddedPort && !errors.Is(err, dirlock.ErrHeld) {
 			// The usual port is taken (another server): any free one will
 			// do for the processes of this command.
 			log.Info("port taken, using any free port", "port", n.Port)
@@ -158,26 +159,62 @@ func (l *Logging) Logger(w io.Writer) (*slog.Logger, error) {
 	return nil, fmt.Errorf("-log-format %q: want text or json", l.Format)
 }
 
-// Serve serves handler on addr until ctx ends, and returns the address it
-// listens on (useful with port 0).
-func Serve(ctx context.Context, addr string, handler http.Handler, log *slog.Logger) (string, error) {
+// Server is an HTTP server whose listener is opened first, so that its
+// address (port 0 picks one) is known and printed before it serves.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listen opens addr for handler. An empty addr means no server: it
+// returns nil, and a nil *Server's Run returns at once.
+func Listen(addr string, handler http.Handler) (*Server, error) {
+	if addr == "" {
+		return nil, nil
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("listen on %s: %w", addr, err)
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("http server", "addr", ln.Addr().String(), "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		defer cancel()
-		srv.Shutdown(shutdown)
-	}()
-	return ln.Addr().String(), nil
+	return &Server{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}}, nil
+}
+
+// Addr returns the address the server listens on, "" for a nil Server.
+func (s *Server) Addr() string {
+	if s == nil {
+		return ""
+	}
+	return s.ln.Addr().String()
+}
+
+// Run serves until ctx ends, then shuts down, giving open requests up to
+// two seconds (server-sent event streams are closed by their handlers
+// watching the request context), and returns once every connection is
+// closed. It returns the error that stopped serving, or the shutdown's.
+func (s *Server) Run(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http server on %s: %w", s.Addr(), err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(shutdown)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close() // stragglers: cut them
+	}
+	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("http server on %s: %w", s.Addr(), err)
+	}
+	return nil
 }
 
 // Hostname is the host name to record, from the flag or the machine.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -52,7 +54,7 @@ func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 	fs.IntVar(&t.MaxOpenFiles, "max-open-files", tail.DefaultMaxOpenFiles, "open file handles at most")
 	fs.DurationVar(&t.Rescan, "rescan", tail.DefaultRescanInterval, "full rescan period (catches missed notifications)")
 	fs.BoolVar(&t.Poll, "poll", false, "no file notifications: find changes by the rescans alone (network file systems, inotify limits); lower -rescan with it")
-	fs.StringVar(&t.Metrics, "metrics", "127.0.0.1:0", "address of the /metrics endpoint (port 0: any free port, printed at start)")
+	fs.StringVar(&t.Metrics, "metrics", "127.0.0.1:0", "address of the /metrics endpoint (port 0: any free port, printed at start; empty: no endpoint)")
 	fs.DurationVar(&t.Drain, "drain", 10*time.Second, "on stop, how long to wait for acknowledgements before giving up")
 	fs.StringVar(&t.StateDir, "state-dir", env("SESSIONPIPE_STATE_DIR"), "checkpoint directory (env SESSIONPIPE_STATE_DIR; default <data-dir>/tailer)")
 }
@@ -88,6 +90,7 @@ func DefaultGlobs(home string, env Env) []string {
 type RunningTailer struct {
 	Tailer    *tail.Tailer
 	Publisher *bus.Publisher
+	Metrics   *Server // nil when -metrics is empty
 	progress  io.Writer
 }
 
@@ -148,31 +151,41 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		w.Header().Set("Content-Type", prom.ContentType)
 		tl.Metrics().WriteTo(w)
-		writePublisherStats(w, pub.Stats())
+		WritePublisherStats(prom.NewWriter(w), pub.Stats())
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	addr, err := Serve(ctx, t.Metrics, mux, log)
+	srv, err := Listen(t.Metrics, mux)
 	if err != nil {
 		closePublisher(ctx, pub)
 		return nil, err
 	}
-	log.Info("tailer metrics", "url", "http://"+addr+"/metrics", "watch", globs)
-	return &RunningTailer{Tailer: tl, Publisher: pub, progress: progress}, nil
+	if srv != nil {
+		log.Info("tailer metrics", "url", "http://"+srv.Addr()+"/metrics", "watch", globs)
+	} else {
+		log.Info("tailer starting without a metrics endpoint", "watch", globs)
+	}
+	return &RunningTailer{Tailer: tl, Publisher: pub, Metrics: srv, progress: progress}, nil
 }
 
 // Run follows the files until ctx ends, then stops gracefully and closes
 // the publisher.
 func (rt *RunningTailer) Run(ctx context.Context) error {
 	defer closePublisher(ctx, rt.Publisher)
+	// The metrics endpoint and the progress line live as long as the
+	// tailer, which drains after ctx ends.
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() { serveErr = rt.Metrics.Run(sctx) })
 	if rt.progress != nil {
-		pctx, stop := context.WithCancel(ctx)
-		defer func() { stop(); wg.Wait() }()
-		wg.Go(func() { showProgress(pctx, rt.Tailer, rt.progress) })
+		wg.Go(func() { showProgress(sctx, rt.Tailer, rt.progress) })
 	}
-	return rt.Tailer.Run(ctx)
+	err := rt.Tailer.Run(ctx)
+	stop()
+	wg.Wait()
+	return errors.Join(err, serveErr)
 }
 
 func closePublisher(ctx context.Context, pub *bus.Publisher) {
@@ -181,21 +194,15 @@ func closePublisher(ctx context.Context, pub *bus.Publisher) {
 	pub.Close(closeCtx)
 }
 
-func writePublisherStats(w io.Writer, s bus.Stats) {
-	for _, r := range []struct {
-		name, typ string
-		v         uint64
-	}{
-		{"sessionpipe_publish_accepted_total", "counter", s.Published},
-		{"sessionpipe_publish_acked_total", "counter", s.Acked},
-		{"sessionpipe_publish_duplicates_total", "counter", s.Duplicates},
-		{"sessionpipe_publish_retries_total", "counter", s.Retries},
-		{"sessionpipe_publish_errors_total", "counter", s.Errors},
-		{"sessionpipe_publish_failed_total", "counter", s.Failed},
-		{"sessionpipe_publish_in_flight", "gauge", uint64(s.InFlight)},
-	} {
-		fmt.Fprintf(w, "# TYPE %s %s\n%s %d\n", r.name, r.typ, r.name, r.v)
-	}
+// WritePublisherStats renders a publisher's counters as metrics.
+func WritePublisherStats(w *prom.Writer, s bus.Stats) {
+	w.Int("sessionpipe_publish_accepted_total", prom.Counter, "Messages accepted by the publisher.", int64(s.Published))
+	w.Int("sessionpipe_publish_acked_total", prom.Counter, "Messages acknowledged by JetStream.", int64(s.Acked))
+	w.Int("sessionpipe_publish_duplicates_total", prom.Counter, "Messages JetStream dropped as duplicates.", int64(s.Duplicates))
+	w.Int("sessionpipe_publish_retries_total", prom.Counter, "Messages sent again after a failure.", int64(s.Retries))
+	w.Int("sessionpipe_publish_errors_total", prom.Counter, "Publish attempts that failed (and were retried).", int64(s.Errors))
+	w.Int("sessionpipe_publish_failed_total", prom.Counter, "Messages given up (context ended or refused).", int64(s.Failed))
+	w.Int("sessionpipe_publish_in_flight", prom.Gauge, "Messages sent and not yet acknowledged.", int64(s.InFlight))
 }
 
 // showProgress prints files, bytes and entries per second while the
