@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
@@ -43,4 +50,53 @@ func requireLiveEqualsOffline(t *testing.T, dir string, rounds int) {
 		require.Equal(t, len(offline), len(live), "round %d", round)
 		require.Equal(t, offline, live, "round %d", round)
 	}
+}
+
+// The guarantee past the duplicate window: a tailer that re-sends
+// acknowledged entries later than the stream's duplicate window (a
+// laptop that slept through a crash and restarts the next day; here a
+// lost checkpoint file and a 1 s window) stores them a second time, and
+// no duplicate reaches the numbers users read: aggregation is idempotent
+// per entry.
+func TestRun_DuplicatesPastTheWindowCountOnce(t *testing.T) {
+	dir := testcorpus.Generate(t, 1<<20, 5)
+	offline := ours(t, dir)
+	data := t.TempDir()
+	args := []string{"run", "-once", "-json", "-data-dir", data, "-nats-port", "-1", "-http", "", "-metrics", "", "-dup-window", "1s", dir}
+	var stored [2]uint64
+	for round := range 2 {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitOK, run(t.Context(), args, &stdout, &stderr), "round %d: %s", round, stderr.String())
+		var live []index.Session
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &live))
+		require.Equal(t, offline, live, "round %d", round)
+		stored[round] = streamMsgs(t, data)
+		if round == 0 {
+			// Past the window, the checkpoints gone: every line is read
+			// and sent again, and stored again.
+			done := time.Now()
+			natstest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+				if time.Since(done) < 1500*time.Millisecond {
+					return errors.New("still inside the duplicate window")
+				}
+				return nil
+			})
+			require.NoError(t, os.Remove(filepath.Join(data, "tailer", "checkpoints.json")))
+		}
+	}
+	require.Equal(t, 2*stored[0], stored[1], "the stream holds every message twice: the check above was not vacuous")
+}
+
+// streamMsgs returns how many messages the stream in a stopped run's data
+// directory holds.
+func streamMsgs(t *testing.T, data string) uint64 {
+	t.Helper()
+	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: filepath.Join(data, "jetstream")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Shutdown(context.WithoutCancel(t.Context()))) }()
+	s, err := natstest.JetStream(t, e.Conn()).Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	info, err := s.Info(t.Context())
+	require.NoError(t, err)
+	return info.State.Msgs
 }
