@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -99,6 +100,7 @@ type Stats struct {
 	Replayed     uint64 // observations skipped as at or before the last applied (Seq, Part)
 	NoKey        uint64 // rule applications skipped: the observation has no value for the scope
 	Late         uint64 // rule applications whose timestamp is before the window or period
+	Invalid      uint64 // rule applications skipped: a NaN or infinite delta
 	Fired        uint64 // events returned
 	Suppressed   uint64 // firings kept back by MaxLag
 	Rearmed      uint64 // fired keys armed again
@@ -236,6 +238,10 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 	}
 	delta := o.value(r.Metric)
 	if delta == 0 {
+		return Event{}, false
+	}
+	if math.IsNaN(delta) || math.IsInf(delta, 0) {
+		e.stats.Invalid++
 		return Event{}, false
 	}
 	ks := e.keyState(rs, key, now)

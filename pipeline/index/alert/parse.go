@@ -36,12 +36,12 @@ func Parse(path string, data []byte) ([]Rule, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil
 		}
-		return nil, syntaxError(path, err)
+		return nil, syntaxError(path, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
 		if err != nil {
-			return nil, syntaxError(path, err)
+			return nil, syntaxError(path, data, err)
 		}
 		return nil, &RuleError{Path: path, Line: extra.Line, Err: fmt.Errorf("%w: a second YAML document (want one)", ErrSyntax)}
 	}
@@ -177,15 +177,40 @@ func number(field string, v *yaml.Node) (float64, error) {
 	return f, nil
 }
 
-// syntaxError locates a YAML syntax error. The YAML library reports its
-// errors as text of the form "yaml: line N: what"; the line is read from
-// there for the file:line form, and the message kept whole otherwise.
-func syntaxError(path string, err error) error {
-	msg := err.Error()
-	var line int
-	what := msg
-	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
-		_, what, _ = strings.Cut(strings.TrimPrefix(msg, "yaml: "), ": ")
+// syntaxError locates a YAML syntax error. The YAML library reports the
+// line where the enclosing block starts (and counts it from 0 or 1
+// depending on the error), so the line is found by parsing ever longer
+// prefixes of the file: the first that fails ends at the offending line.
+// Files over maxSyntaxScan lines keep the library's own message.
+func syntaxError(path string, data []byte, err error) error {
+	line, what := 0, strings.TrimPrefix(err.Error(), "yaml: ")
+	if n := bytes.Count(data, []byte("\n")); n <= maxSyntaxScan {
+		end := 0
+		for l := 1; end < len(data); l++ {
+			next := bytes.IndexByte(data[end:], '\n')
+			if next < 0 {
+				end = len(data)
+			} else {
+				end += next + 1
+			}
+			var n yaml.Node
+			if perr := yaml.Unmarshal(data[:end], &n); perr != nil {
+				line = l
+				what = perr.Error()
+				break
+			}
+		}
+	}
+	if rest, ok := strings.CutPrefix(what, "yaml: line "); ok {
+		if _, after, found := strings.Cut(rest, ": "); found {
+			what = after
+		}
+	} else {
+		what = strings.TrimPrefix(what, "yaml: ")
 	}
 	return &RuleError{Path: path, Line: line, Err: fmt.Errorf("%w: %s", ErrSyntax, what)}
 }
+
+// maxSyntaxScan bounds the file size (in lines) for which syntax errors
+// are located by re-parsing prefixes.
+const maxSyntaxScan = 2000

@@ -172,7 +172,8 @@ type Rule struct {
 	// RateWindow is the burn-rate window of projected_cost_usd
 	// (default [DefaultRateWindow]).
 	RateWindow time.Duration
-	// Location is the time zone of calendar periods (default UTC).
+	// Location is the time zone of calendar periods (default UTC; nil for
+	// rules without a period).
 	Location *time.Location
 	// Line is the line of the rule in its file (0 for rules built in code).
 	Line int
@@ -262,7 +263,7 @@ func (r *Rule) normalize() (field string, err error) {
 	if r.Location != nil && !r.calendar() {
 		return "timezone", fmt.Errorf("%w: timezone is only for calendar periods (day, week, month, or a projection period)", ErrInvalidValue)
 	}
-	if r.Location == nil {
+	if r.Location == nil && r.calendar() {
 		r.Location = time.UTC
 	}
 	return "", nil
@@ -284,7 +285,6 @@ func (r *Rule) normalizeUnpriced() (string, error) {
 		return "timezone", fmt.Errorf("%w: unpriced_model has no period", ErrInvalidValue)
 	}
 	r.Scope = ScopeModel
-	r.Location = time.UTC
 	return "", nil
 }
 

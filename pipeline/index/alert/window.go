@@ -26,7 +26,7 @@ func (r *ring) slide(b int64) {
 		clear(r.sums[:])
 	} else {
 		for i := r.head + 1; i <= b; i++ {
-			r.sums[i%Buckets] = 0
+			r.sums[mod(i)] = 0
 		}
 	}
 	r.head = b
@@ -43,7 +43,7 @@ func (r *ring) add(b int64, v float64) bool {
 	if b <= r.head-Buckets {
 		return false
 	}
-	r.sums[b%Buckets] += v
+	r.sums[mod(b)] += v
 	r.sum += v
 	return true
 }
@@ -94,4 +94,9 @@ func periodEnd(w Window, start time.Time) time.Time {
 		end = next // a short day (DST) ends its last period early
 	}
 	return end
+}
+
+// mod returns the slot of bucket b in a ring.
+func mod(b int64) int {
+	return int((b%Buckets + Buckets) % Buckets)
 }
