@@ -1,0 +1,51 @@
+package export
+
+import "unsafe"
+
+// Arena block sizes: the first block is small, so that the many parts of a
+// quiet fleet cost little, and each next one doubles up to the maximum.
+const (
+	arenaMinBlock = 4 << 10
+	arenaMaxBlock = 1 << 20
+)
+
+// arena holds the string bytes of a part's buffered rows in large blocks:
+// few allocations, no pointers inside for the garbage collector to follow,
+// and an exact byte count for the memory budget. Strings it returns stay
+// valid until the arena is dropped.
+type arena struct {
+	cur   []byte
+	alloc int64 // bytes allocated in blocks
+}
+
+func (a *arena) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	return a.bytes(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+func (a *arena) bytes(b []byte) string {
+	n := len(b)
+	if n == 0 {
+		return ""
+	}
+	if n > arenaMaxBlock/4 {
+		a.alloc += int64(n)
+		c := make([]byte, n)
+		copy(c, b)
+		return unsafe.String(&c[0], n)
+	}
+	if len(a.cur)+n > cap(a.cur) {
+		size := max(2*cap(a.cur), arenaMinBlock)
+		for size < n {
+			size *= 2
+		}
+		size = min(size, arenaMaxBlock)
+		a.cur = make([]byte, 0, size)
+		a.alloc += int64(size)
+	}
+	i := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return unsafe.String(&a.cur[i], n)
+}

@@ -1,0 +1,67 @@
+package export
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// tmpPrefix and tmpSuffix mark a file being written: hidden, and not
+// matched by '*.parquet'. Whatever carries them at start is a crash's
+// leftover and is removed.
+const (
+	tmpPrefix = "."
+	tmpSuffix = ".tmp"
+)
+
+// tmpName returns the temporary name under which name is written.
+func tmpName(name string) string { return tmpPrefix + name + tmpSuffix }
+
+// isTmp reports whether the base name is a temporary file of ours.
+func isTmp(base string) bool {
+	return strings.HasPrefix(base, tmpPrefix) && strings.HasSuffix(base, tmpSuffix)
+}
+
+// writeFileAtomic writes data to dir/name through a temporary file in dir:
+// write, fsync, rename, fsync dir.
+func writeFileAtomic(dir, name string, data []byte) error {
+	tmp := filepath.Join(dir, tmpName(name))
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs a directory, making the names created, renamed or
+// removed in it durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open directory %s: %w", dir, err)
+	}
+	err = d.Sync()
+	if e := d.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
+}

@@ -1,0 +1,85 @@
+package export
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// recover removes what a crash left below the output root: temporary
+// files (a part or a manifest being written), and part files that the
+// manifest does not list (renamed into place, but the crash came before
+// the manifest recorded them, so their entries were never acknowledged and
+// will be delivered again). Files the manifest lists but that are missing
+// are logged, not fatal: an operator removed them.
+func (w *Writer) recover() error {
+	listed := make(map[string]bool, len(w.manifest.Files))
+	for _, f := range w.manifest.Files {
+		listed[f.Path] = true
+	}
+	root := w.cfg.Dir
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		base := d.Name()
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case isTmp(base):
+		case isPartName(base) && strings.Count(rel, "/") == 3 && !listed[rel]:
+		default:
+			return nil
+		}
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", p, err)
+		}
+		w.stats.Removed++
+		w.log.Info("removed leftover of an interrupted commit", "file", rel)
+		return syncDir(filepath.Dir(p))
+	})
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", root, err)
+	}
+	for rel := range listed {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
+			w.log.Warn("committed file missing", "file", rel, "error", err)
+		}
+	}
+	return nil
+}
+
+// isPartName reports whether base is a part file name,
+// part-<first>-<last>.parquet.
+func isPartName(base string) bool {
+	s, ok := strings.CutPrefix(base, "part-")
+	if !ok {
+		return false
+	}
+	s, ok = strings.CutSuffix(s, ".parquet")
+	if !ok {
+		return false
+	}
+	a, b, ok := strings.Cut(s, "-")
+	return ok && isDigits(a) && isDigits(b)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

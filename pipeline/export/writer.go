@@ -1,0 +1,392 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Writer turns a stream of entries, each with its JetStream stream
+// sequence, into committed Parquet files. It keeps one open part per
+// partition and commits a part (see the package documentation, "Commit
+// protocol") when it reaches Config.PartBytes, when it is older than
+// Config.PartAge at a [Writer.CommitDue], when the buffered total would
+// pass Config.MemoryBytes (the largest part first), and at [Writer.Flush]
+// and [Writer.Close].
+//
+// The caller acknowledges messages only up to [Writer.Committed]. A
+// Writer is not safe for concurrent use: one goroutine (the consumer's
+// handler) drives it.
+type Writer struct {
+	cfg  Config
+	log  *slog.Logger
+	lock *dirlock.Lock
+	enc  *encoder
+
+	manifest *Manifest
+	high     map[Partition]uint64 // last committed sequence per partition
+	parts    map[Partition]*part
+	buffered int64  // bytes held by open parts
+	handed   uint64 // highest sequence handed over
+	dirs     map[string]bool
+	stats    Stats
+	closed   bool
+}
+
+// Stats counts what a [Writer] did since it was opened.
+type Stats struct {
+	Entries      int64 // entries taken into parts
+	Skipped      int64 // entries skipped: already committed, or handed over twice
+	Files        int64 // files committed
+	Rows         int64 // rows in committed files
+	Bytes        int64 // bytes of committed files
+	EarlyCommits int64 // parts committed early to stay within MemoryBytes
+	Removed      int64 // leftovers removed at open: temporary files and files the manifest does not list
+}
+
+// NewWriter opens the output directory cfg.Dir (creating it), takes its
+// lock, reads its manifest and removes what a crash left behind: temporary
+// files, and Parquet files that were renamed into place but not yet
+// recorded in the manifest (their entries were never acknowledged, so
+// they are delivered again). It returns an error wrapping
+// [dirlock.ErrHeld] if another Writer owns the directory, and one
+// wrapping [ErrManifest] if the manifest is damaged (nothing is removed
+// then).
+func NewWriter(cfg Config) (*Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	lock, err := dirlock.Acquire(cfg.Dir, "Parquet export")
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "export"),
+		lock:  lock,
+		enc:   newEncoder(cfg),
+		high:  make(map[Partition]uint64),
+		parts: make(map[Partition]*part),
+		dirs:  make(map[string]bool),
+	}
+	if w.manifest, err = ReadManifest(cfg.Dir); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	for _, f := range w.manifest.Files {
+		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
+	}
+	if err := w.recover(); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Write takes the entry e with its stream sequence seq into its
+// partition's open part. Entries must come in stream order. An entry
+// whose sequence was handed over before, or that a committed file of its
+// partition already holds (a redelivery after a restart), is skipped: the
+// output stays exactly once.
+//
+// Before taking e, Write commits its part if e would push it past
+// PartBytes, and the largest parts while e would push the buffered total
+// past MemoryBytes. If such a commit fails, Write returns its error and e
+// is not taken: the caller may retry or stop; what is buffered stays.
+// Write copies what it keeps, so e may be reused after it returns.
+func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
+	if w.closed {
+		return ErrClosed
+	}
+	if seq <= w.handed {
+		w.stats.Skipped++
+		return nil
+	}
+	p := PartitionOf(e)
+	if seq <= w.high[p] {
+		w.stats.Skipped++
+		w.handed = seq
+		return nil
+	}
+	pt := w.parts[p]
+	est := entrySize(e)
+	if pt != nil && len(pt.rows) > 0 && pt.size()+est > w.cfg.PartBytes {
+		if err := w.commit(ctx, pt); err != nil {
+			return err
+		}
+		pt = nil
+	}
+	for w.buffered+est > w.cfg.MemoryBytes && len(w.parts) > 0 {
+		big := w.largest()
+		if err := w.commit(ctx, big); err != nil {
+			return err
+		}
+		w.stats.EarlyCommits++
+		if big == pt {
+			pt = nil
+		}
+	}
+	if pt == nil {
+		pt = newPart(p, time.Now())
+		w.parts[p] = pt
+	}
+	before := pt.size()
+	pt.add(e, seq)
+	w.buffered += pt.size() - before
+	w.handed = seq
+	w.stats.Entries++
+	return nil
+}
+
+// Advance tells the writer that every message up to seq has been handed
+// over, including messages that carry no entry (undecodable messages the
+// consumer skipped, a gap): [Writer.Committed] may then pass them.
+func (w *Writer) Advance(seq uint64) {
+	w.handed = max(w.handed, seq)
+}
+
+// Committed returns the highest stream sequence S such that every entry
+// handed over with a sequence up to S is in a committed file (or was
+// skipped as already committed). The caller may acknowledge the messages
+// up to S (AckAll on S); not one beyond. Several partitions interleave in
+// the stream, so S is just below the first entry of the oldest open part.
+func (w *Writer) Committed() uint64 {
+	s := w.handed
+	for _, pt := range w.parts {
+		s = min(s, pt.first-1)
+	}
+	return s
+}
+
+// Buffered returns the bytes held by open parts, as counted against
+// Config.MemoryBytes.
+func (w *Writer) Buffered() int64 { return w.buffered }
+
+// Stats returns the counters.
+func (w *Writer) Stats() Stats { return w.stats }
+
+// Manifest returns the committed files, in commit order. The slice is the
+// writer's own: do not modify it.
+func (w *Writer) Manifest() []File { return w.manifest.Files }
+
+// CommitDue commits every part opened Config.PartAge or longer before
+// now. Call it periodically (every few seconds, or when the consumer's
+// fetch comes back empty), so that a quiet partition is committed and
+// acknowledged in time. It stops at the first error, which it returns; the
+// failed part stays open.
+func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
+	if w.closed {
+		return ErrClosed
+	}
+	for _, pt := range w.sortedParts() {
+		if now.Sub(pt.opened) >= w.cfg.PartAge {
+			if err := w.commit(ctx, pt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Flush commits every open part, oldest first. After it returns nil,
+// [Writer.Committed] is the highest sequence handed over. It stops at the
+// first error.
+func (w *Writer) Flush(ctx context.Context) error {
+	if w.closed {
+		return ErrClosed
+	}
+	for _, pt := range w.sortedParts() {
+		if err := w.commit(ctx, pt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close flushes the open parts (as on SIGTERM: commit what is open) and
+// releases the output directory. It returns the first error; the lock is
+// released even then, and entries of parts that could not be committed
+// are not acknowledged, so they are delivered again to the next writer.
+// To stop without committing, cancel ctx: Close then returns its cause.
+func (w *Writer) Close(ctx context.Context) error {
+	if w.closed {
+		return nil
+	}
+	err := w.Flush(ctx)
+	w.closed = true
+	if e := w.lock.Release(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// largest returns the open part holding the most bytes.
+func (w *Writer) largest() *part {
+	var big *part
+	for _, pt := range w.parts {
+		if big == nil || pt.size() > big.size() {
+			big = pt
+		}
+	}
+	return big
+}
+
+// sortedParts returns the open parts by first sequence: committing them
+// in that order advances Committed soonest.
+func (w *Writer) sortedParts() []*part {
+	parts := make([]*part, 0, len(w.parts))
+	for _, pt := range w.parts {
+		parts = append(parts, pt)
+	}
+	slicesSortByFirst(parts)
+	return parts
+}
+
+// commit writes pt as a file and records it: temporary file in the
+// partition's directory, fsync, rename to part-<first>-<last>.parquet,
+// fsync of the directory (and of the parents of new directories), then
+// the manifest, written atomically. Only then is pt dropped. On error pt
+// stays open, and a temporary file is removed.
+func (w *Writer) commit(ctx context.Context, pt *part) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	rel := pt.partition.Dir()
+	dir := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
+	if err := w.mkdir(rel); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
+	tmp := filepath.Join(dir, tmpName(name))
+	sum, n, err := w.writeTemp(tmp, pt)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	f := File{
+		Path:      path.Join(rel, name),
+		Partition: pt.partition,
+		Rows:      int64(len(pt.rows)),
+		Bytes:     n,
+		SHA256:    sum,
+		FirstSeq:  pt.first,
+		LastSeq:   pt.last,
+		Committed: time.Now().UTC(),
+	}
+	if pt.minTS != 0 {
+		f.MinTS = time.UnixMicro(pt.minTS).UTC()
+		f.MaxTS = time.UnixMicro(pt.maxTS).UTC()
+	}
+	w.manifest.Files = append(w.manifest.Files, f)
+	if err := w.manifest.write(w.cfg.Dir); err != nil {
+		// The file stays on disk unlisted; the next open removes it,
+		// or the retried commit of this part renames over it.
+		w.manifest.Files = w.manifest.Files[:len(w.manifest.Files)-1]
+		return err
+	}
+	delete(w.parts, pt.partition)
+	w.buffered -= pt.size()
+	w.high[pt.partition] = max(w.high[pt.partition], pt.last)
+	w.stats.Files++
+	w.stats.Rows += f.Rows
+	w.stats.Bytes += f.Bytes
+	w.log.Debug("committed", "file", f.Path, "rows", f.Rows, "bytes", f.Bytes, "first_seq", f.FirstSeq, "last_seq", f.LastSeq)
+	return nil
+}
+
+// writeTemp encodes pt into the file tmp and fsyncs it, returning the
+// file's sha256 and size.
+func (w *Writer) writeTemp(tmp string, pt *part) (string, int64, error) {
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return "", 0, fmt.Errorf("create %s: %w", tmp, err)
+	}
+	h := sha256.New()
+	cw := &countWriter{w: io.MultiWriter(f, h)}
+	bw := bufio.NewWriterSize(cw, 1<<20)
+	err = w.enc.encode(bw, pt)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if e := f.Close(); err == nil {
+		err = e
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("write %s: %w", tmp, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), cw.n, nil
+}
+
+// mkdir creates the partition directory rel (slash-separated, relative to
+// the root) and fsyncs the parent of every directory it created, so that
+// a committed file's path survives a crash.
+func (w *Writer) mkdir(rel string) error {
+	if w.dirs[rel] {
+		return nil
+	}
+	var parents []string
+	for d := rel; d != "."; d = path.Dir(d) {
+		parents = append(parents, d)
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		d := filepath.Join(w.cfg.Dir, filepath.FromSlash(parents[i]))
+		err := os.Mkdir(d, 0o755)
+		if os.IsExist(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create partition directory: %w", err)
+		}
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	w.dirs[rel] = true
+	return nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// entrySize estimates what e's row will add to a part, to decide before
+// taking it whether commits must come first.
+func entrySize(e *schema.Entry) int64 {
+	n := rowOverhead + int64(len(e.Text)+len(e.Raw)+len(e.SessionID)+len(e.EntryID)+len(e.Path)+200)
+	for i := range e.ToolCalls {
+		n += int64(len(e.ToolCalls[i].Input) + 64)
+	}
+	for i := range e.ToolResults {
+		n += int64(len(e.ToolResults[i].Content) + 64)
+	}
+	return n
+}
