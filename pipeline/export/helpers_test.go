@@ -148,16 +148,16 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 	var out []readRow
 	for rows.Next() {
 		var (
-			r                                                                    readRow
-			format, kind                                                         string
-			host, date, path, parentID, parentSession, role, subtype, text       sql.NullString
-			model, provider, messageID, requestID, usageKey, stopReason          sql.NullString
-			sender, cwd, gitBranch, agentVersion, agentID, agentType, slug       sql.NullString
-			command, commandArgs, title, raw                                     sql.NullString
-			ts                                                                   sql.NullTime
-			cost                                                                 sql.NullFloat64
-			usage, toolCalls, toolResults, attachments, reaction, origin         any
-			object                                                               int32
+			r                                                              readRow
+			format, kind                                                   string
+			host, date, path, parentID, parentSession, role, subtype, text sql.NullString
+			model, provider, messageID, requestID, usageKey, stopReason    sql.NullString
+			sender, cwd, gitBranch, agentVersion, agentID, agentType, slug sql.NullString
+			command, commandArgs, title, raw                               sql.NullString
+			ts                                                             sql.NullTime
+			cost                                                           sql.NullFloat64
+			usage, toolCalls, toolResults, attachments, reaction, origin   any
+			object                                                         int32
 		)
 		e := &r.Entry
 		require.NoError(tb, rows.Scan(&r.Seq, &r.Key, &format, &host, &date, &path, &e.Offset, &e.Line, &object,
