@@ -1,6 +1,7 @@
 package alert
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -12,12 +13,14 @@ import (
 // testClock is a clock the test moves by hand.
 type testClock struct{ t time.Time }
 
-func (c *testClock) Now() time.Time          { return c.t }
-func (c *testClock) Add(d time.Duration)     { c.t = c.t.Add(d) }
-func (c *testClock) Set(t time.Time)         { c.t = t }
-func newClock(t time.Time) *testClock        { return &testClock{t: t} }
-func at(h, m int) time.Time                  { return day0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute) }
-func tokens(in, out int64) schema.Usage      { return schema.Usage{Input: in, Output: out} }
+func (c *testClock) Now() time.Time      { return c.t }
+func (c *testClock) Add(d time.Duration) { c.t = c.t.Add(d) }
+func (c *testClock) Set(t time.Time)     { c.t = t }
+func newClock(t time.Time) *testClock    { return &testClock{t: t} }
+func at(h, m int) time.Time {
+	return day0.Add(time.Duration(h)*time.Hour + time.Duration(m)*time.Minute)
+}
+func tokens(in, out int64) schema.Usage { return schema.Usage{Input: in, Output: out} }
 func mustRules(tb testing.TB, src string) []Rule {
 	tb.Helper()
 	rules, err := Parse("rules.yaml", []byte("rules:\n"+src))
@@ -51,3 +54,5 @@ func ruleNames(evs []Event) []string {
 	}
 	return out
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o600) }
