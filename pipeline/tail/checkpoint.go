@@ -17,7 +17,9 @@ import (
 const checkpointFile = "checkpoints.json"
 
 // checkpointVersion is the version of the checkpoint file format.
-const checkpointVersion = 1
+// Version 1 files (no check of the bytes before the offset, no
+// modification time) are read too, and saved as version 2.
+const checkpointVersion = 2
 
 // FileState is the checkpoint of one file: where reading resumes after a
 // restart. Offset only ever covers lines whose entries JetStream
@@ -28,15 +30,25 @@ type FileState struct {
 	// Fingerprint is a hash of the first FingerprintLen bytes of the
 	// file; with Dev and Ino it is the file's identity, which survives
 	// renames and tells a rewritten file from the one checkpointed.
-	Fingerprint    uint64        `json:"fingerprint"`
-	FingerprintLen int           `json:"fingerprint_len"`
-	Path           string        `json:"path"`
-	Offset         int64         `json:"offset"`
-	Format         schema.Format `json:"format,omitempty"`
-	// Skipped marks a file that is not a transcript, with the size at
-	// which that was decided.
-	Skipped bool  `json:"skipped,omitempty"`
-	Size    int64 `json:"size,omitempty"`
+	Fingerprint    uint64 `json:"fingerprint"`
+	FingerprintLen int    `json:"fingerprint_len"`
+	Path           string `json:"path"`
+	Offset         int64  `json:"offset"`
+	// CheckLen and CheckSum are the length and CRC-32C of the bytes just
+	// before Offset (at most 1 KiB, of the lines read, contiguous). A
+	// file that no longer holds them there, or that is shorter than
+	// Offset, or whose byte before Offset is not a "\n", was rewritten
+	// while the tailer was stopped (or the checkpoint was edited): it is
+	// read again from its start. Version 1 files have none.
+	CheckLen int           `json:"check_len,omitempty"`
+	CheckSum uint32        `json:"check_sum,omitempty"`
+	Format   schema.Format `json:"format,omitempty"`
+	// Skipped marks a file that is not a transcript.
+	Skipped bool `json:"skipped,omitempty"`
+	// Size and MTime (Unix nanoseconds) are the file's at its last read;
+	// a skipped file is looked at again when its size moved.
+	Size  int64 `json:"size,omitempty"`
+	MTime int64 `json:"mtime,omitempty"`
 }
 
 type checkpointDoc struct {
@@ -63,9 +75,11 @@ func OpenCheckpoints(dir string) (*Checkpoints, error) {
 // Path returns the checkpoint file's path.
 func (c *Checkpoints) Path() string { return filepath.Join(c.dir, checkpointFile) }
 
-// Load returns the saved states, none if nothing was saved yet. A file
-// that cannot be decoded is an error wrapping [ErrCheckpoint]: the caller
-// must not start from scratch silently, which would re-read everything.
+// Load returns the saved states, none if nothing was saved yet; a
+// version 1 file is read as version 2 without checks. A file that cannot
+// be decoded is a *[CheckpointError] wrapping [ErrCheckpoint] that says
+// what to do: the caller must not start from scratch silently, which
+// would publish every file again.
 func (c *Checkpoints) Load() ([]FileState, error) {
 	data, err := os.ReadFile(c.Path())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -76,10 +90,15 @@ func (c *Checkpoints) Load() ([]FileState, error) {
 	}
 	var doc checkpointDoc
 	if err := json.Unmarshal(data, &doc); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCheckpoint, c.Path(), err)
+		return nil, &CheckpointError{Path: c.Path(), Err: err}
 	}
-	if doc.Version != checkpointVersion {
-		return nil, fmt.Errorf("%w: %s: version %d, want %d", ErrCheckpoint, c.Path(), doc.Version, checkpointVersion)
+	if doc.Version < 1 || doc.Version > checkpointVersion {
+		return nil, &CheckpointError{Path: c.Path(), Err: fmt.Errorf("version %d, this build reads 1 to %d", doc.Version, checkpointVersion)}
+	}
+	for i, s := range doc.Files {
+		if s.Offset < 0 || s.CheckLen < 0 || s.CheckLen > checkBytes || int64(s.CheckLen) > s.Offset {
+			return nil, &CheckpointError{Path: c.Path(), Err: fmt.Errorf("file %d (%s): offset %d, check of %d bytes", i, s.Path, s.Offset, s.CheckLen)}
+		}
 	}
 	return doc.Files, nil
 }

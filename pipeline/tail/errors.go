@@ -21,6 +21,22 @@ var (
 	errRewritten = errors.New("tail: file rewritten while read")
 )
 
+// CheckpointError reports a checkpoint file that cannot be used, and
+// what to do about it. It wraps [ErrCheckpoint].
+type CheckpointError struct {
+	Path string // the checkpoint file
+	Err  error  // what is wrong with it
+}
+
+func (e *CheckpointError) Error() string {
+	return fmt.Sprintf("tail: bad checkpoint file %s: %v; restore it from a backup, or move it away to read every "+
+		"followed file again from its start (the stream drops what it already holds within its duplicate window; "+
+		"older entries are stored again)", e.Path, e.Err)
+}
+
+// Unwrap returns [ErrCheckpoint] and the underlying error.
+func (e *CheckpointError) Unwrap() []error { return []error{ErrCheckpoint, e.Err} }
+
 // ConfigError names the invalid field of a [Config].
 type ConfigError struct {
 	Field string

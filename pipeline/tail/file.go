@@ -55,13 +55,17 @@ type file struct {
 	lines    int64 // lines before readPos
 	resumeAt int64 // lines ending at or before it were acknowledged before: not published again
 	metaSum  uint64
+	end      mark // of the last line read, before readPos
+	// loaded: the checkpoint's mark (acked) is not checked against the
+	// file yet; the first read does.
+	loaded bool
 
 	// mu
 	mu       sync.Mutex
-	inflight int   // published, not completed
-	readEnd  int64 // end of the last line handed to the publisher
-	acked    int64 // every line ending here or before is acknowledged
-	stuck    bool  // a message failed: acked is frozen until restart
+	inflight int  // published, not completed
+	readEnd  mark // end of the last line handed to the publisher
+	acked    mark // every line ending here or before is acknowledged
+	stuck    bool // a message failed: acked is frozen until restart
 	// epoch counts the resets: a message published before the file was
 	// rewritten covers offsets of its old content, so its completion
 	// must not move acked.
@@ -76,23 +80,29 @@ func (f *file) state() (FileState, bool) {
 	if f.format == "" && !f.skipped && !f.meta && f.fpLen == 0 {
 		return FileState{}, false
 	}
-	return FileState{
+	s := FileState{
 		Dev: f.id.dev, Ino: f.id.ino,
 		Fingerprint: f.fpSum, FingerprintLen: f.fpLen,
-		Path: f.path, Offset: f.acked, Format: f.format,
-		Skipped: f.skipped, Size: f.size,
-	}, true
+		Path: f.path, Offset: f.acked.at, CheckLen: int(f.acked.n), CheckSum: f.acked.sum,
+		Format: f.format, Skipped: f.skipped, Size: f.size,
+	}
+	if !f.mtime.IsZero() {
+		s.MTime = f.mtime.UnixNano()
+	}
+	return s, true
 }
 
 // reset forgets what was read of f: its content was replaced.
 func (f *file) reset() {
 	f.parser = nil
 	f.readPos, f.lines, f.resumeAt = 0, 0, 0
+	f.end = mark{}
 	f.mu.Lock()
 	f.format, f.skipped = "", false
 	f.fpSum, f.fpLen = 0, 0
-	f.readEnd, f.acked = 0, 0
+	f.readEnd, f.acked = mark{}, mark{}
 	f.epoch++
+	f.loaded = false
 	f.mu.Unlock()
 }
 
@@ -102,6 +112,8 @@ type worker struct {
 	src     checkedReader
 	entries []schema.Entry
 	head    [][]byte
+	win     window           // the bytes before the line end being marked
+	check   [checkBytes]byte // a mark's bytes, read back to check it
 
 	// The lines read but not yet handed to the publisher, and their
 	// message count. Publishing in bursts lets the client and the server
@@ -113,10 +125,11 @@ type worker struct {
 	bpending int // their bytes
 }
 
-// pendingLine is a line whose messages wait in a worker's batch.
+// pendingLine is a line whose messages wait in a worker's batch, with
+// the marks of the line end before it and of its own end.
 type pendingLine struct {
-	msgs       []*nats.Msg
-	start, end int64
+	msgs          []*nats.Msg
+	before, after mark
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
@@ -130,8 +143,8 @@ const (
 
 // queue adds the messages of one line to w's batch, and hands the batch
 // to the publisher once it is full.
-func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg, start, end int64) error {
-	w.pending = append(w.pending, pendingLine{msgs: msgs, start: start, end: end})
+func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg, before, after mark) error {
+	w.pending = append(w.pending, pendingLine{msgs: msgs, before: before, after: after})
 	w.npending += len(msgs)
 	for _, m := range msgs {
 		w.bpending += len(m.Data)
@@ -151,7 +164,7 @@ func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 		w.pending, w.npending, w.bpending = w.pending[:0], 0, 0
 	}()
 	for _, p := range w.pending {
-		if err := t.send(ctx, f, p.msgs, p.start, p.end); err != nil {
+		if err := t.send(ctx, f, p.msgs, p.before, p.after); err != nil {
 			// The file is stuck from here (see send): its checkpoint
 			// stays before these lines, which a restart sends again.
 			return err
@@ -184,11 +197,38 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	replaced := size < f.readPos || f.fpLen > 0 && (n < f.fpLen || fnv64a(head[:f.fpLen]) != f.fpSum)
+	// The content before the offset must still be the one read: the
+	// checkpoint's mark at the first read after a start, the last line
+	// handed out whenever the size or modification time moved since.
+	var before []byte
+	if !replaced {
+		t.mu.Lock()
+		moved := size != f.size || !info.ModTime().Equal(f.mtime)
+		t.mu.Unlock()
+		m := f.end
+		if f.loaded {
+			f.mu.Lock()
+			m = f.acked
+			f.mu.Unlock()
+		}
+		if f.loaded || moved && m.at > 0 {
+			ok, b, err := checkMark(h, size, m, &w.check)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			replaced = !ok
+			if ok && !f.loaded && m.at == f.readPos {
+				before = b
+			}
+		}
+	}
 	if replaced {
-		t.log.Info("file rewritten, reading it again", "file", path, "size", size, "was", f.readPos)
+		t.log.Info("file rewritten, reading it again", "file", path, "size", size, "was", max(f.readPos, f.resumeAt))
 		t.m.rewrites.Add(1)
 		f.reset()
+		before = nil
 	}
+	f.loaded = false
 	if f.fpLen < n {
 		f.mu.Lock()
 		f.fpSum, f.fpLen = fnv64a(head[:n]), n
@@ -216,20 +256,23 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		// Replay the file from its start to rebuild the parser's state;
 		// what was acknowledged before is not published again.
 		f.mu.Lock()
-		f.resumeAt = max(f.resumeAt, f.acked)
+		f.resumeAt = max(f.resumeAt, f.acked.at)
 		f.mu.Unlock()
-		f.readPos, f.lines = 0, 0
+		f.readPos, f.lines, f.end = 0, 0, mark{}
+		before = nil
 	}
 
 	w.src = checkedReader{sr: *io.NewSectionReader(h, f.readPos, size-f.readPos), h: h, fpLen: f.fpLen, fpSum: f.fpSum}
 	w.rd.Reset(&w.src, f.readPos, f.lines)
+	w.win.seed(f.readPos, before)
+	last := w.win.mark()
 	defer func() {
 		// Every line read is handed to the publisher, whatever ends the
 		// loop: the reader's offset is past them.
 		if ferr := t.flush(ctx, w, f); ferr != nil && err == nil {
 			err = ferr
 		}
-		f.readPos, f.lines = w.rd.Offset(), w.rd.Lines()
+		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), last
 	}()
 	for n := 0; ; n++ {
 		if n&255 == 0 && ctx.Err() != nil {
@@ -242,12 +285,15 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		var tooLong *jsonl.LineTooLongError
 		if errors.As(err, &tooLong) {
 			end := tooLong.Offset + tooLong.Length + 1
+			w.win.reset(end) // its bytes are not kept: its end is marked without a checksum
+			prev := last
+			last = w.win.mark()
 			if end <= f.resumeAt {
 				continue
 			}
 			t.m.badLines.Add(1)
 			d := &bus.DeadLetter{Host: t.cfg.Host, Path: path, Line: tooLong.Line, Offset: tooLong.Offset, Format: string(f.format), Error: err.Error(), Head: tooLong.Head}
-			if err := t.queue(ctx, w, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, tooLong.Offset, end); err != nil {
+			if err := t.queue(ctx, w, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, prev, last); err != nil {
 				return err
 			}
 			continue
@@ -265,6 +311,9 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		}
 		t.m.lines.Add(1)
 		t.m.bytes.Add(line.End - line.Offset)
+		w.win.add(line)
+		prev := last
+		last = w.win.mark()
 		var perr error
 		w.entries, perr = f.parser.Parse(w.entries[:0], line)
 		if line.End <= f.resumeAt {
@@ -285,7 +334,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 				Format: string(f.format), Error: perr.Error(), Head: append([]byte(nil), head...),
 			}))
 		}
-		if err := t.queue(ctx, w, f, msgs, line.Offset, line.End); err != nil {
+		if err := t.queue(ctx, w, f, msgs, prev, last); err != nil {
 			return err
 		}
 	}
@@ -293,20 +342,21 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 }
 
 // send publishes the messages of one line, in order. The line's end is
-// acknowledged once its last message is (and every earlier one).
-func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, start, end int64) error {
+// acknowledged once its last message is (and every earlier one); a
+// message before the last covers the lines before it.
+func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, before, after mark) error {
 	f.mu.Lock()
 	f.inflight += len(msgs)
-	f.readEnd = end
+	f.readEnd = after
 	if f.inflight == 0 && !f.stuck {
-		f.acked = max(f.acked, end)
+		f.acked = later(f.acked, after)
 	}
 	epoch := f.epoch
 	f.mu.Unlock()
 	for i, m := range msgs {
-		at := start // a message that is not the line's last covers the lines before it
+		at := before
 		if i == len(msgs)-1 {
-			at = end
+			at = after
 		}
 		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, at, epoch, err) }); err != nil {
 			f.mu.Lock()
@@ -325,7 +375,7 @@ func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, start, end
 
 // completed is the publisher's callback for message m of f, which covers
 // the file up to at in the file's content of the given epoch.
-func (t *Tailer) completed(f *file, m *nats.Msg, at int64, epoch uint64, err error) {
+func (t *Tailer) completed(f *file, m *nats.Msg, at mark, epoch uint64, err error) {
 	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, err) {
 		err = nil // refused for good: its dead letter stands for it
 	}
@@ -346,9 +396,9 @@ func (t *Tailer) completed(f *file, m *nats.Msg, at int64, epoch uint64, err err
 		return
 	}
 	if f.inflight == 0 {
-		at = max(at, f.readEnd)
+		at = later(at, f.readEnd)
 	}
-	f.acked = max(f.acked, at)
+	f.acked = later(f.acked, at)
 }
 
 // reject queues a dead letter for a message the server refused for good
@@ -509,7 +559,7 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 		e := m.Entry(t.cfg.Host, path)
 		msgs = append(msgs, t.entryMsg(&e))
 	}
-	if err := t.send(ctx, f, msgs, 0, size); err != nil {
+	if err := t.send(ctx, f, msgs, mark{}, mark{at: size}); err != nil {
 		return err
 	}
 	f.metaSum, f.readPos = sum, size

@@ -192,6 +192,7 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 	defer save.Stop()
 	idle := time.NewTicker(max(t.cfg.IdleTimeout/4, time.Second))
 	defer idle.Stop()
+	var retry backoff // of the saves, while they fail
 	var events chan fsnotify.Event
 	var errs chan error
 	if watcher != nil {
@@ -205,9 +206,17 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 			t.rescan(watcher)
 		case <-t.rescanC:
 			t.rescan(watcher)
-		case <-save.C:
-			if err := t.save(); err != nil {
-				t.log.Error("saving checkpoints", "err", err)
+		case now := <-save.C:
+			if !retry.due(now) {
+				continue
+			}
+			err := t.save()
+			if err != nil {
+				next := retry.failed(now, t.cfg.CheckpointInterval)
+				t.log.Error("saving checkpoints", "err", err, "failures", retry.failures, "next_try", next.Sub(now).Round(time.Second))
+			} else if retry.failures > 0 {
+				t.log.Info("checkpoints saved again", "after_failures", retry.failures)
+				retry = backoff{}
 			}
 		case <-idle.C:
 			t.closeIdle()
@@ -227,6 +236,33 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 			t.requestRescan()
 		}
 	}
+}
+
+// maxSaveBackoff bounds the wait between two attempts to save the
+// checkpoints while saving fails (a read-only or full state directory).
+const maxSaveBackoff = time.Minute
+
+// backoff spaces the retries of a failing periodic task: each failure
+// doubles the wait, from the task's period up to maxSaveBackoff, so that
+// a lasting failure is tried (and logged) a few times a minute, not
+// every period.
+type backoff struct {
+	failures int
+	next     time.Time // no attempt before it
+}
+
+// due reports whether an attempt may run at now.
+func (b *backoff) due(now time.Time) bool { return !now.Before(b.next) }
+
+// failed records a failure at now and returns when to try again.
+func (b *backoff) failed(now time.Time, period time.Duration) time.Time {
+	b.failures++
+	wait := period << min(b.failures-1, 30)
+	if wait <= 0 || wait > maxSaveBackoff {
+		wait = maxSaveBackoff
+	}
+	b.next = now.Add(wait)
+	return b.next
 }
 
 // event handles one file notification.
@@ -367,7 +403,8 @@ func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 	if s, ok := t.saved[id]; ok {
 		f.fpSum, f.fpLen = s.Fingerprint, s.FingerprintLen
 		f.format, f.skipped = s.Format, s.Skipped
-		f.acked, f.resumeAt = s.Offset, s.Offset
+		f.acked = mark{at: s.Offset, n: int32(s.CheckLen), sum: s.CheckSum}
+		f.resumeAt, f.loaded = s.Offset, true
 		if f.skipped {
 			// Look again only if it grew since it was judged.
 			f.size = s.Size
@@ -379,7 +416,7 @@ func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 	}
 	if t.cfg.FromEnd && !f.meta {
 		end := lastLineEnd(path, info.Size())
-		f.acked, f.resumeAt = end, end
+		f.acked, f.resumeAt = mark{at: end}, end
 	}
 	t.log.Debug("new file", "file", path, "size", info.Size())
 	return f
@@ -644,8 +681,8 @@ func (t *Tailer) lagBytes() int64 {
 			continue
 		}
 		f.mu.Lock()
-		if !f.skipped && f.size > f.acked {
-			lag += f.size - f.acked
+		if !f.skipped && f.size > f.acked.at {
+			lag += f.size - f.acked.at
 		}
 		f.mu.Unlock()
 	}

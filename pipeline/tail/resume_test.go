@@ -1,0 +1,253 @@
+package tail
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// This file tests that a restart resumes only where the file still holds
+// what was checkpointed: a file rewritten while the tailer was stopped,
+// overwritten in place while it runs, or a checkpoint edited by hand is
+// read again from its start, and the stream's duplicate window drops
+// what it already holds.
+
+// piLineAs is a pi line like piLine(n) with another entry id prefix and
+// text: the same length when text is "line".
+func piLineAs(prefix string, n int, text string) string {
+	return fmt.Sprintf(`{"type":"message","id":"%s%06d","parentId":null,"timestamp":"2026-01-01T00:00:%02d.000Z","message":{"role":"user","content":"%s %d","timestamp":1767225600000}}`+"\n", prefix, n, n%60, text, n)
+}
+
+func piLinesAs(prefix string, from, to int, text string) string {
+	var b strings.Builder
+	for i := from; i <= to; i++ {
+		b.WriteString(piLineAs(prefix, i, text))
+	}
+	return b.String()
+}
+
+// idsAs is the ids prefix%06d for from..to.
+func idsAs(prefix string, from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("%s%06d", prefix, i))
+	}
+	return out
+}
+
+// loadStates returns the saved checkpoint states of h's tailer.
+func (h *harness) loadStates() []FileState {
+	h.t.Helper()
+	cp, err := OpenCheckpoints(h.state)
+	require.NoError(h.t, err)
+	states, err := cp.Load()
+	require.NoError(h.t, err)
+	return states
+}
+
+// editCheckpoint rewrites the checkpoint file's JSON document with edit.
+func (h *harness) editCheckpoint(edit func(doc map[string]any)) {
+	h.t.Helper()
+	path := filepath.Join(h.state, checkpointFile)
+	data, err := os.ReadFile(path)
+	require.NoError(h.t, err)
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber() // a fingerprint does not fit a float64
+	require.NoError(h.t, dec.Decode(&doc))
+	edit(doc)
+	data, err = json.Marshal(doc)
+	require.NoError(h.t, err)
+	require.NoError(h.t, os.WriteFile(path, data, 0o644))
+}
+
+// file0 returns the first file of a checkpoint document.
+func file0(doc map[string]any) map[string]any {
+	return doc["files"].([]any)[0].(map[string]any)
+}
+
+func TestTailer_RewrittenWhileStopped(t *testing.T) {
+	t.Run("shorter, then appended", func(t *testing.T) {
+		// Lines 21–30 replaced by shorter ones: the file is shorter than
+		// its checkpoint; five lines appended after the restart.
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 30))
+		h.start()
+		h.waitMsgs(31)
+		h.stop()
+		require.NoError(t, os.WriteFile(path, []byte(piFile("s", 0, 20)+piLinesAs("r", 21, 30, "x")), 0o644))
+		h.start()
+		h.waitMsgs(41)
+		h.appendTo(path, piLinesAs("a", 31, 35, "line"))
+		msgs := h.stays(46)
+		got := ids(t, msgs, "s")
+		want := append(append(wantIDs("s", 0, 30), idsAs("r", 21, 30)...), idsAs("a", 31, 35)...)
+		require.ElementsMatch(t, want, got)
+	})
+	t.Run("longer", func(t *testing.T) {
+		// Lines 21–80 replace 21–30: longer than the checkpoint, the
+		// first kilobyte unchanged.
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 30))
+		h.start()
+		h.waitMsgs(31)
+		h.stop()
+		require.NoError(t, os.WriteFile(path, []byte(piFile("s", 0, 20)+piLinesAs("r", 21, 80, "rewritten")), 0o644))
+		h.start()
+		msgs := h.stays(31 + 60)
+		require.ElementsMatch(t, append(wantIDs("s", 0, 30), idsAs("r", 21, 80)...), ids(t, msgs, "s"))
+		require.Equal(t, int64(1), h.tl.Metrics().Snapshot().Rewrites)
+	})
+	t.Run("unchanged", func(t *testing.T) {
+		// The check costs nothing when the file is what was read: only
+		// the new lines are sent.
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 30))
+		h.start()
+		h.waitMsgs(31)
+		h.stop()
+		h.appendTo(path, piFile("s", 31, 35))
+		h.start()
+		h.stays(36)
+		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+		require.Zero(t, h.tl.Metrics().Snapshot().Rewrites)
+	})
+}
+
+// dd conv=notrunc: the last 60 lines overwritten in place, same size,
+// while the tailer runs. The modification time moved; the bytes before
+// the last line read differ.
+func TestTailer_OverwrittenInPlace(t *testing.T) {
+	h := newHarness(t)
+	path := h.write("s.jsonl", piFile("s", 0, 100))
+	h.start()
+	h.waitMsgs(101)
+	old, err := os.ReadFile(path)
+	require.NoError(t, err)
+	at := strings.Index(string(old), piLine(41))
+	require.Positive(t, at)
+	repl := piLinesAs("r", 41, 100, "line")
+	require.Len(t, repl, len(old)-at, "same size")
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte(repl), int64(at))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	msgs := h.stays(161)
+	require.ElementsMatch(t, append(wantIDs("s", 0, 100), idsAs("r", 41, 100)...), ids(t, msgs, "s"))
+}
+
+func TestTailer_CheckpointEdited(t *testing.T) {
+	t.Run("offset past the end", func(t *testing.T) {
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 10))
+		h.start()
+		h.waitMsgs(11)
+		h.stop()
+		h.editCheckpoint(func(doc map[string]any) {
+			off, err := file0(doc)["offset"].(json.Number).Int64()
+			require.NoError(t, err)
+			file0(doc)["offset"] = off + 5000
+		})
+		h.start()
+		h.appendTo(path, piFile("s", 11, 15))
+		msgs := h.stays(16)
+		require.Equal(t, wantIDs("s", 0, 15), ids(t, msgs, "s"))
+	})
+	t.Run("offset into a line", func(t *testing.T) {
+		// Lines 11–20 written while stopped; the offset moved forward
+		// into line 15 would skip 11–14.
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 10))
+		h.start()
+		h.waitMsgs(11)
+		h.stop()
+		h.appendTo(path, piFile("s", 11, 20))
+		data, err := os.ReadFile(path)
+		require.NoError(t, err)
+		mid := strings.Index(string(data), piLine(15)) + 30
+		h.editCheckpoint(func(doc map[string]any) { file0(doc)["offset"] = mid })
+		h.start()
+		msgs := h.stays(21)
+		require.Equal(t, wantIDs("s", 0, 20), ids(t, msgs, "s"))
+	})
+	t.Run("version 1", func(t *testing.T) {
+		// A checkpoint written before checks existed is read as is and
+		// saved as version 2.
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 10))
+		h.start()
+		h.waitMsgs(11)
+		h.stop()
+		h.editCheckpoint(func(doc map[string]any) {
+			doc["version"] = 1
+			delete(file0(doc), "check_len")
+			delete(file0(doc), "check_sum")
+			delete(file0(doc), "mtime")
+		})
+		h.appendTo(path, piFile("s", 11, 15))
+		h.start()
+		msgs := h.stays(16)
+		require.Equal(t, wantIDs("s", 0, 15), ids(t, msgs, "s"))
+		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+		h.stop()
+		data, err := os.ReadFile(filepath.Join(h.state, checkpointFile))
+		require.NoError(t, err)
+		require.Contains(t, string(data), `"version":2`)
+		states := h.loadStates()
+		require.Len(t, states, 1)
+		require.Equal(t, checkBytes, states[0].CheckLen)
+	})
+	t.Run("corrupt", func(t *testing.T) {
+		h := newHarness(t)
+		path := h.write("s.jsonl", piFile("s", 0, 10))
+		h.start()
+		h.waitMsgs(11)
+		h.stop()
+		cp := filepath.Join(h.state, checkpointFile)
+		require.NoError(t, os.WriteFile(cp, []byte(`{"version":2,"files":[{"dev":1,`), 0o644))
+		tl, err := New(Config{Globs: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
+		require.NoError(t, err)
+		err = tl.Run(t.Context())
+		require.ErrorIs(t, err, ErrCheckpoint)
+		require.ErrorContains(t, err, cp)
+		require.ErrorContains(t, err, "move it away to read every followed file again")
+
+		// Done as it says: everything is read again, the stream keeps
+		// each entry once.
+		require.NoError(t, os.Rename(cp, cp+".bad"))
+		h.start()
+		h.appendTo(path, piFile("s", 11, 12))
+		msgs := h.stays(13)
+		require.Equal(t, wantIDs("s", 0, 12), ids(t, msgs, "s"))
+	})
+}
+
+// A failing save (here: the state directory removed under the tailer)
+// is retried with a doubling wait, not every interval.
+func TestBackoff(t *testing.T) {
+	var b backoff
+	now := time.Unix(1000, 0)
+	require.True(t, b.due(now))
+	var waits []time.Duration
+	for range 10 {
+		next := b.failed(now, time.Second)
+		waits = append(waits, next.Sub(now))
+		require.False(t, b.due(now))
+		require.False(t, b.due(next.Add(-time.Millisecond)))
+		require.True(t, b.due(next))
+		now = next
+	}
+	require.Equal(t, []time.Duration{
+		time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second,
+		time.Minute, time.Minute, time.Minute, time.Minute,
+	}, waits)
+	require.Equal(t, 10, b.failures)
+}
