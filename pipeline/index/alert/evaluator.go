@@ -234,7 +234,7 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 			return Event{}, false
 		}
 		ks.fired = true
-		return e.fire(rs, key, 1, o, ts, now, nil)
+		return e.fire(rs, key, ks, 1, o, ts, now, nil)
 	}
 	delta := o.value(r.Metric)
 	if delta == 0 {
@@ -245,15 +245,15 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 		return Event{}, false
 	}
 	ks := e.keyState(rs, key, now)
-	if !rs.add(ks, delta, ts, now) {
+	if !rs.add(ks, delta, ts.UnixNano()) {
 		e.stats.Late++
 	}
-	v := rs.value(ks, now)
+	v := rs.value(ks)
 	switch {
 	case !ks.fired && v.value > r.Above:
 		ks.fired = true
-		return e.fire(rs, key, v.value, o, ts, now, &v)
-	case ks.fired && rs.rearms(ks, v.value):
+		return e.fire(rs, key, ks, v.value, o, ts, now, &v)
+	case ks.fired && rs.rearms(v.value):
 		ks.fired = false
 		e.stats.Rearmed++
 	}
@@ -262,7 +262,7 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 
 // fire makes the event of a rule firing for key, unless MaxLag keeps it
 // back.
-func (e *Evaluator) fire(rs *ruleState, key string, value float64, o *Observation, ts, now time.Time, v *reading) (Event, bool) {
+func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64, o *Observation, ts, now time.Time, v *reading) (Event, bool) {
 	r := &rs.rule
 	if e.maxLag > 0 && now.Sub(ts) > e.maxLag {
 		e.stats.Suppressed++
@@ -293,7 +293,7 @@ func (e *Evaluator) fire(rs *ruleState, key string, value float64, o *Observatio
 		ev.Kind = KindUnpriced
 	}
 	if r.Metric == MetricProjectedCostUSD && v != nil {
-		start, end := time.Unix(0, v.start).In(r.Location), time.Unix(0, v.end).In(r.Location)
+		start, end := time.Unix(0, ks.start).In(r.Location), time.Unix(0, ks.end).In(r.Location)
 		spent, burn := v.spent, v.burnPerHour
 		ev.PeriodStart, ev.PeriodEnd, ev.SpentUSD, ev.BurnUSDPerHour = &start, &end, &spent, &burn
 	}
@@ -364,9 +364,10 @@ func (e *Evaluator) sweep(rs *ruleState, now time.Time) {
 			}
 			continue
 		}
-		v := rs.value(ks, now)
+		rs.moveTo(ks, now.UnixNano())
+		v := rs.value(ks)
 		empty := rs.empty(ks)
-		if ks.fired && (empty || rs.rearms(ks, v.value)) {
+		if ks.fired && (empty || rs.rearms(v.value)) {
 			ks.fired = false
 			e.stats.Rearmed++
 		}
@@ -442,7 +443,7 @@ func (e *Evaluator) reevaluate(rs *ruleState, now time.Time) []Event {
 	slices.Sort(keys) // events in a stable order
 	for _, k := range keys {
 		ks := rs.keys[k]
-		v := rs.value(ks, now)
+		v := rs.value(ks)
 		switch {
 		case !ks.fired && v.value > r.Above:
 			ks.fired = true
@@ -450,10 +451,10 @@ func (e *Evaluator) reevaluate(rs *ruleState, now time.Time) []Event {
 			if r.Scope == ScopeSession {
 				o.SessionID = k
 			}
-			if ev, ok := e.fire(rs, k, v.value, &o, now, now, &v); ok {
+			if ev, ok := e.fire(rs, k, ks, v.value, &o, now, now, &v); ok {
 				events = append(events, ev)
 			}
-		case ks.fired && rs.rearms(ks, v.value):
+		case ks.fired && rs.rearms(v.value):
 			ks.fired = false
 			e.stats.Rearmed++
 		}

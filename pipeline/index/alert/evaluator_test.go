@@ -271,7 +271,7 @@ func TestEvaluator_CalendarTimezoneWeekMonth(t *testing.T) {
 // TestEvaluator_ProjectedWorkedExample is the worked example of the
 // package documentation.
 func TestEvaluator_ProjectedWorkedExample(t *testing.T) {
-	clk := newClock(at(14, 0))
+	clk := newClock(at(0, 0))
 	e := mustEvaluator(t, clk, `
   - name: daily-budget
     scope: fleet
@@ -279,36 +279,49 @@ func TestEvaluator_ProjectedWorkedExample(t *testing.T) {
     above: 200
     window: day
 `)
-	// $108 spent this morning, outside the last hour: no burn now.
-	require.Empty(t, e.Observe(obs("s", "h", at(8, 0), schema.Usage{}, 108)))
-	// $12 in the last hour: $12/h for the 10 hours left: 120 + 120 = 240.
-	evs := e.Observe(obs("s", "h", at(13, 30), schema.Usage{}, 12))
+	// A $1 call every 15 minutes from midnight: $4/h, projected at about
+	// $97 all morning.
+	call := func(ts time.Time, cost float64) []Event {
+		clk.Set(ts)
+		return e.Observe(obs("s", "h", ts, schema.Usage{}, cost))
+	}
+	for m := 0; m < 12*60; m += 15 {
+		require.Empty(t, call(at(0, m), 1), "%v", at(0, m))
+	}
+	// From noon a $4 call every 15 minutes. 12:00: spent $52, $7 in the
+	// last hour: 52 + 7 × 12 = 136. 12:15: 56 + 10 × 11.75 = 173.50.
+	require.Empty(t, call(at(12, 0), 4))
+	require.Empty(t, call(at(12, 15), 4))
+	// 12:30: spent $60, $13 in the last hour (the 11:30 call has left it):
+	// 60 + 13 × 11.5 = 209.50 > 200.
+	evs := call(at(12, 30), 4)
 	require.Len(t, evs, 1)
 	ev := evs[0]
-	require.InDelta(t, 240, ev.Value, 1e-9)
-	require.InDelta(t, 120, *ev.SpentUSD, 1e-9)
-	require.InDelta(t, 12, *ev.BurnUSDPerHour, 1e-9)
+	require.InDelta(t, 209.5, ev.Value, 1e-9)
+	require.InDelta(t, 60, *ev.SpentUSD, 1e-9)
+	require.InDelta(t, 13, *ev.BurnUSDPerHour, 1e-9)
 	require.Equal(t, day0, *ev.PeriodStart)
 	require.Equal(t, day0.Add(24*time.Hour), *ev.PeriodEnd)
-	require.Equal(t, "daily-budget: fleet projected_cost_usd $240.00 > $200.00 (window day): spent $120.00, burning $12.00/h until 2026-11-24T00:00:00Z (host h, session s)", ev.Text())
+	require.Equal(t, "daily-budget: fleet projected_cost_usd $209.50 > $200.00 (window day): spent $60.00, burning $13.00/h until 2026-11-24T00:00:00Z (host h, session s)", ev.Text())
+	require.Empty(t, call(at(12, 45), 4), "fired: once until re-armed")
 
-	// An hour without spend: the burn rate is 0, the projection $120:
-	// re-armed.
-	clk.Set(at(15, 0))
+	// Then nothing: at 13:46 the last hour is empty and the projection is
+	// the $64 spent: re-armed.
+	clk.Set(at(13, 46))
 	e.Advance()
 	require.Equal(t, uint64(1), e.Stats().Rearmed)
-	// A new burst fires again.
-	require.Len(t, e.Observe(obs("s", "h", at(15, 0), schema.Usage{}, 10)), 1, "120+10 + 10/h × 9h = 220")
+	// A new burst fires again: 64 + 40 + 40 × 10.2 = 512.
+	require.Len(t, call(at(13, 48), 40), 1)
 }
 
 func TestEvaluator_ProjectedDurationPeriod(t *testing.T) {
-	clk := newClock(at(6, 30))
+	clk := newClock(at(6, 15))
 	e := mustEvaluator(t, clk, "  - {name: six-hours, scope: host, metric: projected_cost_usd, above: 50, window: 6h, rate_window: 30m}\n")
 	// The period is 06:00-12:00; $10 in the last 30 minutes is $20/h:
-	// 10 + 20 × 5.5 = 120.
+	// 10 + 20 × 5.75 = 125.
 	evs := e.Observe(obs("s", "h", at(6, 15), schema.Usage{}, 10))
 	require.Len(t, evs, 1)
-	require.InDelta(t, 120, evs[0].Value, 1e-9)
+	require.InDelta(t, 125, evs[0].Value, 1e-9)
 	require.Equal(t, at(12, 0), *evs[0].PeriodEnd)
 }
 
@@ -366,13 +379,50 @@ func TestEvaluator_ReplayedObservationsSkipped(t *testing.T) {
 func TestEvaluator_LateAndFutureTimestamps(t *testing.T) {
 	clk := newClock(at(10, 0))
 	e := mustEvaluator(t, clk, "  - {name: r, scope: host, metric: total_tokens, above: 100, window: 1h}\n")
-	require.Empty(t, e.Observe(obs("s", "h", at(8, 0), tokens(500, 0), 0)), "two hours old: outside the window")
+	require.Empty(t, e.Observe(obs("s", "h", at(9, 30), tokens(60, 0), 0)))
+	require.Empty(t, e.Observe(obs("s", "h", at(8, 0), tokens(500, 0), 0)), "before the key's window (9:30 back 1h)")
 	require.Equal(t, uint64(1), e.Stats().Late)
-	evs := e.Observe(obs("s", "h", at(12, 0), tokens(101, 0), 0))
-	require.Len(t, evs, 1, "from the future: counted now")
-	clk.Set(at(11, 1))
+	evs := e.Observe(obs("s", "h", at(12, 0), tokens(41, 0), 0))
+	require.Len(t, evs, 1, "from the future: counted at the clock's now")
+	require.Equal(t, at(10, 0), evs[0].Time)
+	clk.Set(at(10, 31))
 	e.Advance()
-	require.Equal(t, uint64(1), e.Stats().Rearmed, "counted at 10:00, so gone at 11:01")
+	require.Equal(t, uint64(1), e.Stats().Rearmed, "the 9:30 call left the window at 10:31")
+}
+
+// TestEvaluator_CatchUpAfterOutage: observations place and move windows
+// by their own timestamps, so a burst that happened while the indexer was
+// down fires when the backlog is applied, as it would have live.
+func TestEvaluator_CatchUpAfterOutage(t *testing.T) {
+	const rules = "  - {name: r, scope: host, metric: total_tokens, above: 100, window: 10m}\n"
+	clk := newClock(at(9, 0))
+	live := mustEvaluator(t, clk, rules)
+	backlog := []Observation{
+		obs("s", "h", at(9, 0), tokens(60, 0), 0),
+		obs("s", "h", at(9, 30), tokens(60, 0), 0), // 9:00 has left the window
+		obs("s", "h", at(9, 35), tokens(60, 0), 0), // 120 in 9:26-9:35
+	}
+	var want []Event
+	for _, o := range backlog {
+		clk.Set(o.Time)
+		want = append(want, live.Observe(o)...)
+	}
+	require.Len(t, want, 1)
+
+	clk.Set(at(12, 0)) // three hours later
+	late := mustEvaluator(t, clk, rules)
+	var got []Event
+	for _, o := range backlog {
+		got = append(got, late.Observe(o)...)
+	}
+	require.Len(t, got, 1)
+	require.Equal(t, want[0].ID, got[0].ID)
+	require.Equal(t, want[0].Value, got[0].Value)
+	require.Equal(t, at(9, 35), got[0].Time)
+	require.Equal(t, at(12, 0), got[0].FiredAt)
+	// Caught up: Advance slides the window to the clock.
+	late.Advance()
+	require.Equal(t, Stats{Observations: 3, Fired: 1, Rearmed: 1, Expired: 1}, late.Stats())
 }
 
 func TestEvaluator_MaxLagSuppresses(t *testing.T) {

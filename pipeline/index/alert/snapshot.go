@@ -23,8 +23,9 @@ const SnapshotVersion = 1
 //	     "k": "3f2a…",                  // the key
 //	     "fired": true,                 // fired and not re-armed
 //	     "seen": 1763971200000000000,   // clock of its last observation, Unix ns
-//	     "total": 1204332,              // running total, or the sum of the period starting at "start"
-//	     "start": 0,                    // Unix ns
+//	     "at": 1763971140000000000,     // where its window is: latest observation time or Advance clock, Unix ns
+//	     "total": 1204332,              // running total, or the sum of the period [start, end)
+//	     "start": 0, "end": 0,          // calendar and projected periods, Unix ns
 //	     "head": 29399520,              // sliding and burn-rate windows: the newest bucket (Unix ns / bucket width)
 //	     "off": [0, 3], "val": [120, 80] // non-empty buckets: head-off holds val
 //	   }]}]}
@@ -49,8 +50,10 @@ type snapKey struct {
 	Key   string    `json:"k"`
 	Fired bool      `json:"fired,omitempty"`
 	Seen  int64     `json:"seen"`
+	At    int64     `json:"at"`
 	Total float64   `json:"total,omitempty"`
 	Start int64     `json:"start,omitempty"`
+	End   int64     `json:"end,omitempty"`
 	Head  int64     `json:"head,omitempty"`
 	Off   []int     `json:"off,omitempty"`
 	Val   []float64 `json:"val,omitempty"`
@@ -68,7 +71,7 @@ func (e *Evaluator) Snapshot() ([]byte, error) {
 		sr := snapRule{Name: rs.rule.Name, Shape: rs.rule.shape(), Above: rs.rule.Above, Rearm: rs.rule.rearm(),
 			Keys: make([]snapKey, 0, len(rs.keys))}
 		for k, ks := range rs.keys {
-			sk := snapKey{Key: k, Fired: ks.fired, Seen: ks.seen, Total: ks.total, Start: ks.start}
+			sk := snapKey{Key: k, Fired: ks.fired, Seen: ks.seen, At: ks.at, Total: ks.total, Start: ks.start, End: ks.end}
 			if ks.ring != nil {
 				sk.Head = ks.ring.head
 				for off := range Buckets {
@@ -133,7 +136,7 @@ func (e *Evaluator) Restore(data []byte) ([]Event, error) {
 		}
 		for _, sk := range sr.Keys {
 			ks := rs.newKey()
-			ks.fired, ks.seen, ks.total, ks.start = sk.Fired, sk.Seen, sk.Total, sk.Start
+			ks.fired, ks.seen, ks.at, ks.total, ks.start, ks.end = sk.Fired, sk.Seen, sk.At, sk.Total, sk.Start, sk.End
 			if ks.ring != nil {
 				ks.ring.head = sk.Head
 				for j, off := range sk.Off {

@@ -162,7 +162,7 @@ func TestSnapshot_Encoding(t *testing.T) {
 		"rules": []any{map[string]any{
 			"name": "r", "shape": "host|total_tokens|/3600000000000|0|", "above": 1000.0, "rearm_below": 1000.0,
 			"keys": []any{map[string]any{
-				"k": "h1", "fired": true, "seen": float64(at(10, 0).UnixNano()), "head": float64(head),
+				"k": "h1", "fired": true, "seen": float64(at(10, 0).UnixNano()), "at": float64(at(10, 0).UnixNano()), "head": float64(head),
 				"off": []any{0.0, 2.0}, "val": []any{500.0, 600.0},
 			}},
 		}},

@@ -22,25 +22,23 @@ type ruleState struct {
 	mode  mode
 	width int64 // ring bucket width, ns
 	keys  map[string]*keyState
-
-	// The current period of calendar and projected rules, the same for
-	// every key: [curStart, curEnd) in Unix ns.
-	curStart, curEnd int64
 }
 
-// keyState is what a rule keeps for one key.
+// keyState is what a rule keeps for one key. Its window or period is
+// positioned at at: the latest timestamp observed for the key, or the
+// clock of the last Advance.
 type keyState struct {
-	fired bool
-	seen  int64   // clock of the last observation, Unix ns
-	total float64 // running total (session), or the sum of the period starting at start
-	start int64   // period of total, Unix ns
-	ring  *ring   // sliding window, or burn-rate window
+	fired      bool
+	seen       int64   // clock of the last observation, Unix ns (for IdleTTL)
+	at         int64   // Unix ns
+	total      float64 // running total (session), or the sum of the period [start, end)
+	start, end int64   // calendar and projected: the period at at, Unix ns
+	ring       *ring   // sliding window, or burn-rate window
 }
 
 // reading is a rule's value for a key, with what a projection used.
 type reading struct {
 	value       float64
-	start, end  int64 // projected: the period
 	spent       float64
 	burnPerHour float64
 }
@@ -72,77 +70,65 @@ func (rs *ruleState) newKey() *keyState {
 	return ks
 }
 
-// period moves the rule's current period to the one holding now.
-func (rs *ruleState) period(now time.Time) {
-	n := now.UnixNano()
-	if rs.curEnd != 0 && rs.curStart <= n && n < rs.curEnd {
+// moveTo moves a key's window and period forward to t (Unix ns); never
+// back.
+func (rs *ruleState) moveTo(ks *keyState, t int64) {
+	if t <= ks.at {
 		return
 	}
-	start := periodStart(rs.rule.Window, rs.rule.Location, now)
-	rs.curStart, rs.curEnd = start.UnixNano(), periodEnd(rs.rule.Window, start).UnixNano()
-}
-
-// roll moves a key's period sum to the current period.
-func (rs *ruleState) roll(ks *keyState, now time.Time) {
-	rs.period(now)
-	if ks.start != rs.curStart {
-		ks.total, ks.start = 0, rs.curStart
+	ks.at = t
+	if ks.ring != nil {
+		ks.ring.slide(t / rs.width)
+	}
+	if (rs.mode == modeCalendar || rs.mode == modeProjected) && t >= ks.end {
+		start := periodStart(rs.rule.Window, rs.rule.Location, time.Unix(0, t))
+		ks.start, ks.end = start.UnixNano(), periodEnd(rs.rule.Window, start).UnixNano()
+		ks.total = 0
 	}
 }
 
-// add adds delta, observed at ts, to a key. It reports false when ts is
-// outside the window or period (nothing added).
-func (rs *ruleState) add(ks *keyState, delta float64, ts, now time.Time) bool {
+// add adds delta, observed at ts (Unix ns), to a key, moving its window
+// to ts first when ts is its latest. It reports false when ts is before
+// the key's window or period (nothing added).
+func (rs *ruleState) add(ks *keyState, delta float64, ts int64) bool {
+	rs.moveTo(ks, ts)
 	switch rs.mode {
 	case modeTotal:
 		ks.total += delta
 		return true
 	case modeSliding:
-		ks.ring.slide(now.UnixNano() / rs.width)
-		return ks.ring.add(ts.UnixNano()/rs.width, delta)
+		return ks.ring.add(ts/rs.width, delta)
 	case modeCalendar:
-		rs.roll(ks, now)
-		if ts.UnixNano() < ks.start {
+		if ts < ks.start {
 			return false
 		}
 		ks.total += delta
 		return true
 	case modeProjected:
-		rs.roll(ks, now)
-		inPeriod := ts.UnixNano() >= ks.start
+		inPeriod := ts >= ks.start
 		if inPeriod {
 			ks.total += delta
 		}
-		ks.ring.slide(now.UnixNano() / rs.width)
-		inRate := ks.ring.add(ts.UnixNano()/rs.width, delta)
+		inRate := ks.ring.add(ts/rs.width, delta)
 		return inPeriod || inRate
 	}
 	return false
 }
 
-// value returns a key's value at now.
-func (rs *ruleState) value(ks *keyState, now time.Time) reading {
+// value returns a key's value at its position.
+func (rs *ruleState) value(ks *keyState) reading {
 	switch rs.mode {
-	case modeTotal:
+	case modeTotal, modeCalendar:
 		return reading{value: ks.total}
 	case modeSliding:
-		ks.ring.slide(now.UnixNano() / rs.width)
 		if rs.rule.Metric == MetricTokensPerMinute {
 			return reading{value: ks.ring.sum / rs.rule.Window.Size.Minutes()}
 		}
 		return reading{value: ks.ring.sum}
-	case modeCalendar:
-		rs.roll(ks, now)
-		return reading{value: ks.total}
 	case modeProjected:
-		rs.roll(ks, now)
-		ks.ring.slide(now.UnixNano() / rs.width)
 		rate := math.Max(ks.ring.sum, 0) / float64(rs.rule.RateWindow) // $/ns
-		left := float64(rs.curEnd - now.UnixNano())
 		return reading{
-			value:       ks.total + rate*left,
-			start:       rs.curStart,
-			end:         rs.curEnd,
+			value:       ks.total + rate*float64(ks.end-ks.at),
 			spent:       ks.total,
 			burnPerHour: rate * float64(time.Hour),
 		}
@@ -151,12 +137,11 @@ func (rs *ruleState) value(ks *keyState, now time.Time) reading {
 }
 
 // rearms reports whether a fired key with value v is armed again.
-func (rs *ruleState) rearms(ks *keyState, v float64) bool {
+func (rs *ruleState) rearms(v float64) bool {
 	return rs.rule.Scope.windowed() && rs.mode != modeUnpriced && v < rs.rule.rearm()
 }
 
-// empty reports whether a key of a windowed rule holds nothing at the
-// time of the last value call.
+// empty reports whether a key of a windowed rule holds nothing.
 func (rs *ruleState) empty(ks *keyState) bool {
 	switch rs.mode {
 	case modeSliding:
