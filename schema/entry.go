@@ -62,6 +62,12 @@ type Entry struct {
 
 	ToolCalls   []ToolCall   `json:"tool_calls,omitempty"`
 	ToolResults []ToolResult `json:"tool_results,omitempty"`
+	// ToolCallsOmitted and ToolResultsOmitted count the tool calls and
+	// results left out of a Truncated entry (too many to fit a message
+	// even with their inputs and contents cut): counts of tool calls add
+	// them. Error results are the last to be left out.
+	ToolCallsOmitted   int `json:"tool_calls_omitted,omitempty"`
+	ToolResultsOmitted int `json:"tool_results_omitted,omitempty"`
 	Attachments []Attachment `json:"attachments,omitempty"`
 	Reaction    *Reaction    `json:"reaction,omitempty"`
 

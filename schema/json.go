@@ -98,6 +98,8 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 		}
 		b = append(b, ']')
 	}
+	b = appendIntField(b, "tool_calls_omitted", int64(e.ToolCallsOmitted))
+	b = appendIntField(b, "tool_results_omitted", int64(e.ToolResultsOmitted))
 	if len(e.Attachments) > 0 {
 		b = append(b, `,"attachments":[`...)
 		for i := range e.Attachments {
