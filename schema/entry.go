@@ -66,10 +66,10 @@ type Entry struct {
 	// results left out of a Truncated entry (too many to fit a message
 	// even with their inputs and contents cut): counts of tool calls add
 	// them. Error results are the last to be left out.
-	ToolCallsOmitted   int `json:"tool_calls_omitted,omitempty"`
-	ToolResultsOmitted int `json:"tool_results_omitted,omitempty"`
-	Attachments []Attachment `json:"attachments,omitempty"`
-	Reaction    *Reaction    `json:"reaction,omitempty"`
+	ToolCallsOmitted   int          `json:"tool_calls_omitted,omitempty"`
+	ToolResultsOmitted int          `json:"tool_results_omitted,omitempty"`
+	Attachments        []Attachment `json:"attachments,omitempty"`
+	Reaction           *Reaction    `json:"reaction,omitempty"`
 
 	// Context.
 	Sender       string  `json:"sender,omitempty"`
