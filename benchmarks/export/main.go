@@ -41,8 +41,8 @@ import (
 	"time"
 
 	"github.com/klauspost/compress/zstd"
-	pzstd "github.com/parquet-go/parquet-go/compress/zstd"
 	_ "github.com/marcboeker/go-duckdb/v2"
+	pzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
