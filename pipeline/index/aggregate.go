@@ -38,12 +38,22 @@ type Pricer interface {
 type Aggregator struct {
 	pricer   Pricer
 	sessions map[sessionKey]*session
+	byNum    map[uint64]*session
 	files    map[fileKey]*fileState
 
 	entries   *facts[entryContrib]
 	responses *facts[struct{}]
 	usage     *facts[usageContrib]
 	key       *keyer
+
+	// With a store, the maps above are a write-back cache of it (see
+	// state.go); without, they hold everything.
+	store   *Store
+	gen     uint64 // commit generation, for eviction
+	nextNum uint64 // number of the next new session
+	dirtyS  []*session
+	dirtyF  []*fileState
+	err     error // the first store failure: the Aggregator stops applying
 }
 
 type sessionKey struct {
@@ -59,36 +69,56 @@ type Config struct {
 	// unpriced.
 	Pricer Pricer
 
-	// Seed seeds the fact keys. Zero draws a random one: keys are then
-	// stable for the life of the Aggregator only. A state that is saved
-	// and resumed must keep its seed.
+	// Seed seeds the fact keys. Zero draws a random one, or takes the
+	// store's. A store made with another seed is refused.
 	Seed uint64
+
+	// Store, when set, holds the state: the Aggregator resumes what it
+	// holds and becomes a write-back cache over it ([Aggregator.Commit]).
+	// Without, everything is in memory.
+	Store *Store
 }
 
-// New returns an empty Aggregator configured by cfg.
-func New(cfg Config) *Aggregator {
+// New returns an Aggregator configured by cfg: empty, or resuming the
+// state in cfg.Store. It fails only with a store: unreadable, corrupt
+// (ErrCorruptState) or made with another seed.
+func New(cfg Config) (*Aggregator, error) {
 	seed := cfg.Seed
 	for seed == 0 {
 		seed = rand.Uint64()
 	}
-	return &Aggregator{
-		pricer:    cfg.Pricer,
-		sessions:  make(map[sessionKey]*session),
-		files:     make(map[fileKey]*fileState),
-		entries:   newFacts(false, (*session).applyEntry),
-		responses: newFacts(false, (*session).applyResponse),
-		usage:     newFacts(true, (*session).applyUsage),
-		key:       newKeyer(seed),
+	a := &Aggregator{
+		pricer:   cfg.Pricer,
+		sessions: make(map[sessionKey]*session),
+		byNum:    make(map[uint64]*session),
+		files:    make(map[fileKey]*fileState),
+		key:      newKeyer(seed),
+		nextNum:  1,
 	}
+	a.entries = newFacts(a, kindEntry, false, (*session).applyEntry, entryCodec{})
+	a.responses = newFacts(a, kindResponse, false, (*session).applyResponse, noCodec{})
+	a.usage = newFacts(a, kindUsage, true, (*session).applyUsage, usageCodec{})
+	if cfg.Store != nil {
+		if err := a.attach(cfg.Store, cfg.Seed); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
-// NewAggregator returns an empty Aggregator pricing usage with p. A nil p
-// leaves every call without a recorded cost unpriced.
-func NewAggregator(p Pricer) *Aggregator { return New(Config{Pricer: p}) }
+// NewAggregator returns an empty in-memory Aggregator pricing usage with
+// p. A nil p leaves every call without a recorded cost unpriced.
+func NewAggregator(p Pricer) *Aggregator {
+	a, _ := New(Config{Pricer: p}) // cannot fail without a store
+	return a
+}
 
 // fileState is what turn detection needs to know of a file.
 type fileState struct {
+	key      fileKey
 	lastRole schema.Role // role of the last user input or assistant message
+	hash     uint64      // fileHash of the path
+	cached
 }
 
 // Add folds one entry into the aggregates.
@@ -96,29 +126,34 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	if e.SessionID == "" {
 		return
 	}
-	at := origin{ts: unixNano(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: e.Object, path: e.Path}
-	s := a.session(e)
-	s.observe(e, at)
+	if a.err != nil {
+		return
+	}
 	fs := a.file(e)
+	at := origin{ts: unixNano(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
+	s := a.session(e)
+	a.touchSession(s)
+	s.observe(e, at)
+	role := fs.lastRole
 	realInput := e.Kind == schema.KindMessage && e.Role == schema.RoleUser && !e.Meta && !e.Sidechain
 	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Meta && !e.Sidechain
 	if e.Copy {
 		// A replay of another session's record: it keeps the turn
 		// sequence of its file but counts nothing here.
 		if realInput || assistant {
-			fs.lastRole = e.Role
+			a.setRole(fs, e.Role)
 		}
 		return
 	}
 	var c entryContrib
 	if realInput {
 		c.user = true
-		c.turn = fs.lastRole != schema.RoleUser
-		fs.lastRole = schema.RoleUser
+		c.turn = role != schema.RoleUser
+		a.setRole(fs, schema.RoleUser)
 		s.firstPrompt.earliest(prefix(e.Text, 64), fromMain, at)
 	}
 	if assistant {
-		fs.lastRole = schema.RoleAssistant
+		a.setRole(fs, schema.RoleAssistant)
 	}
 	c.toolCalls = int32(min(len(e.ToolCalls), math.MaxInt32))
 	for i := range e.ToolResults {
@@ -195,34 +230,80 @@ func createdBefore(x, y *session) bool {
 	return x.format < y.format
 }
 
+// session returns the session of e from the cache or the store, or a new
+// one.
 func (a *Aggregator) session(e *schema.Entry) *session {
 	k := sessionKey{e.Format, e.SessionID}
 	s := a.sessions[k]
+	if s == nil && a.store != nil {
+		s = a.loadSession(k)
+	}
 	if s == nil {
 		s = &session{
+			num:    a.nextNum,
 			id:     e.SessionID,
 			format: e.Format,
 			models: make(map[string]int),
 		}
-		a.sessions[k] = s
+		a.nextNum++
+		a.cacheSession(s)
 	}
 	return s
 }
 
+// cacheSession puts s in the cache.
+func (a *Aggregator) cacheSession(s *session) {
+	a.sessions[sessionKey{s.format, s.id}] = s
+	a.byNum[s.num] = s
+	s.used = a.gen
+}
+
+// touchSession marks s changed since the last commit.
+func (a *Aggregator) touchSession(s *session) {
+	s.used = a.gen
+	if a.store != nil && !s.dirty {
+		s.dirty = true
+		a.dirtyS = append(a.dirtyS, s)
+	}
+}
+
+// file returns the turn state of e's file.
 func (a *Aggregator) file(e *schema.Entry) *fileState {
 	k := fileKey{e.Host, e.Path}
 	fs := a.files[k]
+	if fs == nil && a.store != nil {
+		fs = a.loadFile(k)
+	}
 	if fs == nil {
-		fs = &fileState{}
+		fs = &fileState{key: k, hash: fileHash(e.Path)}
 		a.files[k] = fs
 	}
+	fs.used = a.gen
 	return fs
+}
+
+// setRole records the role of the last user input or assistant message
+// of a file.
+func (a *Aggregator) setRole(fs *fileState, r schema.Role) {
+	if fs.lastRole == r {
+		return
+	}
+	fs.lastRole = r
+	if a.store != nil && !fs.dirty {
+		fs.dirty = true
+		a.dirtyF = append(a.dirtyF, fs)
+	}
 }
 
 // ForgetFile drops the turn-detection state of a file (after it was
 // deleted or replaced). It changes no aggregate.
 func (a *Aggregator) ForgetFile(host, path string) {
-	delete(a.files, fileKey{host, path})
+	k := fileKey{host, path}
+	if fs := a.files[k]; fs != nil {
+		a.setRole(fs, "")
+	} else if a.store != nil {
+		a.forgetStoredFile(k)
+	}
 }
 
 // resolve settles the facts whose winner depends on the session order.
@@ -237,13 +318,18 @@ func (a *Aggregator) resolve() {
 // timestamp then session id: sessions made only of bookkeeping lines (a
 // title or summary line filed under a file name) count nothing and are
 // left out. The result is a snapshot the caller owns.
+//
+// With a store it reads every stored session; it returns nil if the
+// store fails (see [Aggregator.Err]).
 func (a *Aggregator) Sessions() []Session {
-	a.resolve()
+	a.settle()
 	out := make([]Session, 0, len(a.sessions))
-	for _, s := range a.sessions {
+	if err := a.allSessions(func(s *session) {
 		if s.conversation {
 			out = append(out, s.snapshot())
 		}
+	}); err != nil {
+		return nil
 	}
 	classify(out)
 	slices.SortFunc(out, func(x, y Session) int {
@@ -260,15 +346,23 @@ func (a *Aggregator) Sessions() []Session {
 
 // Session returns the aggregates of one session and whether it is known.
 func (a *Aggregator) Session(format schema.Format, id string) (Session, bool) {
-	s := a.sessions[sessionKey{format, id}]
+	k := sessionKey{format, id}
+	s := a.sessions[k]
+	if s == nil && a.store != nil {
+		s = a.loadSession(k)
+	}
 	if s == nil {
 		return Session{}, false
 	}
-	a.resolve()
+	a.settle()
 	return s.snapshot(), true
 }
 
-// Len returns the number of sessions.
+// Err returns the store failure that stopped the Aggregator, if any.
+func (a *Aggregator) Err() error { return a.err }
+
+// Len returns the number of sessions in memory (with a store, the cached
+// ones).
 func (a *Aggregator) Len() int { return len(a.sessions) }
 
 func prefix(s string, n int) string {

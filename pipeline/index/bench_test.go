@@ -29,7 +29,7 @@ func BenchmarkAggregator_Add(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		a := index.New(index.Config{Pricer: table, Seed: 1})
+		a := mustNew(b, index.Config{Pricer: table, Seed: 1})
 		for _, es := range files {
 			for i := range es {
 				a.Add(&es[i])

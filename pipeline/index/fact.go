@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
+	"path/filepath"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -44,19 +45,31 @@ func (k *keyer) sum() factKey {
 	return factKey{h.Hi, h.Lo}
 }
 
+// fileHash names a file for the last tie-break by its last two path
+// elements ("<session-dir>/<file>.jsonl"): the same file gets the same
+// hash whether it was read by a relative path offline or an absolute one
+// live, and the state keeps 8 bytes instead of a path.
+func fileHash(path string) uint64 {
+	if path == "" {
+		return 0
+	}
+	dir, name := filepath.Split(path)
+	return xxh3.HashString(filepath.Base(filepath.Clean(dir)) + "/" + name)
+}
+
 // origin is where an occurrence was read, for the tie-breaks that must
 // not depend on the order entries arrive in: a replay in a subagent file
 // (a sidechain) ranks after the main transcript, then the earlier
 // timestamp wins, then the session created first; when even that ties
 // (two verbatim copies of a file), the position decides: agent id, line,
-// object, then the path itself.
+// object, then the file.
 type origin struct {
 	ts        int64 // Unix nanoseconds; 0 when unknown
-	sidechain bool
-	agent     string
 	line      int64
-	object    int
-	path      string
+	file      uint64 // fileHash of the path
+	agent     string
+	object    int32
+	sidechain bool
 }
 
 // compareOrigin orders two occurrences of one fact by what the
@@ -95,7 +108,7 @@ func comparePosition(x, y *origin) int {
 	if c := cmp.Compare(x.object, y.object); c != 0 {
 		return c
 	}
-	return cmp.Compare(x.path, y.path)
+	return cmp.Compare(x.file, y.file)
 }
 
 // cand is one occurrence of a fact in a session, with what the fact adds
@@ -110,35 +123,79 @@ type cand[C any] struct {
 // fact is a countable thing and its occurrences; cands[winner] counts.
 // It keeps the best occurrence of each session it occurs in.
 type fact[C any] struct {
+	key    factKey
 	cands  []cand[C]
 	winner int
+	cached
 }
 
-// facts is one kind of fact.
+// cached is what the write-back cache of a stored Aggregator keeps for
+// each object: whether it changed since the last commit, and the commit
+// generation it was last used in (for eviction).
+type cached struct {
+	dirty bool
+	used  uint64
+}
+
+// factKind names a kind of fact in the store.
+type factKind byte
+
+const (
+	kindEntry    factKind = 'e'
+	kindResponse factKind = 'r'
+	kindUsage    factKind = 'u'
+)
+
+// facts is one kind of fact, with its contribution codec for the store.
 type facts[C any] struct {
-	byKey     map[factKey]*fact[C]
+	kind  factKind
+	a     *Aggregator
+	byKey map[factKey]*fact[C]
+	// contested holds the facts with occurrences in several sessions:
+	// their winner depends on the session order, which may change.
 	contested map[*fact[C]]struct{}
+	dirty     []*fact[C]
 	// largest makes the occurrence with the largest total win (usage).
 	largest bool
 	apply   func(s *session, c *C, sign int64)
+	codec   contribCodec[C]
 }
 
-func newFacts[C any](largest bool, apply func(*session, *C, int64)) *facts[C] {
+func newFacts[C any](a *Aggregator, kind factKind, largest bool, apply func(*session, *C, int64), codec contribCodec[C]) *facts[C] {
 	return &facts[C]{
+		kind:      kind,
+		a:         a,
 		byKey:     make(map[factKey]*fact[C]),
 		contested: make(map[*fact[C]]struct{}),
 		largest:   largest,
 		apply:     apply,
+		codec:     codec,
 	}
+}
+
+// get returns the fact of key from the cache or the store, nil if none.
+func (fs *facts[C]) get(key factKey) *fact[C] {
+	f := fs.byKey[key]
+	if f == nil && fs.a.store != nil {
+		f = fs.load(key)
+	}
+	if f != nil {
+		f.used = fs.a.gen
+	}
+	return f
 }
 
 // add records an occurrence of the fact key in session s.
 func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 	nc := cand[C]{s: s, at: at, total: total, c: c}
-	f := fs.byKey[key]
+	f := fs.get(key)
 	if f == nil {
-		fs.byKey[key] = &fact[C]{cands: []cand[C]{nc}}
-		fs.apply(s, &c, 1)
+		f = &fact[C]{key: key, cands: []cand[C]{nc}}
+		f.used = fs.a.gen
+		fs.byKey[key] = f
+		s.refs++
+		fs.touch(f)
+		fs.applyTo(s, &c, 1)
 		return
 	}
 	for i := range f.cands {
@@ -149,19 +206,40 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 		if !fs.better(&nc, &f.cands[i]) {
 			return
 		}
+		fs.touch(f)
 		if i == f.winner {
-			fs.apply(s, &f.cands[i].c, -1)
+			fs.applyTo(s, &f.cands[i].c, -1)
 			f.cands[i] = nc
-			fs.apply(s, &nc.c, 1)
+			fs.applyTo(s, &nc.c, 1)
 		} else {
 			f.cands[i] = nc
 		}
 		fs.resolve(f)
 		return
 	}
+	fs.touch(f)
+	s.refs++
 	f.cands = append(f.cands, nc)
 	fs.contested[f] = struct{}{}
+	for i := range f.cands {
+		f.cands[i].s.contested = true
+	}
 	fs.resolve(f)
+}
+
+// applyTo adds (sign 1) or removes (sign -1) what c counts to session s,
+// which then has to be written at the next commit.
+func (fs *facts[C]) applyTo(s *session, c *C, sign int64) {
+	fs.a.touchSession(s)
+	fs.apply(s, c, sign)
+}
+
+// touch marks f changed since the last commit.
+func (fs *facts[C]) touch(f *fact[C]) {
+	if fs.a.store != nil && !f.dirty {
+		f.dirty = true
+		fs.dirty = append(fs.dirty, f)
+	}
 }
 
 // resolve makes the best occurrence of f its winner, moving the
@@ -176,15 +254,16 @@ func (fs *facts[C]) resolve(f *fact[C]) {
 	if best == f.winner {
 		return
 	}
+	fs.touch(f)
 	old := &f.cands[f.winner]
-	fs.apply(old.s, &old.c, -1)
+	fs.applyTo(old.s, &old.c, -1)
 	f.winner = best
 	nw := &f.cands[best]
-	fs.apply(nw.s, &nw.c, 1)
+	fs.applyTo(nw.s, &nw.c, 1)
 }
 
-// resolveAll re-resolves the facts with occurrences in several sessions;
-// the session order they are tied by may have changed.
+// resolveAll re-resolves the cached facts with occurrences in several
+// sessions; the session order they are tied by may have changed.
 func (fs *facts[C]) resolveAll() {
 	for f := range fs.contested {
 		fs.resolve(f)

@@ -38,6 +38,14 @@ func readFiles(tb testing.TB, roots ...string) [][]schema.Entry {
 	return out
 }
 
+// mustNew returns a new Aggregator for cfg.
+func mustNew(tb testing.TB, cfg index.Config) *index.Aggregator {
+	tb.Helper()
+	a, err := index.New(cfg)
+	require.NoError(tb, err)
+	return a
+}
+
 // addShuffled adds the files in a random order, interleaving the lines of
 // different files at random; each file's own lines stay in order, as a
 // tailer following several files delivers them.
@@ -71,7 +79,7 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 	for name, root := range map[string]string{"testdata": "../../testdata/corpus", "generated": gen} {
 		t.Run(name, func(t *testing.T) {
 			files := readFiles(t, root)
-			a := index.New(index.Config{Pricer: table, Seed: 1})
+			a := mustNew(t, index.Config{Pricer: table, Seed: 1})
 			for _, es := range files {
 				for i := range es {
 					a.Add(&es[i])
@@ -83,7 +91,7 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 99))
 				// Another seed too: the outcome must not depend on the
 				// fact keys' hash order either.
-				b := index.New(index.Config{Pricer: table, Seed: seed + 2})
+				b := mustNew(t, index.Config{Pricer: table, Seed: seed + 2})
 				addShuffled(b, files, rng)
 				require.Equal(t, want, b.Sessions(), "arrival order %d", seed)
 			}

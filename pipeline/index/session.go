@@ -60,8 +60,14 @@ type Session struct {
 // function of the set of entries added, not of their order: minima,
 // maxima, sets, and values chosen by a [choice] rule.
 type session struct {
+	num    uint64 // the session's number in the store
 	id     string
 	format schema.Format
+
+	cached
+	refs      int  // occurrences of cached facts in this session: it stays cached while any
+	contested bool // some fact occurs in this session and another
+	reorder   bool // its place in the session order may have changed since the last commit
 
 	headerTS time.Time // creation time from a session header, if any
 	firstTS  time.Time
@@ -115,16 +121,22 @@ type choice[T any] struct {
 	ok    bool
 }
 
-func (c *choice[T]) earliest(v T, class int8, at origin) {
+// earliest offers v; it reports whether v was taken.
+func (c *choice[T]) earliest(v T, class int8, at origin) bool {
 	if !c.ok || class < c.class || class == c.class && earlier(&at, &c.at) {
 		*c = choice[T]{v: v, at: at, class: class, ok: true}
+		return true
 	}
+	return false
 }
 
-func (c *choice[T]) latest(v T, class int8, at origin) {
+// latest offers v; it reports whether v was taken.
+func (c *choice[T]) latest(v T, class int8, at origin) bool {
 	if !c.ok || class < c.class || class == c.class && earlier(&c.at, &at) {
 		*c = choice[T]{v: v, at: at, class: class, ok: true}
+		return true
 	}
+	return false
 }
 
 // earlier orders origins by timestamp (unknown last), then position.
@@ -150,9 +162,11 @@ func (s *session) observe(e *schema.Entry, at origin) {
 	if !e.TS.IsZero() {
 		if s.firstTS.IsZero() || e.TS.Before(s.firstTS) {
 			s.firstTS = e.TS
+			s.reorder = true
 		}
 		if e.TS.After(s.lastTS) {
 			s.lastTS = e.TS
+			s.reorder = true
 		}
 	}
 	class := fromMain
@@ -176,6 +190,7 @@ func (s *session) observe(e *schema.Entry, at origin) {
 	if e.Kind == schema.KindSession {
 		if !e.TS.IsZero() && (s.headerTS.IsZero() || e.TS.Before(s.headerTS)) {
 			s.headerTS = e.TS
+			s.reorder = true
 		}
 		if e.Origin != nil {
 			o := *e.Origin
@@ -183,7 +198,9 @@ func (s *session) observe(e *schema.Entry, at origin) {
 		}
 	}
 	if e.ParentSessionID != "" && e.ParentSessionID != s.id && !e.Sidechain {
-		s.parentID.latest(e.ParentSessionID, fromMain, at)
+		if s.parentID.latest(e.ParentSessionID, fromMain, at) {
+			s.reorder = true
+		}
 	}
 	if e.AgentID != "" && !e.Copy {
 		if s.agents == nil {

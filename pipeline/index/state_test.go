@@ -1,0 +1,100 @@
+package index_test
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// interleave returns the entries of files as one stream, as a tailer
+// following them all publishes them: files interleaved at random, each
+// file in order.
+func interleave(files [][]schema.Entry, rng *rand.Rand) []*schema.Entry {
+	var out []*schema.Entry
+	pos := make([]int, len(files))
+	live := rng.Perm(len(files))
+	for len(live) > 0 {
+		k := rng.IntN(len(live))
+		f := live[k]
+		for n := 1 + rng.IntN(8); n > 0 && pos[f] < len(files[f]); n-- {
+			out = append(out, &files[f][pos[f]])
+			pos[f]++
+		}
+		if pos[f] == len(files[f]) {
+			live = append(live[:k], live[k+1:]...)
+		}
+	}
+	return out
+}
+
+// TestAggregator_StoreResumesExactly applies a stream to an Aggregator
+// over a store, committing at random points with a tiny cache (so that
+// facts and sessions are evicted and read back all the time) and
+// "crashing" at random points (the store closed without committing what
+// was applied since the last commit); each restart resumes after the
+// sequence the state was committed with. The final aggregates equal those
+// of an in-memory Aggregator over the same stream: nothing counted twice,
+// nothing missed.
+func TestAggregator_StoreResumesExactly(t *testing.T) {
+	files := readFiles(t, testcorpus.Generate(t, 2<<20, 21), "../../testdata/corpus")
+	table := price.Default()
+	for seed := range uint64(3) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		stream := interleave(files, rng)
+		mem := mustNew(t, index.Config{Pricer: table})
+		for _, e := range stream {
+			mem.Add(e)
+		}
+		want := mem.Sessions()
+
+		dir := t.TempDir()
+		restarts := 0
+		for {
+			st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+			require.NoError(t, err)
+			a := mustNew(t, index.Config{Pricer: table, Store: st})
+			next := 0
+			if v, err := st.Meta("seq"); err == nil && v != nil {
+				next, err = strconv.Atoi(string(v))
+				require.NoError(t, err)
+			}
+			crashed := false
+			for i := next; i < len(stream); i++ {
+				a.Add(stream[i])
+				switch r := rng.IntN(1000); {
+				case r < 20:
+					require.NoError(t, a.Commit(map[string][]byte{"seq": []byte(strconv.Itoa(i + 1))}, 60))
+				case r < 22 && restarts < 20:
+					crashed = true
+				}
+				if crashed {
+					break
+				}
+			}
+			if crashed {
+				restarts++
+				require.NoError(t, st.Close())
+				continue
+			}
+			require.NoError(t, a.Commit(map[string][]byte{"seq": []byte(strconv.Itoa(len(stream)))}, 60))
+			require.Equal(t, want, a.Sessions(), "seed %d after %d restarts", seed, restarts)
+			require.NoError(t, st.Close())
+
+			// And read back cold, by a fresh process.
+			st, err = index.OpenStore(index.StoreConfig{Dir: dir})
+			require.NoError(t, err)
+			cold := mustNew(t, index.Config{Pricer: table, Store: st})
+			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
+			require.NoError(t, st.Close())
+			break
+		}
+		require.Positive(t, restarts, "the test must crash at least once")
+	}
+}
