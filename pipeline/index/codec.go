@@ -395,4 +395,3 @@ func decodeFile(b []byte, k fileKey) (*fileState, error) {
 	}
 	return fs, nil
 }
-
