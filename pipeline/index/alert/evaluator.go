@@ -114,8 +114,9 @@ type Stats struct {
 // It is safe for concurrent use; it does no I/O.
 //
 // Feed it observations in stream order with [Evaluator.Observe], call
-// [Evaluator.Advance] periodically (every few seconds: it re-arms keys
-// whose windows slid below their threshold and forgets idle keys), swap
+// [Evaluator.Advance] every few seconds while caught up with the stream (it
+// slides windows to the clock, re-arms keys whose value fell and forgets
+// empty and idle keys), swap
 // rules with [Evaluator.Reload], and save [Evaluator.Snapshot] with the
 // stream sequence it covers.
 type Evaluator struct {
@@ -342,8 +343,11 @@ func (e *Evaluator) makeRoom(rs *ruleState, now time.Time) {
 // Advance moves every window and period to the clock's now: keys whose
 // value fell below their rule's re-arm level are armed again, and keys that
 // hold nothing (or, session and unpriced_model scope, were idle for
-// IdleTTL) are forgotten. Call it every few seconds; it never fires (values
-// only fall with time). It costs a pass over every key.
+// IdleTTL) are forgotten. It never fires (values only fall with time). It
+// costs a pass over every key. Call it every few seconds while the caller
+// is caught up with the stream, not while applying a backlog: it would
+// slide windows past observations still to come, which would then count
+// as late.
 func (e *Evaluator) Advance() {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -107,7 +107,7 @@ func (ev *Event) Text() string {
 		}
 	}
 	var ctx []string
-	if ev.Host != "" {
+	if ev.Host != "" && ev.Scope != ScopeHost {
 		ctx = append(ctx, "host "+ev.Host)
 	}
 	if ev.SessionID != "" && ev.Scope != ScopeSession {

@@ -23,8 +23,9 @@ type Observation struct {
 	Part int
 
 	// Time is the entry's timestamp: it places the observation in windows
-	// and periods. A zero time, or one later than the evaluator's clock,
-	// counts as the clock's now.
+	// and periods, and moves its keys' windows forward (see "Time" in the
+	// package documentation). A zero time, or one later than the
+	// evaluator's clock, counts as the clock's now.
 	Time time.Time
 
 	SessionID string
