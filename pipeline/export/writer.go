@@ -42,6 +42,11 @@ type Writer struct {
 	dirs     map[string]bool
 	stats    Stats
 	closed   bool
+
+	// hook, when set (by tests), is called at each step of a commit:
+	// "written" (temporary file synced), "renamed" (renamed, directory
+	// synced), "recorded" (manifest written).
+	hook func(step string)
 }
 
 // Stats counts what a [Writer] did since it was opened.
@@ -275,6 +280,7 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 		os.Remove(tmp)
 		return err
 	}
+	w.step("written")
 	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("rename %s: %w", tmp, err)
@@ -282,6 +288,7 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 	if err := syncDir(dir); err != nil {
 		return err
 	}
+	w.step("renamed")
 	f := File{
 		Path:      path.Join(rel, name),
 		Partition: pt.partition,
@@ -303,6 +310,7 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 		w.manifest.Files = w.manifest.Files[:len(w.manifest.Files)-1]
 		return err
 	}
+	w.step("recorded")
 	delete(w.parts, pt.partition)
 	w.buffered -= pt.size()
 	w.high[pt.partition] = max(w.high[pt.partition], pt.last)
@@ -365,6 +373,12 @@ func (w *Writer) mkdir(rel string) error {
 	}
 	w.dirs[rel] = true
 	return nil
+}
+
+func (w *Writer) step(name string) {
+	if w.hook != nil {
+		w.hook(name)
+	}
 }
 
 type countWriter struct {
