@@ -93,10 +93,10 @@ func TestPublisherConfig_Defaults(t *testing.T) {
 }
 
 func TestStreamConfig_Defaults(t *testing.T) {
-	got := StreamConfig{}.withDefaults()
+	got := StreamConfig{}.WithDefaults()
 	assert.Equal(t, StreamConfig{Name: DefaultStream, Prefix: DefaultPrefix, Replicas: 1, DuplicateWindow: DefaultDuplicateWindow}, got)
-	got = StreamConfig{MaxAge: time.Hour}.withDefaults()
+	got = StreamConfig{MaxAge: time.Hour}.WithDefaults()
 	assert.Equal(t, time.Hour, got.DuplicateWindow, "window capped by max age")
-	got = StreamConfig{MaxAge: time.Hour, DuplicateWindow: time.Minute}.withDefaults()
+	got = StreamConfig{MaxAge: time.Hour, DuplicateWindow: time.Minute}.WithDefaults()
 	assert.Equal(t, time.Minute, got.DuplicateWindow)
 }

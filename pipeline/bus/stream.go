@@ -91,8 +91,11 @@ func (c StreamConfig) Validate() error {
 	return nil
 }
 
-// withDefaults returns c with its zero fields set to the defaults.
-func (c StreamConfig) withDefaults() StreamConfig {
+// WithDefaults returns c with its zero fields set to the defaults: the
+// stream name, subject prefix, replicas and duplicate window that
+// [EnsureStream] uses. Commands and consumers call it instead of
+// re-deriving the defaults, so that everyone agrees on the stream.
+func (c StreamConfig) WithDefaults() StreamConfig {
 	if c.Name == "" {
 		c.Name = DefaultStream
 	}
@@ -142,7 +145,7 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg StreamConfig)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	s, err := js.CreateOrUpdateStream(ctx, cfg.jetstream())
 	if err != nil {
 		if ctx.Err() != nil {
