@@ -137,7 +137,7 @@ func parseRule(path string, n *yaml.Node) (Rule, error) {
 		case "window":
 			r.Window, err = ParseWindow(v.Value)
 		case "rate_window":
-			r.RateWindow, err = parseDuration(v.Value)
+			r.RateWindow, err = parseDuration("rate_window", v.Value)
 		case "timezone":
 			r.Location, err = time.LoadLocation(v.Value)
 			if err != nil {

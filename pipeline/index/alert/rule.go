@@ -117,7 +117,7 @@ func ParseWindow(s string) (Window, error) {
 	case PeriodDay, PeriodWeek, PeriodMonth:
 		return Window{Text: s, Period: p}, nil
 	}
-	d, err := parseDuration(s)
+	d, err := parseDuration("window", s)
 	if err != nil {
 		return Window{}, err
 	}
@@ -125,17 +125,17 @@ func ParseWindow(s string) (Window, error) {
 }
 
 // parseDuration is time.ParseDuration plus whole days ("7d").
-func parseDuration(s string) (time.Duration, error) {
+func parseDuration(field, s string) (time.Duration, error) {
 	if n, ok := strings.CutSuffix(s, "d"); ok {
 		days, err := strconv.Atoi(n)
-		if err != nil || days > 366 {
-			return 0, fmt.Errorf("%w: window %q: want a duration such as 1h, 7d, or day, week, month", ErrInvalidValue, s)
+		if err != nil || days <= 0 || days > 366 {
+			return 0, fmt.Errorf("%w: %s %q: want %s", ErrInvalidValue, field, s, durationHint(field))
 		}
 		return time.Duration(days) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("%w: window %q: want a duration such as 1h, 7d, or day, week, month", ErrInvalidValue, s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: %s %q: want %s", ErrInvalidValue, field, s, durationHint(field))
 	}
 	return d, nil
 }
@@ -326,4 +326,11 @@ func metricList() string {
 		b.WriteString(string(m))
 	}
 	return b.String()
+}
+
+func durationHint(field string) string {
+	if field == "window" {
+		return "a duration such as 1h, 7d, or day, week, month"
+	}
+	return "a duration such as 30m, 1h"
 }
