@@ -53,6 +53,10 @@ type Aggregator struct {
 	nextNum uint64 // number of the next new session
 	dirtyS  []*session
 	dirtyF  []*fileState
+
+	rollups map[rollKey]*rollCell
+	dirtyR  []*rollCell
+	onUsage func(UsageChange)
 	err     error // the first store failure: the Aggregator stops applying
 }
 
@@ -77,6 +81,12 @@ type Config struct {
 	// holds and becomes a write-back cache over it ([Aggregator.Commit]).
 	// Without, everything is in memory.
 	Store *Store
+
+	// OnUsage, when set, is called with every change of what an API call
+	// counts for: a call counted (Sign 1), or taken back because a better
+	// occurrence of it arrived (Sign -1, followed by the call counted in
+	// its new place). Alerts are fed from it.
+	OnUsage func(UsageChange)
 }
 
 // New returns an Aggregator configured by cfg: empty, or resuming the
@@ -95,9 +105,11 @@ func New(cfg Config) (*Aggregator, error) {
 		key:      newKeyer(seed),
 		nextNum:  1,
 	}
-	a.entries = newFacts(a, kindEntry, false, (*session).applyEntry, entryCodec{})
-	a.responses = newFacts(a, kindResponse, false, (*session).applyResponse, noCodec{})
-	a.usage = newFacts(a, kindUsage, true, (*session).applyUsage, usageCodec{})
+	a.entries = newFacts(a, kindEntry, false, a.applyEntry, entryCodec{})
+	a.responses = newFacts(a, kindResponse, false, a.applyResponse, noCodec{})
+	a.usage = newFacts(a, kindUsage, true, a.applyUsage, usageCodec{})
+	a.rollups = make(map[rollKey]*rollCell)
+	a.onUsage = cfg.OnUsage
 	if cfg.Store != nil {
 		if err := a.attach(cfg.Store, cfg.Seed); err != nil {
 			return nil, err
@@ -187,7 +199,10 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	}
 	if e.UsageKey != "" && e.Usage != nil && totalSat(e.Usage) > 0 {
 		u := e.Usage
-		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model}
+		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model, project: e.CWD}
+		if uc.project == "" {
+			uc.project = s.cwd.v
+		}
 		switch {
 		case e.CostUSD != nil:
 			uc.cost = nanoUSD(*e.CostUSD)

@@ -390,3 +390,36 @@ func TestAggregator_SumsSaturate(t *testing.T) {
 	require.Positive(t, s.CostUSD)
 	require.Equal(t, int64(3), s.APICalls)
 }
+
+func TestAggregator_Usage(t *testing.T) {
+	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
+	x := b.assistant("a1", at(0), "m1", schema.Usage{Input: 10, Output: 1})
+	y := b.assistant("a2", at(3600), "m2", schema.Usage{Input: 20, Output: 2})
+	y.Model = "other"
+	z := b.assistant("a3", at(2*86400), "m3", schema.Usage{Input: 40})
+	z.CWD = "/proj"
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, []schema.Entry{x, y, z})
+
+	rows, err := a.Usage(UsageQuery{GroupBy: ByDay})
+	require.NoError(t, err)
+	require.Equal(t, []UsageRow{
+		{Key: "2026-03-01", Calls: 2, InputTokens: 30, OutputTokens: 3, TotalTokens: 33, CostUSD: 11e-6, UnpricedCalls: 1},
+		{Key: "2026-03-03", Calls: 1, InputTokens: 40, TotalTokens: 40, CostUSD: 40e-6},
+	}, rows)
+
+	rows, err = a.Usage(UsageQuery{GroupBy: ByHour, Since: at(1800), Until: at(2 * 3600)})
+	require.NoError(t, err)
+	require.Equal(t, []UsageRow{
+		{Key: "2026-03-01T10Z", Calls: 1, InputTokens: 10, OutputTokens: 1, TotalTokens: 11, CostUSD: 11e-6},
+		{Key: "2026-03-01T11Z", Calls: 1, InputTokens: 20, OutputTokens: 2, TotalTokens: 22, UnpricedCalls: 1},
+	}, rows, "hours are whole: since is truncated to its hour, until is exclusive")
+
+	rows, err = a.Usage(UsageQuery{GroupBy: ByProject, Model: "m"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"", "/proj"}, []string{rows[0].Key, rows[1].Key})
+	require.Equal(t, int64(10), rows[0].InputTokens)
+
+	_, err = a.Usage(UsageQuery{GroupBy: "weekday"})
+	require.Error(t, err)
+}

@@ -204,12 +204,13 @@ func (usageCodec) encode(e *encoder, c *usageContrib) {
 	e.varint(c.cacheWrite)
 	e.varint(c.cost)
 	e.string(c.model)
+	e.string(c.project)
 	e.bool(c.unpriced)
 }
 
 func (usageCodec) decode(d *decoder) usageContrib {
 	return usageContrib{input: d.varint(), output: d.varint(), cacheRead: d.varint(), cacheWrite: d.varint(),
-		cost: d.varint(), model: d.string(), unpriced: d.bool()}
+		cost: d.varint(), model: d.string(), project: d.string(), unpriced: d.bool()}
 }
 
 // encodeFact appends the record of f.

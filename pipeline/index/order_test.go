@@ -94,6 +94,7 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 				b := mustNew(t, index.Config{Pricer: table, Seed: seed + 2})
 				addShuffled(b, files, rng)
 				require.Equal(t, want, b.Sessions(), "arrival order %d", seed)
+				requireSameUsage(t, a, b)
 			}
 		})
 	}

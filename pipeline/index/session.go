@@ -221,7 +221,7 @@ func (s *session) created() time.Time {
 }
 
 // applyEntry adds (sign 1) or removes (sign -1) what an entry counts.
-func (s *session) applyEntry(c *entryContrib, sign int64) {
+func (a *Aggregator) applyEntry(s *session, c *entryContrib, _ *origin, sign int64) {
 	t := &s.sum
 	if c.user {
 		t.userMessages += sign
@@ -237,12 +237,17 @@ func (s *session) applyEntry(c *entryContrib, sign int64) {
 }
 
 // applyResponse adds or removes an assistant message.
-func (s *session) applyResponse(_ *struct{}, sign int64) {
+func (a *Aggregator) applyResponse(s *session, _ *struct{}, _ *origin, sign int64) {
 	s.sum.assistantMessages += sign
 }
 
-// applyUsage adds or removes an API call.
-func (s *session) applyUsage(c *usageContrib, sign int64) {
+// applyUsage adds or removes an API call, in its session, in the rollups
+// and for the OnUsage hook.
+func (a *Aggregator) applyUsage(s *session, c *usageContrib, at *origin, sign int64) {
+	a.rollup(s, c, at, sign)
+	if a.onUsage != nil {
+		a.onUsage(usageChange(s, c, at, sign))
+	}
 	t := &s.sum
 	t.apiCalls += sign
 	t.usage.Input = addSat(t.usage.Input, sign*c.input)

@@ -435,6 +435,7 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	}
 	clear(a.dirtyF)
 	a.dirtyF = a.dirtyF[:0]
+	buf = a.writeCells(b, buf)
 	b.Set(metaKey(metaNextNum), []byte(strconv.FormatUint(a.nextNum, 10)), nil)
 	for name, v := range meta {
 		b.Set(metaKey(name), v, nil)
@@ -529,6 +530,9 @@ func (a *Aggregator) evict(maxFacts int) {
 				delete(a.files, k)
 			}
 		}
+	}
+	if len(a.rollups) > maxFacts/8 {
+		a.evictCells()
 	}
 }
 

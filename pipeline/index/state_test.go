@@ -85,6 +85,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			}
 			require.NoError(t, a.Commit(map[string][]byte{"seq": []byte(strconv.Itoa(len(stream)))}, 60))
 			require.Equal(t, want, a.Sessions(), "seed %d after %d restarts", seed, restarts)
+			requireSameUsage(t, mem, a)
 			require.NoError(t, st.Close())
 
 			// And read back cold, by a fresh process.
@@ -92,9 +93,35 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			require.NoError(t, err)
 			cold := mustNew(t, index.Config{Pricer: table, Store: st})
 			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
+			requireSameUsage(t, mem, cold)
 			require.NoError(t, st.Close())
 			break
 		}
 		require.Positive(t, restarts, "the test must crash at least once")
+	}
+}
+
+// requireSameUsage requires the same usage rollups of two Aggregators by
+// every dimension, and rollups whose sums are the sessions' sums.
+func requireSameUsage(t *testing.T, want, got *index.Aggregator) {
+	t.Helper()
+	for _, g := range []index.GroupBy{index.ByHost, index.ByFormat, index.ByModel, index.ByProject, index.ByDay, index.ByHour} {
+		w, err := want.Usage(index.UsageQuery{GroupBy: g})
+		require.NoError(t, err)
+		gt, err := got.Usage(index.UsageQuery{GroupBy: g})
+		require.NoError(t, err)
+		require.Equal(t, w, gt, "group by %s", g)
+		var calls, total int64
+		for _, r := range gt {
+			calls += r.Calls
+			total += r.TotalTokens
+		}
+		var sc, st int64
+		for _, s := range got.Sessions() {
+			sc += s.APICalls
+			st += s.TotalTokens
+		}
+		require.Equal(t, sc, calls, "group by %s: calls", g)
+		require.Equal(t, st, total, "group by %s: tokens", g)
 	}
 }

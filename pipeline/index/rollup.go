@@ -1,0 +1,339 @@
+package index
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Rollups: every counted API call adds its tokens, cost and one call to a
+// cell of a cube keyed by (UTC hour, host, format, model, project); a call
+// whose counting moves to another occurrence is taken from its cell and
+// added to the new one's. Usage by any dimension, by hour or by day is a
+// sum over the cells of a time range ([Aggregator.Usage]). A call's hour
+// is its timestamp's; its project is its entry's working directory, else
+// its session's when the call was first seen.
+
+// rollKey is a cell of the cube.
+type rollKey struct {
+	hour                          int64 // Unix hours, UTC; 0 when the call has no timestamp
+	host, format, model, project string
+}
+
+// rollCell holds a cell's sums.
+type rollCell struct {
+	key                                  rollKey
+	calls, unpriced                      int64
+	input, output, cacheRead, cacheWrite int64
+	cost                                 int64 // nano-dollars
+	cached
+}
+
+// UsageChange is a change of what one API call counts for: the call
+// counted in a session (Sign 1) or taken back from it (Sign -1).
+type UsageChange struct {
+	Sign      int64
+	TS        time.Time
+	SessionID string
+	Format    schema.Format
+	Host      string
+	Project   string
+	Model     string
+	Tokens    schema.Usage // the call's tokens (not multiplied by Sign)
+	CostUSD   float64      // the call's cost, 0 when unpriced
+	Unpriced  bool
+}
+
+func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChange {
+	u := UsageChange{
+		Sign: sign, SessionID: s.id, Format: s.format, Host: s.host.v, Project: c.project, Model: c.model,
+		Tokens:  schema.Usage{Input: c.input, Output: c.output, CacheRead: c.cacheRead, CacheWrite: c.cacheWrite},
+		CostUSD: usd(c.cost), Unpriced: c.unpriced,
+	}
+	if at.ts != 0 {
+		u.TS = time.Unix(0, at.ts).UTC()
+	}
+	return u
+}
+
+// rollup adds (sign 1) or removes a call from its cell.
+func (a *Aggregator) rollup(s *session, c *usageContrib, at *origin, sign int64) {
+	k := rollKey{hour: hourOf(at.ts), host: s.host.v, format: string(s.format), model: c.model, project: c.project}
+	cell := a.rollups[k]
+	if cell == nil && a.store != nil {
+		cell = a.loadCell(k)
+	}
+	if cell == nil {
+		cell = &rollCell{key: k}
+		a.rollups[k] = cell
+	}
+	cell.used = a.gen
+	cell.calls += sign
+	if c.unpriced {
+		cell.unpriced += sign
+	}
+	cell.input = addSat(cell.input, sign*c.input)
+	cell.output = addSat(cell.output, sign*c.output)
+	cell.cacheRead = addSat(cell.cacheRead, sign*c.cacheRead)
+	cell.cacheWrite = addSat(cell.cacheWrite, sign*c.cacheWrite)
+	cell.cost = addSat(cell.cost, sign*c.cost)
+	if a.store != nil && !cell.dirty {
+		cell.dirty = true
+		a.dirtyR = append(a.dirtyR, cell)
+	}
+}
+
+func hourOf(ts int64) int64 {
+	if ts <= 0 {
+		return 0
+	}
+	return ts / int64(time.Hour)
+}
+
+// GroupBy is a dimension of [Aggregator.Usage].
+type GroupBy string
+
+// The dimensions usage can be grouped by.
+const (
+	ByHost    GroupBy = "host"
+	ByFormat  GroupBy = "format"
+	ByModel   GroupBy = "model"
+	ByProject GroupBy = "project"
+	ByDay     GroupBy = "day"
+	ByHour    GroupBy = "hour"
+)
+
+// ParseGroupBy checks a group_by value.
+func ParseGroupBy(s string) (GroupBy, error) {
+	switch g := GroupBy(s); g {
+	case ByHost, ByFormat, ByModel, ByProject, ByDay, ByHour:
+		return g, nil
+	}
+	return "", fmt.Errorf("group_by %q: want host, format, model, project, day or hour", s)
+}
+
+// UsageQuery selects and groups usage.
+type UsageQuery struct {
+	GroupBy GroupBy
+	// Since and Until bound the calls' timestamps, hour by hour: a call
+	// counts when its hour starts in [Since truncated to the hour, Until).
+	// Zero means unbounded; calls without a timestamp count only when
+	// Since is zero.
+	Since, Until time.Time
+	// Filters: only calls whose cell has these values ("" is any).
+	Host, Format, Model, Project string
+}
+
+// UsageRow is the usage of one group.
+type UsageRow struct {
+	Key              string  `json:"key"`
+	Calls            int64   `json:"api_calls"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	TotalTokens      int64   `json:"total_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	UnpricedCalls    int64   `json:"unpriced_calls"`
+}
+
+// Usage returns the usage of the calls q selects, grouped as it says,
+// ordered by key (time order for day and hour).
+func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
+	if _, err := ParseGroupBy(string(q.GroupBy)); err != nil {
+		return nil, err
+	}
+	a.settle()
+	lo, hi := int64(0), int64(1)<<62
+	if !q.Since.IsZero() {
+		lo = max(hourOf(q.Since.UnixNano()), 1)
+	}
+	if !q.Until.IsZero() {
+		hi = hourOf(q.Until.UnixNano())
+		if q.Until.UnixNano()%int64(time.Hour) != 0 {
+			hi++
+		}
+	}
+	groups := make(map[string]*UsageRow)
+	add := func(c *rollCell) {
+		k := &c.key
+		if k.hour < lo || k.hour >= hi || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
+			q.Model != "" && k.model != q.Model || q.Project != "" && k.project != q.Project || c.calls == 0 {
+			return
+		}
+		key := groupKey(q.GroupBy, k)
+		r := groups[key]
+		if r == nil {
+			r = &UsageRow{Key: key}
+			groups[key] = r
+		}
+		r.Calls += c.calls
+		r.UnpricedCalls += c.unpriced
+		r.InputTokens = addSat(r.InputTokens, c.input)
+		r.OutputTokens = addSat(r.OutputTokens, c.output)
+		r.CacheReadTokens = addSat(r.CacheReadTokens, c.cacheRead)
+		r.CacheWriteTokens = addSat(r.CacheWriteTokens, c.cacheWrite)
+		r.CostUSD += usd(c.cost)
+	}
+	if a.store != nil {
+		start := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(lo))
+		end := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(hi))
+		it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+		if err != nil {
+			return nil, err
+		}
+		for ok := it.First(); ok; ok = it.Next() {
+			k, err := parseCellKey(it.Key())
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			if _, ok := a.rollups[k]; ok {
+				continue // the cached cell is the fresher
+			}
+			v, err := it.ValueAndErr()
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			c, err := decodeCell(v, k)
+			if err != nil {
+				it.Close()
+				return nil, err
+			}
+			add(c)
+		}
+		if err := it.Close(); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range a.rollups {
+		add(c)
+	}
+	out := make([]UsageRow, 0, len(groups))
+	for _, r := range groups {
+		r.TotalTokens = addSat(addSat(r.InputTokens, r.OutputTokens), addSat(r.CacheReadTokens, r.CacheWriteTokens))
+		r.CostUSD = usd(nanoUSD(r.CostUSD))
+		out = append(out, *r)
+	}
+	slices.SortFunc(out, func(x, y UsageRow) int { return cmp.Compare(x.Key, y.Key) })
+	return out, nil
+}
+
+func groupKey(g GroupBy, k *rollKey) string {
+	switch g {
+	case ByHost:
+		return k.host
+	case ByFormat:
+		return k.format
+	case ByModel:
+		return k.model
+	case ByProject:
+		return k.project
+	case ByDay:
+		if k.hour == 0 {
+			return "unknown"
+		}
+		return time.Unix(k.hour*3600, 0).UTC().Format(time.DateOnly)
+	default:
+		if k.hour == 0 {
+			return "unknown"
+		}
+		return time.Unix(k.hour*3600, 0).UTC().Format("2006-01-02T15Z")
+	}
+}
+
+func cellStoreKey(k rollKey) []byte {
+	b := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(k.hour))
+	for i, s := range []string{k.host, k.format, k.model, k.project} {
+		if i > 0 {
+			b = append(b, 0)
+		}
+		b = append(b, s...)
+	}
+	return b
+}
+
+func parseCellKey(b []byte) (rollKey, error) {
+	if len(b) < 9 || b[0] != 'r' {
+		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+	}
+	parts := bytes.SplitN(b[9:], []byte{0}, 4)
+	if len(parts) != 4 {
+		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+	}
+	return rollKey{hour: int64(binary.BigEndian.Uint64(b[1:9])), host: string(parts[0]), format: string(parts[1]),
+		model: string(parts[2]), project: string(parts[3])}, nil
+}
+
+func encodeCell(b []byte, c *rollCell) []byte {
+	e := encoder{b: append(b, recordVersion)}
+	for _, v := range []int64{c.calls, c.unpriced, c.input, c.output, c.cacheRead, c.cacheWrite, c.cost} {
+		e.varint(v)
+	}
+	return e.b
+}
+
+func decodeCell(b []byte, k rollKey) (*rollCell, error) {
+	d := decoder{b: b}
+	d.version()
+	c := &rollCell{key: k}
+	for _, v := range []*int64{&c.calls, &c.unpriced, &c.input, &c.output, &c.cacheRead, &c.cacheWrite, &c.cost} {
+		*v = d.varint()
+	}
+	if err := d.end(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// loadCell reads a stored cell, nil if none.
+func (a *Aggregator) loadCell(k rollKey) *rollCell {
+	v, err := a.store.get(cellStoreKey(k))
+	if err != nil || v == nil {
+		if err != nil {
+			a.fail(err)
+		}
+		return nil
+	}
+	c, err := decodeCell(v, k)
+	if err != nil {
+		a.fail(err)
+		return nil
+	}
+	a.rollups[k] = c
+	return c
+}
+
+// writeCells adds the dirty cells to b; empty cells are deleted.
+func (a *Aggregator) writeCells(b *pebble.Batch, buf []byte) []byte {
+	for _, c := range a.dirtyR {
+		if c.calls == 0 && c.input == 0 && c.output == 0 && c.cacheRead == 0 && c.cacheWrite == 0 && c.cost == 0 {
+			b.Delete(cellStoreKey(c.key), nil)
+		} else {
+			buf = encodeCell(buf[:0], c)
+			b.Set(cellStoreKey(c.key), buf, nil)
+		}
+		c.dirty = false
+	}
+	clear(a.dirtyR)
+	a.dirtyR = a.dirtyR[:0]
+	return buf
+}
+
+// evictCells drops clean cells unused since the last commit.
+func (a *Aggregator) evictCells() {
+	for k, c := range a.rollups {
+		if !c.dirty && c.used+1 < a.gen {
+			delete(a.rollups, k)
+		}
+	}
+}
+
