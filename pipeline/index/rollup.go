@@ -23,7 +23,7 @@ import (
 
 // rollKey is a cell of the cube.
 type rollKey struct {
-	hour                          int64 // Unix hours, UTC; 0 when the call has no timestamp
+	hour                         int64 // Unix hours, UTC; 0 when the call has no timestamp
 	host, format, model, project string
 }
 
@@ -336,4 +336,3 @@ func (a *Aggregator) evictCells() {
 		}
 	}
 }
-
