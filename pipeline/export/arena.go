@@ -4,9 +4,11 @@ import "unsafe"
 
 // Arena block sizes: the first block is small, so that the many parts of a
 // quiet fleet cost little, and each next one doubles up to the maximum.
+// The unused end of the current block is thus at most 64 KiB, and never
+// more than the bytes already used.
 const (
 	arenaMinBlock = 4 << 10
-	arenaMaxBlock = 1 << 20
+	arenaMaxBlock = 64 << 10
 )
 
 // arena holds the string bytes of a part's buffered rows in large blocks:
@@ -14,8 +16,7 @@ const (
 // and an exact byte count for the memory budget. Strings it returns stay
 // valid until the arena is dropped.
 type arena struct {
-	cur   []byte
-	alloc int64 // bytes allocated in blocks
+	cur []byte
 }
 
 func (a *arena) str(s string) string {
@@ -31,7 +32,6 @@ func (a *arena) bytes(b []byte) string {
 		return ""
 	}
 	if n > arenaMaxBlock/4 {
-		a.alloc += int64(n)
 		c := make([]byte, n)
 		copy(c, b)
 		return unsafe.String(&c[0], n)
@@ -43,7 +43,6 @@ func (a *arena) bytes(b []byte) string {
 		}
 		size = min(size, arenaMaxBlock)
 		a.cur = make([]byte, 0, size)
-		a.alloc += int64(size)
 	}
 	i := len(a.cur)
 	a.cur = append(a.cur, b...)

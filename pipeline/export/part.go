@@ -11,8 +11,46 @@ import (
 )
 
 // rowOverhead is what a buffered row costs beside its strings: the row
-// struct and its share of the slices that hold it.
+// struct, its share of the slices that hold it, and its sort index.
 const rowOverhead = int64(unsafe.Sizeof(row{})) + 16
+
+// entryBytes returns what e's row adds to a part: the fixed size of the
+// row, of its list elements and structs, and every string it copies.
+func entryBytes(e *schema.Entry) int64 {
+	n := rowOverhead + int64(len(e.Format)+len(e.Host)+len(e.SessionID)+len(e.EntryID))*2 + // key too
+		int64(len(e.Path)+len(e.ParentID)+len(e.ParentSessionID)+len(e.Kind)+len(e.Role)+len(e.Subtype)+
+			len(e.Text)+len(e.Model)+len(e.Provider)+len(e.MessageID)+len(e.RequestID)+len(e.UsageKey)+
+			len(e.StopReason)+len(e.Sender)+len(e.CWD)+len(e.GitBranch)+len(e.AgentVersion)+len(e.AgentID)+
+			len(e.AgentType)+len(e.Slug)+len(e.Command)+len(e.CommandArgs)+len(e.Title)+len(e.Raw)) + 3
+	if u := e.Usage; u != nil {
+		n += int64(unsafe.Sizeof(usage{}) + uintptr(len(u.Speed)))
+	}
+	if e.CostUSD != nil {
+		n += 8
+	}
+	for i := range e.ToolCalls {
+		tc := &e.ToolCalls[i]
+		n += int64(unsafe.Sizeof(toolCall{}) + uintptr(len(tc.ID)+len(tc.Name)+len(tc.Input)))
+	}
+	for i := range e.ToolResults {
+		tr := &e.ToolResults[i]
+		n += int64(unsafe.Sizeof(toolResult{}) + uintptr(len(tr.ToolCallID)+len(tr.Content)))
+	}
+	for i := range e.Attachments {
+		a := &e.Attachments[i]
+		n += int64(unsafe.Sizeof(attachment{}) + uintptr(len(a.Filename)+len(a.MimeType)+len(a.Size)))
+	}
+	if rc := e.Reaction; rc != nil {
+		n += int64(unsafe.Sizeof(reaction{}) + uintptr(len(rc.MessageID)))
+		for _, s := range rc.Emojis {
+			n += int64(len(s)) + 16
+		}
+	}
+	if o := e.Origin; o != nil {
+		n += int64(unsafe.Sizeof(origin{}) + uintptr(len(o.Provider)+len(o.Surface)+len(o.ChatType)+len(o.From)+len(o.Label)))
+	}
+	return n
+}
 
 // part is the open part of one partition: its rows, buffered until the
 // part is committed as one file.
@@ -21,7 +59,7 @@ type part struct {
 	opened    time.Time // when its first entry arrived
 	rows      []row
 	strs      arena
-	fixed     int64  // row structs, lists and structs
+	bytes     int64  // what its rows hold, see entryBytes
 	first     uint64 // stream sequence of its first entry
 	last      uint64 // of its last entry
 	minTS     int64  // microseconds, 0 when no entry had a ts
@@ -33,19 +71,14 @@ func newPart(p Partition, now time.Time) *part {
 }
 
 // size returns the bytes the part holds, as counted for the budget.
-func (p *part) size() int64 { return p.strs.alloc + p.fixed }
+func (p *part) size() int64 { return p.bytes }
 
-// add appends e's row.
-func (p *part) add(e *schema.Entry, seq uint64) {
+// add appends e's row; n is entryBytes(e).
+func (p *part) add(e *schema.Entry, seq uint64, n int64) {
 	p.rows = append(p.rows, row{})
 	r := &p.rows[len(p.rows)-1]
 	r.fromEntry(e, seq, &p.strs)
-	p.fixed += rowOverhead + int64(len(r.ToolCalls))*int64(unsafe.Sizeof(toolCall{})) +
-		int64(len(r.ToolResults))*int64(unsafe.Sizeof(toolResult{})) +
-		int64(len(r.Attachments))*int64(unsafe.Sizeof(attachment{}))
-	if r.Usage != nil {
-		p.fixed += int64(unsafe.Sizeof(usage{}))
-	}
+	p.bytes += n
 	if len(p.rows) == 1 {
 		p.first = seq
 	}

@@ -126,7 +126,7 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 		return nil
 	}
 	pt := w.parts[p]
-	est := entrySize(e)
+	est := entryBytes(e)
 	if pt != nil && len(pt.rows) > 0 && pt.size()+est > w.cfg.PartBytes {
 		if err := w.commit(ctx, pt); err != nil {
 			return err
@@ -147,9 +147,8 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 		pt = newPart(p, time.Now())
 		w.parts[p] = pt
 	}
-	before := pt.size()
-	pt.add(e, seq)
-	w.buffered += pt.size() - before
+	pt.add(e, seq, est)
+	w.buffered += est
 	w.handed = seq
 	w.stats.Entries++
 	return nil
@@ -176,7 +175,9 @@ func (w *Writer) Committed() uint64 {
 }
 
 // Buffered returns the bytes held by open parts, as counted against
-// Config.MemoryBytes.
+// Config.MemoryBytes: the strings of their rows and the rows' fixed
+// sizes. The arena blocks that hold the strings may add up to 64 KiB per
+// open part, and never more than the strings themselves.
 func (w *Writer) Buffered() int64 { return w.buffered }
 
 // Stats returns the counters.
@@ -390,17 +391,4 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err
-}
-
-// entrySize estimates what e's row will add to a part, to decide before
-// taking it whether commits must come first.
-func entrySize(e *schema.Entry) int64 {
-	n := rowOverhead + int64(len(e.Text)+len(e.Raw)+len(e.SessionID)+len(e.EntryID)+len(e.Path)+200)
-	for i := range e.ToolCalls {
-		n += int64(len(e.ToolCalls[i].Input) + 64)
-	}
-	for i := range e.ToolResults {
-		n += int64(len(e.ToolResults[i].Content) + 64)
-	}
-	return n
 }
