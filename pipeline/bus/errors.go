@@ -50,6 +50,12 @@ var (
 	// dead-letter it) and be upgraded.
 	ErrSchemaVersion = errors.New("bus: unsupported schema version")
 
+	// ErrEntryTooLarge is returned by [FitEntryMsg] for an entry whose
+	// message cannot be made small enough even with its text fields, tool
+	// calls and results left out. The caller should dead-letter the
+	// source line.
+	ErrEntryTooLarge = errors.New("bus: entry too large for a message even when shortened")
+
 	// ErrServerStart is returned by [StartEmbedded] when the embedded
 	// server could not start (listener, store directory, JetStream).
 	ErrServerStart = errors.New("bus: embedded server did not start")

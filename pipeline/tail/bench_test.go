@@ -292,7 +292,7 @@ func encodeTree(tb testing.TB, dir string) []*nats.Msg {
 			cfg := formats.ReadConfig{Config: parse.Config{Path: path, Host: benchHost, Text: true}}
 			_, err := formats.ReadFile(tb.Context(), path, cfg, func(e *schema.Entry) {
 				e.Path = path
-				msgs = append(msgs, t.entryMsg(e))
+				msgs = append(msgs, t.entryMsg(e, t.cfg.MaxPayload))
 			}, func(err error) { errs = append(errs, err) })
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", path, err))

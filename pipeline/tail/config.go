@@ -16,9 +16,11 @@ const (
 	DefaultMaxOpenFiles       = 256
 	DefaultCheckpointInterval = time.Second
 	DefaultWorkers            = 2
-	// DefaultMaxPayload is the largest message body published. An entry
-	// whose canonical JSON is larger has its text fields shortened to
-	// fit and is marked truncated; the transcript itself keeps the whole.
+	// DefaultMaxPayload is the largest message published, headers
+	// included. An entry whose message would be larger is shortened to
+	// fit (bus.FitEntryMsg: text, tool inputs and results, then the
+	// number of tool calls and results, counted; never usage or ids) and
+	// marked truncated; the transcript itself keeps the whole.
 	DefaultMaxPayload = 1 << 20
 	// DefaultDetectWait is how long a file whose first lines tell no
 	// format is waited for before it is skipped as not a transcript.
@@ -63,8 +65,10 @@ type Config struct {
 	// dead-letter subject with its head. Default: jsonl's.
 	MaxLineBytes int
 
-	// MaxPayload bounds a published message body; default
-	// DefaultMaxPayload. Set it below the server's max_payload.
+	// MaxPayload bounds a published message, headers included; default
+	// DefaultMaxPayload. The connected server's max_payload, when
+	// smaller, bounds it too (read again for every batch of lines, so a
+	// reconnect to another server is followed).
 	MaxPayload int
 
 	RescanInterval     time.Duration // full rescan of the globs; default DefaultRescanInterval

@@ -130,6 +130,7 @@ type worker struct {
 type pendingLine struct {
 	msgs          []*nats.Msg
 	before, after mark
+	line, offset  int64 // where the line is, for the dead letter of a message the server refuses
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
@@ -143,10 +144,10 @@ const (
 
 // queue adds the messages of one line to w's batch, and hands the batch
 // to the publisher once it is full.
-func (t *Tailer) queue(ctx context.Context, w *worker, f *file, msgs []*nats.Msg, before, after mark) error {
-	w.pending = append(w.pending, pendingLine{msgs: msgs, before: before, after: after})
-	w.npending += len(msgs)
-	for _, m := range msgs {
+func (t *Tailer) queue(ctx context.Context, w *worker, f *file, p pendingLine) error {
+	w.pending = append(w.pending, p)
+	w.npending += len(p.msgs)
+	for _, m := range p.msgs {
 		w.bpending += len(m.Data)
 	}
 	// Lines that make no message (bookkeeping lines, lines only queued
@@ -164,7 +165,7 @@ func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 		w.pending, w.npending, w.bpending = w.pending[:0], 0, 0
 	}()
 	for _, p := range w.pending {
-		if err := t.send(ctx, f, p.msgs, p.before, p.after); err != nil {
+		if err := t.send(ctx, f, p); err != nil {
 			// The file is stuck from here (see send): its checkpoint
 			// stays before these lines, which a restart sends again.
 			return err
@@ -266,6 +267,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	w.rd.Reset(&w.src, f.readPos, f.lines)
 	w.win.seed(f.readPos, before)
 	last := w.win.mark()
+	limit := t.payloadLimit()
 	defer func() {
 		// Every line read is handed to the publisher, whatever ends the
 		// loop: the reader's offset is past them.
@@ -293,7 +295,8 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			}
 			t.m.badLines.Add(1)
 			d := &bus.DeadLetter{Host: t.cfg.Host, Path: path, Line: tooLong.Line, Offset: tooLong.Offset, Format: string(f.format), Error: err.Error(), Head: tooLong.Head}
-			if err := t.queue(ctx, w, f, []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, prev, last); err != nil {
+			p := pendingLine{msgs: []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, before: prev, after: last, line: tooLong.Line, offset: tooLong.Offset}
+			if err := t.queue(ctx, w, f, p); err != nil {
 				return err
 			}
 			continue
@@ -323,7 +326,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		for i := range w.entries {
 			e := &w.entries[i]
 			e.Path = path
-			msgs = append(msgs, t.entryMsg(e))
+			msgs = append(msgs, t.entryMsg(e, limit))
 		}
 		if perr != nil {
 			t.m.badLines.Add(1)
@@ -334,7 +337,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 				Format: string(f.format), Error: perr.Error(), Head: append([]byte(nil), head...),
 			}))
 		}
-		if err := t.queue(ctx, w, f, msgs, prev, last); err != nil {
+		if err := t.queue(ctx, w, f, pendingLine{msgs: msgs, before: prev, after: last, line: line.Number, offset: line.Offset}); err != nil {
 			return err
 		}
 	}
@@ -344,7 +347,8 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 // send publishes the messages of one line, in order. The line's end is
 // acknowledged once its last message is (and every earlier one); a
 // message before the last covers the lines before it.
-func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, before, after mark) error {
+func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
+	msgs, before, after := p.msgs, p.before, p.after
 	f.mu.Lock()
 	f.inflight += len(msgs)
 	f.readEnd = after
@@ -358,7 +362,7 @@ func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, before, af
 		if i == len(msgs)-1 {
 			at = after
 		}
-		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, at, epoch, err) }); err != nil {
+		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, p.line, p.offset, at, epoch, err) }); err != nil {
 			f.mu.Lock()
 			f.inflight -= len(msgs) - i
 			f.stuck = true
@@ -373,10 +377,11 @@ func (t *Tailer) send(ctx context.Context, f *file, msgs []*nats.Msg, before, af
 	return nil
 }
 
-// completed is the publisher's callback for message m of f, which covers
-// the file up to at in the file's content of the given epoch.
-func (t *Tailer) completed(f *file, m *nats.Msg, at mark, epoch uint64, err error) {
-	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, err) {
+// completed is the publisher's callback for message m of f, made of the
+// line at the given line number and offset, which covers the file up to
+// at in the file's content of the given epoch.
+func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, epoch uint64, err error) {
+	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, line, offset, err) {
 		err = nil // refused for good: its dead letter stands for it
 	}
 	f.mu.Lock()
@@ -404,7 +409,7 @@ func (t *Tailer) completed(f *file, m *nats.Msg, at mark, epoch uint64, err erro
 // reject queues a dead letter for a message the server refused for good
 // (too large for it, or a subject outside the stream). It reports false
 // when the queue is full: the file's checkpoint then stays before it.
-func (t *Tailer) reject(f *file, m *nats.Msg, err error) bool {
+func (t *Tailer) reject(f *file, m *nats.Msg, line, offset int64, err error) bool {
 	t.mu.Lock()
 	path := f.path
 	t.mu.Unlock()
@@ -413,7 +418,7 @@ func (t *Tailer) reject(f *file, m *nats.Msg, err error) bool {
 	f.mu.Unlock()
 	t.m.publishErrors.Add(1)
 	d := &bus.DeadLetter{
-		Host: t.cfg.Host, Path: path, Offset: -1, Format: string(format),
+		Host: t.cfg.Host, Path: path, Line: line, Offset: offset, Format: string(format),
 		Error: fmt.Sprintf("%v (subject %s, id %s, %d bytes)", err, m.Subject, m.Header.Get(nats.MsgIdHdr), len(m.Data)),
 		Head:  m.Data[:min(len(m.Data), bus.MaxDeadHead)],
 	}
@@ -440,9 +445,10 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 	}
 }
 
-// entryMsg encodes e, shortening its text fields if the message would be
-// larger than the configured payload.
-func (t *Tailer) entryMsg(e *schema.Entry) *nats.Msg {
+// entryMsg returns the message of e, shortened to fit limit bytes if
+// needed (see bus.FitEntryMsg), or a dead letter for e's line if even
+// that cannot fit.
+func (t *Tailer) entryMsg(e *schema.Entry, limit int) *nats.Msg {
 	// Size the body from the text it holds: no growing while encoding.
 	size := 512 + len(e.Text) + len(e.Raw)
 	for i := range e.ToolResults {
@@ -451,42 +457,28 @@ func (t *Tailer) entryMsg(e *schema.Entry) *nats.Msg {
 	for i := range e.ToolCalls {
 		size += len(e.ToolCalls[i].Input) + 64
 	}
-	m := bus.EntryMsg(t.cfg.Prefix, e, make([]byte, 0, size+size/8))
-	if len(m.Data) <= t.cfg.MaxPayload {
-		return m
+	m, shortened, err := bus.FitEntryMsg(t.cfg.Prefix, e, limit, make([]byte, 0, min(size+size/8, limit+limit/8)))
+	if shortened {
+		t.m.truncated.Add(1)
 	}
-	t.m.truncated.Add(1)
-	for limit := t.cfg.MaxPayload / 2; len(m.Data) > t.cfg.MaxPayload && limit > 0; limit /= 2 {
-		shorten(e, limit)
-		m = bus.EntryMsg(t.cfg.Prefix, e, m.Data)
+	if err != nil {
+		t.m.badLines.Add(1)
+		return bus.DeadMsg(t.cfg.Prefix, &bus.DeadLetter{
+			Host: t.cfg.Host, Path: e.Path, Line: e.Line, Offset: e.Offset, Format: string(e.Format),
+			Error: fmt.Sprintf("entry %s: %v (limit %d bytes)", e.EntryID, err, limit),
+		})
 	}
 	return m
 }
 
-// shorten cuts every text field of e to at most limit bytes (on a UTF-8
-// boundary) and marks it truncated.
-func shorten(e *schema.Entry, limit int) {
-	e.Truncated = true
-	e.Text = cut(e.Text, limit)
-	e.Raw = nil
-	for i := range e.ToolResults {
-		e.ToolResults[i].Content = cut(e.ToolResults[i].Content, limit)
+// payloadLimit is the largest message published: the configured one, or
+// the connected server's max_payload if smaller.
+func (t *Tailer) payloadLimit() int {
+	limit := t.cfg.MaxPayload
+	if n := t.cfg.Publisher.MaxPayload(); n > 0 && n < limit {
+		limit = n
 	}
-	for i := range e.ToolCalls {
-		if len(e.ToolCalls[i].Input) > limit {
-			e.ToolCalls[i].Input = nil
-		}
-	}
-}
-
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n]
+	return limit
 }
 
 // detect decides the format of f from its first lines. done is false
@@ -555,11 +547,12 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	msgs := make([]*nats.Msg, 0, len(metas))
+	limit := t.payloadLimit()
 	for _, m := range metas {
 		e := m.Entry(t.cfg.Host, path)
-		msgs = append(msgs, t.entryMsg(&e))
+		msgs = append(msgs, t.entryMsg(&e, limit))
 	}
-	if err := t.send(ctx, f, msgs, mark{}, mark{at: size}); err != nil {
+	if err := t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1}); err != nil {
 		return err
 	}
 	f.metaSum, f.readPos = sum, size

@@ -36,7 +36,13 @@ type harness struct {
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{t: t, srv: natstest.RunServer(t), dir: t.TempDir(), state: t.TempDir()}
+	return newHarnessWith(t)
+}
+
+// newHarnessWith is newHarness with server options.
+func newHarnessWith(t *testing.T, opts ...natstest.Option) *harness {
+	t.Helper()
+	h := &harness{t: t, srv: natstest.RunServer(t, opts...), dir: t.TempDir(), state: t.TempDir()}
 	h.nc = natstest.Connect(t, h.srv.URL())
 	h.js = natstest.JetStream(t, h.nc)
 	_, err := bus.EnsureStream(t.Context(), h.js, bus.StreamConfig{})
