@@ -423,3 +423,15 @@ func TestAggregator_Usage(t *testing.T) {
 	_, err = a.Usage(UsageQuery{GroupBy: "weekday"})
 	require.Error(t, err)
 }
+
+func TestAggregator_QueryRejectsBadInput(t *testing.T) {
+	a := NewAggregator(nil)
+	_, _, err := a.Query(SessionQuery{Cursor: "not-a-cursor!"})
+	require.ErrorContains(t, err, "not a cursor this server returned")
+	_, _, err = a.Query(SessionQuery{Sort: "random"})
+	require.ErrorContains(t, err, "want last_ts")
+	page, next, err := a.Query(SessionQuery{Limit: 1e6})
+	require.NoError(t, err)
+	require.Empty(t, page)
+	require.Empty(t, next)
+}

@@ -377,6 +377,7 @@ func decodeSession(b []byte) (*session, error) {
 	if err := d.end(); err != nil {
 		return nil, err
 	}
+	s.stored, s.indexedTS = true, s.lastTS
 	return s, nil
 }
 

@@ -423,8 +423,17 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	for _, s := range a.dirtyS {
 		buf = encodeSession(buf[:0], s)
 		b.Set(sessionNumKey(s.num), buf, nil)
-		b.Set(sessionIDKey(sessionKey{s.format, s.id}), []byte(strconv.FormatUint(s.num, 10)), nil)
-		s.dirty, s.reorder = false, false
+		if !s.stored {
+			b.Set(sessionIDKey(sessionKey{s.format, s.id}), []byte(strconv.FormatUint(s.num, 10)), nil)
+		}
+		if !s.stored || !s.indexedTS.Equal(s.lastTS) {
+			if s.stored {
+				b.Delete(recentKey(s.indexedTS, s.num), nil)
+			}
+			b.Set(recentKey(s.lastTS, s.num), nil, nil)
+			s.indexedTS = s.lastTS
+		}
+		s.dirty, s.reorder, s.stored = false, false, true
 	}
 	clear(a.dirtyS)
 	a.dirtyS = a.dirtyS[:0]

@@ -83,6 +83,8 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 				require.NoError(t, st.Close())
 				continue
 			}
+			// Before the last commit: pages merge the cache and the index.
+			requireSamePages(t, mem, a)
 			require.NoError(t, a.Commit(map[string][]byte{"seq": []byte(strconv.Itoa(len(stream)))}, 60))
 			require.Equal(t, want, a.Sessions(), "seed %d after %d restarts", seed, restarts)
 			requireSameUsage(t, mem, a)
@@ -94,6 +96,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			cold := mustNew(t, index.Config{Pricer: table, Store: st})
 			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
 			requireSameUsage(t, mem, cold)
+			requireSamePages(t, mem, cold)
 			require.NoError(t, st.Close())
 			break
 		}
@@ -124,4 +127,47 @@ func requireSameUsage(t *testing.T, want, got *index.Aggregator) {
 		require.Equal(t, sc, calls, "group by %s: calls", g)
 		require.Equal(t, st, total, "group by %s: tokens", g)
 	}
+}
+
+// requireSamePages requires the same pages of sessions from two
+// Aggregators for a few queries, read page by page to the end.
+func requireSamePages(t *testing.T, want, got *index.Aggregator) {
+	t.Helper()
+	all := want.Sessions()
+	require.NotEmpty(t, all)
+	mid := all[len(all)/2]
+	for _, q := range []index.SessionQuery{
+		{},
+		{Sort: index.SortCost},
+		{Sort: index.SortTokens, Format: "claude-code"},
+		{Sort: index.SortFirstTS, Since: mid.FirstTS},
+		{Host: "h", Model: mid.Models[0]},
+		{Project: mid.CWD, Until: mid.LastTS},
+	} {
+		w := readPages(t, want, q)
+		g := readPages(t, got, q)
+		require.Equal(t, w, g, "query %+v", q)
+		if q == (index.SessionQuery{}) {
+			require.Len(t, g, len(all), "every session is listed once")
+		}
+	}
+}
+
+func readPages(t *testing.T, a *index.Aggregator, q index.SessionQuery) []index.Session {
+	t.Helper()
+	q.Limit = 7
+	var out []index.Session
+	for range 10000 {
+		page, next, err := a.Query(q)
+		require.NoError(t, err)
+		require.LessOrEqual(t, len(page), 7)
+		out = append(out, page...)
+		if next == "" {
+			return out
+		}
+		require.Len(t, page, 7, "a page before the last is full")
+		q.Cursor = next
+	}
+	t.Fatal("no end of pages")
+	return nil
 }

@@ -1,0 +1,312 @@
+package index
+
+import (
+	"cmp"
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// SessionSort is an order of [Aggregator.Query].
+type SessionSort string
+
+// The orders sessions can be listed in, each descending (latest, costliest
+// first); ties go by session number.
+const (
+	SortLastTS  SessionSort = "last_ts" // the default: most recently active first
+	SortFirstTS SessionSort = "first_ts"
+	SortCost    SessionSort = "cost_usd"
+	SortTokens  SessionSort = "total_tokens"
+)
+
+// ParseSessionSort checks a sort value; "" is [SortLastTS].
+func ParseSessionSort(s string) (SessionSort, error) {
+	switch o := SessionSort(s); o {
+	case "":
+		return SortLastTS, nil
+	case SortLastTS, SortFirstTS, SortCost, SortTokens:
+		return o, nil
+	}
+	return "", fmt.Errorf("sort %q: want last_ts, first_ts, cost_usd or total_tokens", s)
+}
+
+// SessionQuery selects a page of sessions.
+type SessionQuery struct {
+	// Filters ("" is any): exact host, format, project (working
+	// directory) or model (one of the session's models).
+	Host, Format, Project, Model string
+	// Since and Until bound the sessions' activity: a session is listed
+	// when it was active in [Since, Until] (last_ts >= Since and first_ts
+	// <= Until).
+	Since, Until time.Time
+	Sort         SessionSort
+	// Limit is the page size; 0 means DefaultLimit, and it is capped at
+	// MaxLimit.
+	Limit int
+	// Cursor continues after the page that returned it.
+	Cursor string
+}
+
+// Page sizes of [Aggregator.Query].
+const (
+	DefaultLimit = 100
+	MaxLimit     = 1000
+)
+
+// Query returns the page of sessions q selects, in its order, and the
+// cursor of the next page ("" after the last). Sessions made only of
+// bookkeeping lines are not listed, as in [Aggregator.Sessions].
+//
+// With a store, the default order walks an index of last activity, so a
+// page costs about its size; the other orders read every session once.
+func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
+	sort, err := ParseSessionSort(string(q.Sort))
+	if err != nil {
+		return nil, "", err
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	limit = min(limit, MaxLimit)
+	after, err := parseCursor(q.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	a.settle()
+	if sort == SortLastTS && a.store != nil {
+		return a.queryRecent(q, limit, after)
+	}
+	var all []*session
+	collect := func(s *session) {
+		if s.conversation && q.matches(s) {
+			all = append(all, s)
+		}
+	}
+	if err := a.allSessions(collect); err != nil {
+		return nil, "", err
+	}
+	// Sort keys, descending, then by number for a total order.
+	keyOf := func(s *session) int64 {
+		switch sort {
+		case SortFirstTS:
+			return unixNano(s.firstTS)
+		case SortCost:
+			return s.sum.cost
+		case SortTokens:
+			return totalSat(&s.sum.usage)
+		}
+		return unixNano(s.lastTS)
+	}
+	slices.SortFunc(all, func(x, y *session) int {
+		if c := cmp.Compare(keyOf(y), keyOf(x)); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.num, x.num)
+	})
+	start := 0
+	if after != nil {
+		start, _ = slices.BinarySearchFunc(all, *after, func(s *session, c cursor) int {
+			if k := keyOf(s); k != c.key {
+				return cmp.Compare(c.key, k)
+			}
+			return cmp.Compare(c.num, s.num)
+		})
+		for start < len(all) && keyOf(all[start]) == after.key && all[start].num == after.num {
+			start++
+		}
+	}
+	end := min(start+limit, len(all))
+	page := make([]Session, 0, end-start)
+	for _, s := range all[start:end] {
+		page = append(page, s.snapshot())
+	}
+	a.classifyPage(page)
+	next := ""
+	if end < len(all) {
+		last := all[end-1]
+		next = cursor{key: keyOf(last), num: last.num}.String()
+	}
+	return page, next, nil
+}
+
+func (q *SessionQuery) matches(s *session) bool {
+	switch {
+	case q.Host != "" && s.host.v != q.Host,
+		q.Format != "" && string(s.format) != q.Format,
+		q.Project != "" && s.cwd.v != q.Project,
+		!q.Since.IsZero() && s.lastTS.Before(q.Since),
+		!q.Until.IsZero() && s.firstTS.After(q.Until):
+		return false
+	}
+	if q.Model != "" {
+		_, ok := s.models[q.Model]
+		return ok
+	}
+	return true
+}
+
+// cursor is a position in a listing: the sort key and session number of
+// the last session of a page.
+type cursor struct {
+	key int64
+	num uint64
+}
+
+func (c cursor) String() string {
+	b := binary.AppendVarint(nil, c.key)
+	b = binary.AppendUvarint(b, c.num)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func parseCursor(s string) (*cursor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		key, n := binary.Varint(b)
+		if n > 0 {
+			num, m := binary.Uvarint(b[n:])
+			if m > 0 && n+m == len(b) {
+				return &cursor{key: key, num: num}, nil
+			}
+		}
+	}
+	return nil, fmt.Errorf("cursor %q: not a cursor this server returned", s)
+}
+
+// classifyPage fills the plan/implementation links of the sessions of a
+// page from every session sharing their slugs.
+func (a *Aggregator) classifyPage(page []Session) {
+	slugs := make(map[string]bool)
+	for i := range page {
+		if page[i].Format == "claude-code" && page[i].Slug != "" {
+			slugs[page[i].Slug] = true
+		}
+	}
+	if len(slugs) == 0 {
+		return
+	}
+	var group []Session
+	index := make(map[string]int) // session id → position in group
+	_ = a.allSessions(func(s *session) {
+		if s.conversation && s.format == "claude-code" && slugs[s.slug.v] {
+			index[s.id] = len(group)
+			group = append(group, s.snapshot())
+		}
+	})
+	classify(group)
+	for i := range page {
+		if j, ok := index[page[i].SessionID]; ok && page[i].Format == "claude-code" {
+			page[i].SessionKind = group[j].SessionKind
+			page[i].PlanSessionIDs = group[j].PlanSessionIDs
+			page[i].ImplementationSessionIDs = group[j].ImplementationSessionIDs
+		}
+	}
+}
+
+// recentKey is the key of a session in the last-activity index.
+func recentKey(ts time.Time, num uint64) []byte {
+	b := binary.BigEndian.AppendUint64([]byte{'t'}, uint64(max(unixNano(ts), 0)))
+	return binary.BigEndian.AppendUint64(b, num)
+}
+
+// queryRecent is Query by last activity with a store: it walks the index
+// of last activity backwards, merged with the cached sessions (whose
+// activity may be newer than the index says), until the page is full.
+func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Session, string, error) {
+	before := func(ts int64, num uint64) bool { // strictly after the cursor in listing order
+		if after == nil {
+			return true
+		}
+		return ts < after.key || ts == after.key && num < after.num
+	}
+	var cachedHits []*session
+	for _, s := range a.byNum {
+		if s.conversation && q.matches(s) && before(unixNano(s.lastTS), s.num) {
+			cachedHits = append(cachedHits, s)
+		}
+	}
+	slices.SortFunc(cachedHits, func(x, y *session) int {
+		if c := cmp.Compare(unixNano(y.lastTS), unixNano(x.lastTS)); c != 0 {
+			return c
+		}
+		return cmp.Compare(y.num, x.num)
+	})
+	upper := []byte{'u'} // the end of the 't' keys
+	if after != nil {
+		upper = recentKey(time.Unix(0, after.key), after.num)
+	}
+	it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'t'}, UpperBound: upper})
+	if err != nil {
+		return nil, "", err
+	}
+	defer it.Close()
+	var out []*session
+	var peek *session // the next stored session, not yet listed
+	ok := it.Last()
+	nextStored := func() (*session, error) {
+		for peek == nil && ok {
+			k := it.Key()
+			if len(k) == 17 {
+				num := binary.BigEndian.Uint64(k[9:])
+				if a.byNum[num] == nil { // else listed from the cache, with its fresher activity
+					v, err := a.store.get(sessionNumKey(num))
+					if err != nil {
+						return nil, err
+					}
+					if v != nil {
+						s, err := decodeSession(v)
+						if err != nil {
+							return nil, err
+						}
+						if s.conversation && q.matches(s) {
+							peek = s
+						}
+					}
+				}
+			}
+			ok = it.Prev()
+		}
+		return peek, nil
+	}
+	for len(out) <= limit {
+		stored, err := nextStored()
+		if err != nil {
+			return nil, "", err
+		}
+		var c *session
+		if len(cachedHits) > 0 {
+			c = cachedHits[0]
+		}
+		switch {
+		case stored == nil && c == nil:
+			goto done
+		case stored == nil || c != nil && (unixNano(c.lastTS) > unixNano(stored.lastTS) ||
+			unixNano(c.lastTS) == unixNano(stored.lastTS) && c.num > stored.num):
+			out = append(out, c)
+			cachedHits = cachedHits[1:]
+		default:
+			out = append(out, stored)
+			peek = nil
+		}
+	}
+done:
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		last := out[limit-1]
+		next = cursor{key: unixNano(last.lastTS), num: last.num}.String()
+	}
+	page := make([]Session, 0, len(out))
+	for _, s := range out {
+		page = append(page, s.snapshot())
+	}
+	a.classifyPage(page)
+	return page, next, nil
+}
