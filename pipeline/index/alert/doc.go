@@ -113,6 +113,11 @@
 // A timestamp later than the clock counts as the clock's now (a host whose
 // clock runs ahead cannot push windows into the future).
 //
+// An indexer that rebuilds its state from the start of the stream would so
+// fire every rule that history ever crossed; [Config].MaxLag keeps
+// observations older than the clock by more than it from firing (their
+// keys are marked fired all the same).
+//
 // The clock decides only when time has passed without data:
 // [Evaluator.Advance] slides every window and period to the clock's now,
 // re-arms keys whose value fell and forgets empty and idle keys. Call it

@@ -45,7 +45,8 @@ type Config struct {
 	// late (an indexer catching up after an outage reports what happened
 	// while it was down).
 	MaxLag time.Duration
-	// Logger receives evictions and suppressed firings (nil: discard).
+	// Logger receives evictions (Warn) and suppressed firings (Debug; nil:
+	// discard).
 	Logger *slog.Logger
 }
 
@@ -267,7 +268,7 @@ func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64,
 	r := &rs.rule
 	if e.maxLag > 0 && now.Sub(ts) > e.maxLag {
 		e.stats.Suppressed++
-		e.log.Info("alert: firing suppressed: observation older than max lag",
+		e.log.Debug("alert: firing suppressed: observation older than max lag",
 			KeyRule, r.Name, KeyKey, key, KeyTime, ts, KeyLag, now.Sub(ts))
 		return Event{}, false
 	}

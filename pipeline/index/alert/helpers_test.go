@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 	"time"
+	_ "time/tzdata" // the time zone tests do not depend on the system's zoneinfo
 
 	"github.com/stretchr/testify/require"
 
