@@ -3,6 +3,8 @@ package formats_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
@@ -69,4 +71,48 @@ func ExampleRead() {
 	// session [] 019c
 	// message [user] 019c
 	// codex 2 lines, 2 entries, 53 bytes pending; err: <nil>
+}
+
+// A FileReader reads every transcript under the paths given (files,
+// directories, globs) in parallel and hands the entries to one consumer.
+func ExampleFileReader() {
+	dir, err := os.MkdirTemp("", "transcripts")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	files := map[string]string{
+		"claude/s1.jsonl": `{"type":"user","uuid":"u1","sessionId":"s1","timestamp":"2026-03-01T08:00:00Z","message":{"role":"user","content":"hi"}}` + "\n",
+		"codex/r.jsonl":   `{"timestamp":"2026-02-23T11:40:29.275Z","type":"session_meta","payload":{"id":"019c","cwd":"/w"}}` + "\n{\"timestamp\":",
+		"notes.jsonl":     `{"key":"k","content":"fact"}` + "\n",
+	}
+	for name, content := range files {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			panic(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			panic(err)
+		}
+	}
+
+	fr, err := formats.NewFileReader(formats.FileReaderConfig{
+		Workers:     2,
+		OnLineError: func(err error) { fmt.Println("bad line:", err) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	sessions := map[string]int{}
+	err = fr.Read(context.Background(), []string{dir}, func(entries []schema.Entry) {
+		for _, e := range entries {
+			sessions[string(e.Format)+" "+e.SessionID]++
+		}
+	})
+	st := fr.Stats()
+	fmt.Println(sessions, err)
+	fmt.Printf("%d files read, %d not transcripts, %d incomplete last lines\n", st.Files, st.Skipped, st.Pending)
+	// Output:
+	// map[claude-code s1:1 codex 019c:1] <nil>
+	// 2 files read, 1 not transcripts, 1 incomplete last lines
 }

@@ -1,0 +1,100 @@
+package formats
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func foundPaths(found []Found) []string {
+	var out []string
+	for _, f := range found {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// hostileDir holds two transcripts, a session store, a file that is no
+// candidate, a FIFO, and a .jsonl link to /dev/zero.
+func hostileDir(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	writeFile(tb, filepath.Join(dir, "b", "s2.jsonl"), claudeUser+"\n")
+	writeFile(tb, filepath.Join(dir, "a", "s1.jsonl"), claudeUser+"\n")
+	writeFile(tb, filepath.Join(dir, "a", "sessions.json"), `{}`)
+	writeFile(tb, filepath.Join(dir, "a", "notes.txt"), "x")
+	require.NoError(tb, syscall.Mkfifo(filepath.Join(dir, "a", "fifo.jsonl"), 0o644))
+	require.NoError(tb, os.Symlink("/dev/zero", filepath.Join(dir, "b", "zero.jsonl")))
+	return dir
+}
+
+func TestWalk_Directory(t *testing.T) {
+	dir := hostileDir(t)
+	var skipped []error
+	found, err := Walk([]string{dir}, func(err error) { skipped = append(skipped, err) })
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		filepath.Join(dir, "a", "s1.jsonl"),
+		filepath.Join(dir, "a", "sessions.json"),
+		filepath.Join(dir, "b", "s2.jsonl"),
+	}, foundPaths(found))
+	require.True(t, found[1].Meta)
+	require.Len(t, skipped, 2, "the FIFO and the link to a device are counted skips")
+	for _, err := range skipped {
+		require.ErrorIs(t, err, ErrNotRegular)
+	}
+}
+
+func TestWalk_NamedPaths(t *testing.T) {
+	dir := hostileDir(t)
+	noSkip := func(err error) { t.Errorf("unexpected skip: %v", err) }
+	tests := []struct {
+		name string
+		path string
+		want error
+	}{
+		{"FIFO", filepath.Join(dir, "a", "fifo.jsonl"), ErrNotRegular},
+		{"LinkToDevice", filepath.Join(dir, "b", "zero.jsonl"), ErrNotRegular},
+		{"Device", "/dev/zero", ErrNotRegular},
+		{"Missing", filepath.Join(dir, "nope.jsonl"), os.ErrNotExist},
+		{"GlobWithoutMatch", filepath.Join(dir, "**", "*.parquet"), ErrNoMatch},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			found, err := Walk([]string{filepath.Join(dir, "a", "s1.jsonl"), tc.path}, noSkip)
+			require.ErrorIs(t, err, tc.want)
+			require.Nil(t, found)
+		})
+	}
+}
+
+func TestWalk_Glob(t *testing.T) {
+	dir := hostileDir(t)
+	var skipped []error
+	found, err := Walk([]string{filepath.Join(dir, "**", "s*.json*")}, func(err error) { skipped = append(skipped, err) })
+	require.NoError(t, err)
+	require.Equal(t, []string{
+		filepath.Join(dir, "a", "s1.jsonl"),
+		filepath.Join(dir, "a", "sessions.json"),
+		filepath.Join(dir, "b", "s2.jsonl"),
+	}, foundPaths(found))
+	require.Empty(t, skipped)
+
+	// A glob matching directories walks them; one matching a FIFO skips it.
+	skipped = nil
+	found, err = Walk([]string{filepath.Join(dir, "?"), filepath.Join(dir, "a", "f*")}, func(err error) { skipped = append(skipped, err) })
+	require.NoError(t, err)
+	require.Len(t, found, 3, "each file once, whatever reaches it")
+	require.Len(t, skipped, 3)
+}
+
+func TestWalk_NamedFileWhateverItsName(t *testing.T) {
+	dir := t.TempDir()
+	path := writeFile(t, filepath.Join(dir, "transcript.log"), claudeUser+"\n")
+	found, err := Walk([]string{path, path}, func(err error) { t.Error(err) })
+	require.NoError(t, err)
+	require.Equal(t, []string{path}, foundPaths(found), "once")
+}
