@@ -110,3 +110,23 @@ func heapInUse() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapInuse)
 }
+
+// TestEvaluator_ObserveDoesNotAllocate pins the common path (an existing
+// key, no firing) at zero allocations for every rule kind.
+func TestEvaluator_ObserveDoesNotAllocate(t *testing.T) {
+	now := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	e, err := New(Config{Rules: mustRules(t, benchRules), Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	o := Observation{SessionID: "s", Host: "h", Project: "/p", Model: "m", Format: schema.FormatCodex,
+		Labels: map[string]string{"team": "t"}, Tokens: schema.Usage{Input: 10, Output: 10}, CostUSD: 0.01}
+	e.Observe(o) // make the keys
+	allocs := testing.AllocsPerRun(1000, func() {
+		now = now.Add(time.Second)
+		o.Time = now
+		if evs := e.Observe(o); evs != nil {
+			t.Fatalf("Observe fired %v", evs)
+		}
+	})
+	require.Zero(t, allocs)
+	require.Equal(t, 8, e.Stats().Keys, "a key per rule but fleet-cache (no cache reads) and unpriced (a priced call)")
+}
