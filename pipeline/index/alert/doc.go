@@ -69,8 +69,9 @@
 // # Windows
 //
 // Session scope: the value is the session's running total since the
-// evaluator first saw it (tokens_per_minute: the session's rate over its
-// window). No window.
+// evaluator first saw it, and a rule has no window; but tokens_per_minute,
+// the session's rate over its window (default 5m). Every other scope is a
+// windowed scope.
 //
 // Other scopes, sums (the token metrics and cost_usd): window is either a
 // duration, a sliding window (the sum over the last hour, say), or a
