@@ -54,6 +54,9 @@ type Aggregator struct {
 	dirtyS  []*session
 	dirtyF  []*fileState
 
+	turns     bool
+	ledgerOps []ledgerOp
+
 	rollups map[rollKey]*rollCell
 	dirtyR  []*rollCell
 	onUsage func(UsageChange)
@@ -87,6 +90,10 @@ type Config struct {
 	// occurrence of it arrived (Sign -1, followed by the call counted in
 	// its new place). Alerts are fed from it.
 	OnUsage func(UsageChange)
+
+	// Turns keeps a ledger of each session's turns ([Aggregator.Turns]):
+	// the indexer's session detail. Off, it costs nothing.
+	Turns bool
 }
 
 // New returns an Aggregator configured by cfg: empty, or resuming the
@@ -110,6 +117,7 @@ func New(cfg Config) (*Aggregator, error) {
 	a.usage = newFacts(a, kindUsage, true, a.applyUsage, usageCodec{})
 	a.rollups = make(map[rollKey]*rollCell)
 	a.onUsage = cfg.OnUsage
+	a.turns = cfg.Turns
 	if cfg.Store != nil {
 		if err := a.attach(cfg.Store, cfg.Seed); err != nil {
 			return nil, err
@@ -163,6 +171,9 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		c.turn = role != schema.RoleUser
 		a.setRole(fs, schema.RoleUser)
 		s.firstPrompt.earliest(prefix(e.Text, 64), fromMain, at)
+		if a.turns && c.turn {
+			c.prompt = prefix(e.Text, PromptHead)
+		}
 	}
 	if assistant {
 		a.setRole(fs, schema.RoleAssistant)

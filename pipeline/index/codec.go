@@ -181,12 +181,14 @@ func (entryCodec) encode(e *encoder, c *entryContrib) {
 		flags |= 4
 	}
 	e.uvarint(flags)
+	e.string(c.prompt)
 }
 
 func (entryCodec) decode(d *decoder) entryContrib {
 	c := entryContrib{toolCalls: int32(d.varint()), toolErrors: int32(d.varint())}
 	flags := d.uvarint()
 	c.user, c.turn, c.compaction = flags&1 != 0, flags&2 != 0, flags&4 != 0
+	c.prompt = d.string()
 	return c
 }
 

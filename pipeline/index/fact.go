@@ -157,11 +157,11 @@ type facts[C any] struct {
 	dirty     []*fact[C]
 	// largest makes the occurrence with the largest total win (usage).
 	largest bool
-	apply   func(s *session, c *C, at *origin, sign int64)
+	apply   func(s *session, c *C, at *origin, key factKey, sign int64)
 	codec   contribCodec[C]
 }
 
-func newFacts[C any](a *Aggregator, kind factKind, largest bool, apply func(*session, *C, *origin, int64), codec contribCodec[C]) *facts[C] {
+func newFacts[C any](a *Aggregator, kind factKind, largest bool, apply func(*session, *C, *origin, factKey, int64), codec contribCodec[C]) *facts[C] {
 	return &facts[C]{
 		kind:      kind,
 		a:         a,
@@ -195,7 +195,7 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 		fs.byKey[key] = f
 		s.refs++
 		fs.touch(f)
-		fs.applyTo(s, &c, &at, 1)
+		fs.applyTo(s, &c, &at, key, 1)
 		return
 	}
 	for i := range f.cands {
@@ -208,9 +208,9 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 		}
 		fs.touch(f)
 		if i == f.winner {
-			fs.applyTo(s, &f.cands[i].c, &f.cands[i].at, -1)
+			fs.applyTo(s, &f.cands[i].c, &f.cands[i].at, key, -1)
 			f.cands[i] = nc
-			fs.applyTo(s, &nc.c, &nc.at, 1)
+			fs.applyTo(s, &nc.c, &nc.at, key, 1)
 		} else {
 			f.cands[i] = nc
 		}
@@ -229,9 +229,9 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 
 // applyTo adds (sign 1) or removes (sign -1) what c counts to session s,
 // which then has to be written at the next commit.
-func (fs *facts[C]) applyTo(s *session, c *C, at *origin, sign int64) {
+func (fs *facts[C]) applyTo(s *session, c *C, at *origin, key factKey, sign int64) {
 	fs.a.touchSession(s)
-	fs.apply(s, c, at, sign)
+	fs.apply(s, c, at, key, sign)
 }
 
 // touch marks f changed since the last commit.
@@ -256,10 +256,10 @@ func (fs *facts[C]) resolve(f *fact[C]) {
 	}
 	fs.touch(f)
 	old := &f.cands[f.winner]
-	fs.applyTo(old.s, &old.c, &old.at, -1)
+	fs.applyTo(old.s, &old.c, &old.at, f.key, -1)
 	f.winner = best
 	nw := &f.cands[best]
-	fs.applyTo(nw.s, &nw.c, &nw.at, 1)
+	fs.applyTo(nw.s, &nw.c, &nw.at, f.key, 1)
 }
 
 // resolveAll re-resolves the cached facts with occurrences in several
@@ -303,6 +303,9 @@ type entryContrib struct {
 	user       bool
 	turn       bool
 	compaction bool
+	// prompt is the head of a turn's prompt, kept for the turn ledger
+	// (Config.Turns) only.
+	prompt string
 }
 
 // usageContrib is what an API call adds.

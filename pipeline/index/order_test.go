@@ -79,7 +79,7 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 	for name, root := range map[string]string{"testdata": "../../testdata/corpus", "generated": gen} {
 		t.Run(name, func(t *testing.T) {
 			files := readFiles(t, root)
-			a := mustNew(t, index.Config{Pricer: table, Seed: 1})
+			a := mustNew(t, index.Config{Pricer: table, Seed: 1, Turns: true})
 			for _, es := range files {
 				for i := range es {
 					a.Add(&es[i])
@@ -91,10 +91,11 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 99))
 				// Another seed too: the outcome must not depend on the
 				// fact keys' hash order either.
-				b := mustNew(t, index.Config{Pricer: table, Seed: seed + 2})
+				b := mustNew(t, index.Config{Pricer: table, Seed: seed + 2, Turns: true})
 				addShuffled(b, files, rng)
 				require.Equal(t, want, b.Sessions(), "arrival order %d", seed)
 				requireSameUsage(t, a, b)
+				requireSameTurns(t, a, b)
 			}
 		})
 	}

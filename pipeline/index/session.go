@@ -92,6 +92,8 @@ type session struct {
 	models map[string]int      // model → winning usage facts
 	agents map[string]struct{} // subagents seen (not in copies)
 	unpr   map[string]int      // unpriced model → winning usage facts
+
+	ledger map[ledgerKey]ledgerItem // the turn ledger, in memory without a store
 }
 
 // totals are the counters of a session. Counters saturate instead of
@@ -223,7 +225,10 @@ func (s *session) created() time.Time {
 }
 
 // applyEntry adds (sign 1) or removes (sign -1) what an entry counts.
-func (a *Aggregator) applyEntry(s *session, c *entryContrib, _ *origin, sign int64) {
+func (a *Aggregator) applyEntry(s *session, c *entryContrib, at *origin, key factKey, sign int64) {
+	if c.turn {
+		a.ledger(s, ledgerKey{ts: at.ts, kind: kindEntry, fact: key}, ledgerItem{prompt: c.prompt}, sign)
+	}
 	t := &s.sum
 	if c.user {
 		t.userMessages += sign
@@ -239,14 +244,15 @@ func (a *Aggregator) applyEntry(s *session, c *entryContrib, _ *origin, sign int
 }
 
 // applyResponse adds or removes an assistant message.
-func (a *Aggregator) applyResponse(s *session, _ *struct{}, _ *origin, sign int64) {
+func (a *Aggregator) applyResponse(s *session, _ *struct{}, _ *origin, _ factKey, sign int64) {
 	s.sum.assistantMessages += sign
 }
 
 // applyUsage adds or removes an API call, in its session, in the rollups
 // and for the OnUsage hook.
-func (a *Aggregator) applyUsage(s *session, c *usageContrib, at *origin, sign int64) {
+func (a *Aggregator) applyUsage(s *session, c *usageContrib, at *origin, key factKey, sign int64) {
 	a.rollup(s, c, at, sign)
+	a.ledger(s, ledgerKey{ts: at.ts, kind: kindUsage, fact: key}, ledgerItem{call: *c}, sign)
 	if a.onUsage != nil {
 		a.onUsage(usageChange(s, c, at, sign))
 	}

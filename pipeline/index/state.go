@@ -445,6 +445,7 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	clear(a.dirtyF)
 	a.dirtyF = a.dirtyF[:0]
 	buf = a.writeCells(b, buf)
+	buf = a.writeLedger(b, buf)
 	b.Set(metaKey(metaNextNum), []byte(strconv.FormatUint(a.nextNum, 10)), nil)
 	for name, v := range meta {
 		b.Set(metaKey(name), v, nil)

@@ -48,7 +48,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 	for seed := range uint64(3) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		stream := interleave(files, rng)
-		mem := mustNew(t, index.Config{Pricer: table})
+		mem := mustNew(t, index.Config{Pricer: table, Turns: true})
 		for _, e := range stream {
 			mem.Add(e)
 		}
@@ -59,7 +59,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 		for {
 			st, err := index.OpenStore(index.StoreConfig{Dir: dir})
 			require.NoError(t, err)
-			a := mustNew(t, index.Config{Pricer: table, Store: st})
+			a := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			next := 0
 			if v, err := st.Meta("seq"); err == nil && v != nil {
 				next, err = strconv.Atoi(string(v))
@@ -85,6 +85,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			}
 			// Before the last commit: pages merge the cache and the index.
 			requireSamePages(t, mem, a)
+			requireSameTurns(t, mem, a)
 			require.NoError(t, a.Commit(map[string][]byte{"seq": []byte(strconv.Itoa(len(stream)))}, 60))
 			require.Equal(t, want, a.Sessions(), "seed %d after %d restarts", seed, restarts)
 			requireSameUsage(t, mem, a)
@@ -93,10 +94,11 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			// And read back cold, by a fresh process.
 			st, err = index.OpenStore(index.StoreConfig{Dir: dir})
 			require.NoError(t, err)
-			cold := mustNew(t, index.Config{Pricer: table, Store: st})
+			cold := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
 			requireSameUsage(t, mem, cold)
 			requireSamePages(t, mem, cold)
+			requireSameTurns(t, mem, cold)
 			require.NoError(t, st.Close())
 			break
 		}
@@ -170,4 +172,29 @@ func readPages(t *testing.T, a *index.Aggregator, q index.SessionQuery) []index.
 	}
 	t.Fatal("no end of pages")
 	return nil
+}
+
+// requireSameTurns requires the same turns of every session from two
+// Aggregators, and turns that add up to their session.
+func requireSameTurns(t *testing.T, want, got *index.Aggregator) {
+	t.Helper()
+	for _, s := range want.Sessions() {
+		w, ok, err := want.Turns(s.Format, s.SessionID)
+		require.NoError(t, err)
+		require.True(t, ok)
+		g, ok, err := got.Turns(s.Format, s.SessionID)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, w, g, "session %s", s.SessionID)
+		var calls, tokens int64
+		for _, turn := range g {
+			calls += turn.APICalls
+			tokens += turn.TotalTokens
+		}
+		require.Equal(t, s.APICalls, calls, "session %s: calls", s.SessionID)
+		require.Equal(t, s.TotalTokens, tokens, "session %s: tokens", s.SessionID)
+		// One turn per turn counted, and one more when calls come before
+		// the first real input.
+		require.Contains(t, []int64{s.Turns, s.Turns + 1}, int64(len(g)), "session %s: turns", s.SessionID)
+	}
 }

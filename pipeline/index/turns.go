@@ -1,0 +1,254 @@
+package index
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Turns: with Config.Turns, every session keeps a ledger of what its
+// winning facts say about its turns: the start of each turn (its time and
+// prompt head) and each API call (its time, tokens and cost). The ledger
+// moves with the facts, so a session's turns are computed, when asked,
+// from the facts it counts now, whatever order they arrived in: each call
+// belongs to the latest turn started at or before it.
+
+// PromptHead is how much of a turn's prompt the ledger keeps.
+const PromptHead = 120
+
+// Turn is one turn of a session: a real user input and what the model
+// did until the next one.
+type Turn struct {
+	Start            time.Time `json:"start"`
+	Prompt           string    `json:"prompt"` // the first PromptHead bytes
+	APICalls         int64     `json:"api_calls"`
+	InputTokens      int64     `json:"input_tokens"`
+	OutputTokens     int64     `json:"output_tokens"`
+	CacheReadTokens  int64     `json:"cache_read_tokens"`
+	CacheWriteTokens int64     `json:"cache_write_tokens"`
+	TotalTokens      int64     `json:"total_tokens"`
+	CostUSD          float64   `json:"cost_usd"`
+	Models           []string  `json:"models,omitempty"`
+}
+
+// ledgerKey orders a session's ledger: by time, turn starts before calls
+// of the same instant, then by fact.
+type ledgerKey struct {
+	ts   int64
+	kind factKind
+	fact factKey
+}
+
+// ledgerItem is a turn start (prompt set) or a call.
+type ledgerItem struct {
+	prompt string
+	call   usageContrib
+}
+
+// ledgerOp is a ledger change waiting for the next commit.
+type ledgerOp struct {
+	num  uint64
+	key  ledgerKey
+	item ledgerItem
+	del  bool
+}
+
+func ledgerStoreKey(num uint64, k ledgerKey) []byte {
+	b := make([]byte, 0, 34)
+	b = append(b, 'k')
+	b = binary.BigEndian.AppendUint64(b, num)
+	b = binary.BigEndian.AppendUint64(b, uint64(max(k.ts, 0)))
+	b = append(b, byte(k.kind))
+	b = binary.BigEndian.AppendUint64(b, k.fact.hi)
+	return binary.BigEndian.AppendUint64(b, k.fact.lo)
+}
+
+func parseLedgerKey(b []byte) (ledgerKey, bool) {
+	if len(b) != 34 {
+		return ledgerKey{}, false
+	}
+	return ledgerKey{ts: int64(binary.BigEndian.Uint64(b[9:])), kind: factKind(b[17]),
+		fact: factKey{binary.BigEndian.Uint64(b[18:]), binary.BigEndian.Uint64(b[26:])}}, true
+}
+
+// ledger records a turn start or a call of session s (sign 1), or takes
+// it back (sign -1).
+func (a *Aggregator) ledger(s *session, k ledgerKey, item ledgerItem, sign int64) {
+	if !a.turns {
+		return
+	}
+	if a.store != nil {
+		a.ledgerOps = append(a.ledgerOps, ledgerOp{num: s.num, key: k, item: item, del: sign < 0})
+		return
+	}
+	if s.ledger == nil {
+		s.ledger = make(map[ledgerKey]ledgerItem)
+	}
+	if sign > 0 {
+		s.ledger[k] = item
+	} else {
+		delete(s.ledger, k)
+	}
+}
+
+// writeLedger adds the pending ledger changes to b, in order.
+func (a *Aggregator) writeLedger(b *pebble.Batch, buf []byte) []byte {
+	for _, op := range a.ledgerOps {
+		k := ledgerStoreKey(op.num, op.key)
+		if op.del {
+			b.Delete(k, nil)
+			continue
+		}
+		buf = encodeLedgerItem(buf[:0], &op.item, op.key.kind)
+		b.Set(k, buf, nil)
+	}
+	clear(a.ledgerOps)
+	a.ledgerOps = a.ledgerOps[:0]
+	return buf
+}
+
+func encodeLedgerItem(b []byte, it *ledgerItem, kind factKind) []byte {
+	e := encoder{b: append(b, recordVersion)}
+	if kind == kindEntry {
+		e.string(it.prompt)
+	} else {
+		usageCodec{}.encode(&e, &it.call)
+	}
+	return e.b
+}
+
+func decodeLedgerItem(b []byte, kind factKind) (ledgerItem, error) {
+	d := decoder{b: b}
+	d.version()
+	var it ledgerItem
+	if kind == kindEntry {
+		it.prompt = d.string()
+	} else {
+		it.call = usageCodec{}.decode(&d)
+	}
+	return it, d.end()
+}
+
+// Turns returns the turns of a session, oldest first, and whether the
+// session is known. Calls before the session's first real input (a
+// resumed session's first reply, say) make a turn with no prompt and the
+// time of the first of them. It needs Config.Turns.
+func (a *Aggregator) Turns(format schema.Format, id string) ([]Turn, bool, error) {
+	k := sessionKey{format, id}
+	s := a.sessions[k]
+	if s == nil && a.store != nil {
+		s = a.loadSession(k)
+	}
+	if a.err != nil {
+		return nil, false, a.err
+	}
+	if s == nil {
+		return nil, false, nil
+	}
+	a.settle()
+	items := make(map[ledgerKey]ledgerItem, len(s.ledger))
+	for k, v := range s.ledger {
+		items[k] = v
+	}
+	if a.store != nil {
+		prefix := binary.BigEndian.AppendUint64([]byte{'k'}, s.num)
+		var derr error
+		err := a.store.scan(prefix, func(key, v []byte) bool {
+			lk, ok := parseLedgerKey(key)
+			if !ok {
+				return true
+			}
+			it, err := decodeLedgerItem(v, lk.kind)
+			if err != nil {
+				derr = err
+				return false
+			}
+			items[lk] = it
+			return true
+		})
+		if err == nil {
+			err = derr
+		}
+		if err != nil {
+			return nil, true, err
+		}
+		for _, op := range a.ledgerOps {
+			if op.num != s.num {
+				continue
+			}
+			if op.del {
+				delete(items, op.key)
+			} else {
+				items[op.key] = op.item
+			}
+		}
+	}
+	keys := make([]ledgerKey, 0, len(items))
+	for k := range items {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y ledgerKey) int {
+		if c := cmp.Compare(x.ts, y.ts); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.kind, y.kind); c != 0 {
+			return c // 'e' (a turn start) before 'u' (a call)
+		}
+		if c := cmp.Compare(x.fact.hi, y.fact.hi); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.fact.lo, y.fact.lo)
+	})
+	var turns []Turn
+	models := map[string]bool{}
+	for _, k := range keys {
+		it := items[k]
+		if k.kind == kindEntry || len(turns) == 0 {
+			finishModels(turns, models)
+			turns = append(turns, Turn{Start: nanoTime(k.ts)})
+			if k.kind == kindEntry {
+				turns[len(turns)-1].Prompt = it.prompt
+				continue
+			}
+		}
+		t := &turns[len(turns)-1]
+		c := &it.call
+		t.APICalls++
+		t.InputTokens = addSat(t.InputTokens, c.input)
+		t.OutputTokens = addSat(t.OutputTokens, c.output)
+		t.CacheReadTokens = addSat(t.CacheReadTokens, c.cacheRead)
+		t.CacheWriteTokens = addSat(t.CacheWriteTokens, c.cacheWrite)
+		t.TotalTokens = addSat(addSat(t.InputTokens, t.OutputTokens), addSat(t.CacheReadTokens, t.CacheWriteTokens))
+		t.CostUSD = usd(nanoUSD(t.CostUSD) + c.cost)
+		if c.model != "" {
+			models[c.model] = true
+		}
+	}
+	finishModels(turns, models)
+	return turns, true, nil
+}
+
+// finishModels sets the models of the last turn from the set, emptying it.
+func finishModels(turns []Turn, models map[string]bool) {
+	if len(turns) == 0 || len(models) == 0 {
+		return
+	}
+	t := &turns[len(turns)-1]
+	for m := range models {
+		t.Models = append(t.Models, m)
+	}
+	slices.Sort(t.Models)
+	clear(models)
+}
+
+func nanoTime(ts int64) time.Time {
+	if ts <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ts).UTC()
+}
