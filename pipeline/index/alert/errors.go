@@ -41,6 +41,9 @@ var (
 	// ErrWebhookPermanent: the webhook answered with a status that retrying
 	// cannot fix (a 4xx other than 408 and 429); the event is not retried.
 	ErrWebhookPermanent = errors.New("alert: webhook refused the event")
+	// ErrWebhookRunning: [Webhook.Run] was called while another Run of
+	// the same sender is delivering; the second returns at once.
+	ErrWebhookRunning = errors.New("alert: webhook already running")
 )
 
 // RuleError is an invalid rule or rules file, located in its file. Its

@@ -167,12 +167,13 @@ func (w *Webhook) Stats() WebhookStats {
 
 // Run delivers queued events until ctx ends, then returns
 // context.Cause(ctx). An attempt in flight is abandoned and its event
-// is put back first in the queue. Run must not be called twice at once.
+// is put back first in the queue. A second Run while one is delivering
+// returns [ErrWebhookRunning].
 func (w *Webhook) Run(ctx context.Context) error {
 	w.mu.Lock()
 	if w.running {
 		w.mu.Unlock()
-		return errors.New("alert: webhook already running")
+		return ErrWebhookRunning
 	}
 	w.running = true
 	w.mu.Unlock()

@@ -219,6 +219,7 @@ func TestWebhook_StopPutsEventBack(t *testing.T) {
 	stop := runWebhook(t, w)
 	w.Send(testEvent("inflight"))
 	waitStats(t, w, func(s WebhookStats) bool { return s.Attempts == 1 })
+	require.ErrorIs(t, w.Run(context.Background()), ErrWebhookRunning)
 	require.ErrorIs(t, stop(), context.Canceled)
 	require.Equal(t, WebhookStats{Queued: 1, Attempts: 1}, w.Stats(), "not sent, not lost")
 
