@@ -59,6 +59,36 @@ var (
 	// ErrServerStart is returned by [StartEmbedded] when the embedded
 	// server could not start (listener, store directory, JetStream).
 	ErrServerStart = errors.New("bus: embedded server did not start")
+
+	// ErrStopConsuming, wrapped into a [Handler]'s error, makes
+	// [Consumer.Run] return that error at once, without acknowledging the
+	// batch (the caller wants to stop: rebuild after a gap, shut down).
+	// Any other handler error is retried.
+	ErrStopConsuming = errors.New("bus: stop consuming")
+
+	// ErrStartAhead is returned by [Consumer.Run] when the start position
+	// lies beyond the stream's last message plus one: the caller's state
+	// was built from another stream (deleted and recreated). The caller
+	// must rebuild its state (see [CheckIdentity]); retrying cannot help.
+	ErrStartAhead = errors.New("bus: start sequence beyond the end of the stream")
+
+	// ErrGap is wrapped by *[Gap]: messages the consumer should have
+	// delivered were removed from the stream first.
+	ErrGap = errors.New("bus: messages aged out of the stream")
+
+	// ErrStreamMismatch is wrapped by *[StreamMismatchError]: the caller's
+	// state belongs to another incarnation of the stream and must be
+	// rebuilt, not applied to.
+	ErrStreamMismatch = errors.New("bus: state belongs to another stream")
+
+	// ErrLeaseLost is the cause of a held lease's context when the lease
+	// was lost: not renewed in time, or taken over. The holder must stop
+	// the work the lease guards at once.
+	ErrLeaseLost = errors.New("bus: lease lost")
+
+	// ErrLeaseReleased is the cause of a held lease's context after
+	// [Lease.Release].
+	ErrLeaseReleased = errors.New("bus: lease released")
 )
 
 // ConfigError names the configuration field that failed validation.

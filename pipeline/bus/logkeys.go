@@ -20,6 +20,10 @@ const (
 	KeyError      = "error"       // error text
 	KeyNextRetry  = "next_retry"  // wait before the next attempt
 	KeyServer     = "server_name" // NATS server name
+	KeyConsumer   = "consumer"    // durable consumer name
+	KeySeq        = "seq"         // stream sequence
+	KeyLease      = "lease"       // lease role
+	KeyHolder     = "holder"      // lease holder
 )
 
 // discard returns l, or a logger that drops everything when l is nil.
