@@ -197,3 +197,31 @@ func readBytes(pid int) int64 {
 	}
 	return 0
 }
+
+// pi/OpenClaw assistant messages count per record: two sessions whose
+// Ollama replies all carry responseId chatcmpl-14 keep every reply, and
+// OpenClaw's own delivery-mirror and gateway-injected messages are none.
+func TestSessions_PiAssistantMessages(t *testing.T) {
+	data, err := os.ReadFile("../../pipeline/formats/pi/testdata/openclaw-synthetic/input.jsonl")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	const first, second = "5b1c0d2e-7f3a-4c5b-9d6e-0f1a2b3c4d5e", "6c2d1e3f-8a4b-4d6c-8e7f-1a2b3c4d5e6f"
+	writeTranscript(t, filepath.Join(dir, first+".jsonl"), string(data))
+	// Another session: other record ids, the same provider response ids.
+	other := strings.NewReplacer(first, second, "6f2bd1b4", "e6f2bd1b", "9a533f48", "e9a533f4", "1c2d3e4f", "e1c2d3e4",
+		"2d3e4f5a", "e2d3e4f5", "3e4f5a6b", "e3e4f5a6", "4f5a6b7c", "e4f5a6b7",
+		"1772975007057", "1772985007057", "1772975042130", "1772985042130").Replace(string(data))
+	writeTranscript(t, filepath.Join(dir, second+".jsonl"), other)
+
+	code, stdout, stderr := runCommand(t, "sessions", "--json", "-q", dir)
+	require.Equal(t, exitOK, code, stderr)
+	var all []index.Session
+	require.NoError(t, json.Unmarshal([]byte(stdout), &all))
+	require.Len(t, all, 2)
+	for _, s := range all {
+		require.Equal(t, int64(2), s.UserMessages, s.SessionID)
+		require.Equal(t, int64(2), s.AssistantMessages, s.SessionID)
+		require.Equal(t, int64(2), s.APICalls, s.SessionID)
+		require.Equal(t, int64(812+23+851+4), s.TotalTokens, s.SessionID)
+	}
+}

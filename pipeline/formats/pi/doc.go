@@ -38,8 +38,12 @@
 //     in Text.
 //   - message assistant: text and toolCall blocks (thinking excluded),
 //     Model (message.model, else the latest model of the header, a
-//     model_change or a model-snapshot), Provider, StopReason, MessageID =
-//     responseId, Usage, UsageKey and CostUSD (usage.cost.total).
+//     model_change or a model-snapshot), Provider, StopReason, Usage,
+//     UsageKey and CostUSD (usage.cost.total). The message's identity is
+//     its EntryID: MessageID stays empty, and the provider's responseId,
+//     which is not unique (Ollama's OpenAI-compatible endpoint reuses
+//     chatcmpl-14 across replies and sessions), is kept in RequestID, a
+//     field that identifies nothing.
 //   - message toolResult: Role tool with one ToolResult (IsError = isError);
 //     bashExecution (a shell command the user ran with "!", not a model
 //     tool call): Role tool, Subtype "bashExecution", Text "command\noutput";
@@ -59,9 +63,13 @@
 //     Subtype = the type.
 //   - Text other than a real user input's is filled only when
 //     parse.Config.Text is set, as are tool call inputs and tool result contents.
-//   - An assistant message injected by the OpenClaw gateway (provider
-//     "openclaw", model "gateway-injected": an error shown to the user, no
-//     model call) has Meta set.
+//   - OpenClaw's own assistant messages, provider "openclaw"
+//     ([OpenClawProvider]), are written by no model and have Meta set, so
+//     that they count as no assistant message: model "gateway-injected"
+//     (a notice such as an error shown to the user) and model
+//     "delivery-mirror" (a copy, in the transcript, of what a channel
+//     delivered, e.g. a message sent with the message tool). Both carry
+//     all-zero usage, which is never counted.
 //
 // # Usage
 //

@@ -118,8 +118,15 @@ func (p *Parser) assistant(e *schema.Entry, msgTime time.Time) {
 		e.Provider = p.provider
 	}
 	e.StopReason = p.intern(p.str(m.stopReason, "message.stopReason"))
-	e.MessageID = copyStr(p.str(m.responseID, "message.responseId"))
-	e.Meta = e.Provider == "openclaw" && e.Model == "gateway-injected"
+	// A record's identity is its entry id. The provider's response id is
+	// not unique (Ollama's OpenAI-compatible endpoint reuses chatcmpl-14
+	// across replies and sessions), so it never becomes MessageID, where
+	// aggregation would take it for one message; it is kept as RequestID.
+	e.RequestID = copyStr(p.str(m.responseID, "message.responseId"))
+	// OpenClaw's own assistant messages (provider "openclaw":
+	// gateway-injected notices, delivery-mirror copies of what a channel
+	// delivered) are written by no model.
+	e.Meta = e.Provider == OpenClawProvider
 
 	if len(p.calls) == 0 { // Nexus: tool calls beside the content
 		if !p.nexusToolCalls(m.toolCalls) {

@@ -15,6 +15,11 @@ import (
 // stream whose session cannot be named.
 const UnknownSession = "unknown"
 
+// OpenClawProvider is the provider of the assistant messages that OpenClaw
+// writes itself (models "gateway-injected" and "delivery-mirror"): they
+// have Meta set, as no model wrote them.
+const OpenClawProvider = "openclaw"
+
 // Log attribute keys.
 const (
 	keyComponent = "component"

@@ -376,3 +376,28 @@ func TestParse_LogsUnknownType(t *testing.T) {
 	assert.Contains(t, buf.String(), "entry_type=brand_new")
 	assert.Contains(t, buf.String(), "path=f.jsonl line=1")
 }
+
+// A provider response id is not a message identity (Ollama reuses
+// chatcmpl-14), and OpenClaw's own assistant messages are meta.
+func TestParse_AssistantIdentityAndOpenClawMessages(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "openclaw-synthetic", "input.jsonl"))
+	require.NoError(t, err)
+	entries, errs := mustParse(t, parse.Config{Path: "5b1c0d2e-7f3a-4c5b-9d6e-0f1a2b3c4d5e.jsonl"}, data)
+	require.Empty(t, errs)
+	var model, meta []string
+	for _, e := range entries {
+		if e.Role != schema.RoleAssistant {
+			continue
+		}
+		require.Empty(t, e.MessageID, "entry %s: the entry id is the identity", e.EntryID)
+		if e.Meta {
+			meta = append(meta, e.Model)
+			require.Nil(t, e.Usage)
+			continue
+		}
+		model = append(model, e.EntryID)
+		require.Equal(t, "chatcmpl-14", e.RequestID, "the response id is kept, as a request id")
+	}
+	require.Equal(t, []string{"9a533f48", "2d3e4f5a"}, model)
+	require.Equal(t, []string{"delivery-mirror", "gateway-injected"}, meta)
+}
