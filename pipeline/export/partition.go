@@ -91,9 +91,7 @@ func EscapeValue(v string) string {
 	replaced := false
 	cutAt := -1 // where a too long value is cut: a whole character or escape
 	for i := 0; i < len(v); {
-		if cutAt < 0 && b.Len() > maxValueBytes-17 {
-			cutAt = b.Len()
-		}
+		prev := b.Len()
 		c := v[i]
 		if c < utf8.RuneSelf {
 			if needsEscape(c) {
@@ -102,16 +100,17 @@ func EscapeValue(v string) string {
 				b.WriteByte(c)
 			}
 			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(v[i:])
-		if r == utf8.RuneError && n == 1 {
+		} else if r, n := utf8.DecodeRuneInString(v[i:]); r == utf8.RuneError && n == 1 {
 			b.WriteString(escapedReplacement)
 			replaced = true
+			i++
 		} else {
 			b.WriteString(v[i : i+n])
+			i += n
 		}
-		i += n
+		if cutAt < 0 && b.Len() > maxValueBytes-17 {
+			cutAt = prev
+		}
 	}
 	s := b.String()
 	if len(s) > maxValueBytes {
