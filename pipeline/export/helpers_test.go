@@ -15,6 +15,7 @@ import (
 	_ "github.com/marcboeker/go-duckdb/v2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -29,11 +30,28 @@ func repoRoot(tb testing.TB) string {
 	return filepath.Join(filepath.Dir(file), "..", "..")
 }
 
-// corpusEntries decodes every transcript of testdata/corpus with text and
-// raw JSON kept, as host "test-host". Bad lines are counted, not fatal.
+// corpusEntries decodes every transcript of testdata/corpus.
 func corpusEntries(tb testing.TB) []schema.Entry {
 	tb.Helper()
-	found, err := formats.Walk([]string{filepath.Join(repoRoot(tb), "testdata", "corpus")}, func(error) {})
+	return treeEntries(tb, filepath.Join(repoRoot(tb), "testdata", "corpus"))
+}
+
+// generatedEntries decodes a tree of generated sessions (Claude Code, pi
+// and Codex, with resumed copies and base64 images) of about size bytes.
+func generatedEntries(tb testing.TB, size int64) []schema.Entry {
+	tb.Helper()
+	dir := tb.TempDir()
+	_, err := corpusgen.WriteTree(tb.Context(), corpusgen.TreeConfig{Dir: dir, Format: corpusgen.MixMixed, Bytes: size, Seed: 7})
+	require.NoError(tb, err)
+	return treeEntries(tb, dir)
+}
+
+// treeEntries decodes every transcript below root with text and raw JSON
+// kept, as host "test-host". Bad lines are skipped (the decoder reports
+// them); files that are not transcripts are skipped.
+func treeEntries(tb testing.TB, root string) []schema.Entry {
+	tb.Helper()
+	found, err := formats.Walk([]string{root}, func(error) {})
 	require.NoError(tb, err)
 	var entries []schema.Entry
 	for _, f := range found {

@@ -19,9 +19,28 @@ func TestWriter_DuckDBRoundTrip(t *testing.T) {
 		entries = append(entries, fullEntry(i))
 	}
 	entries = append(entries, emptyEntry(), zeroUsageEntry())
+	got := roundTrip(t, entries, export.Config{})
+	// NULL usage differs from zero usage.
+	require.Nil(t, got[len(got)-2].Entry.Usage)
+	require.Equal(t, &schema.Usage{}, got[len(got)-1].Entry.Usage)
+}
 
+// TestWriter_DuckDBRoundTripGenerated does the same with generated
+// sessions of the three main formats, in small parts and row groups so
+// that a session spans files and row groups.
+func TestWriter_DuckDBRoundTripGenerated(t *testing.T) {
+	entries := generatedEntries(t, 4<<20)
+	require.Greater(t, len(entries), 1000)
+	roundTrip(t, entries, export.Config{PartBytes: 1 << 20, RowGroupRows: 500})
+}
+
+// roundTrip writes entries with sequences 1..n under cfg (Dir set here)
+// and requires DuckDB to read every one back equal.
+func roundTrip(t *testing.T, entries []schema.Entry, cfg export.Config) []readRow {
+	t.Helper()
 	dir := t.TempDir()
-	w := mustWriter(t, export.Config{Dir: dir})
+	cfg.Dir = dir
+	w := mustWriter(t, cfg)
 	writeAll(t, w, entries)
 
 	got := readBack(t, openDuckDB(t), dir)
@@ -38,7 +57,5 @@ func TestWriter_DuckDBRoundTrip(t *testing.T) {
 			require.Equal(t, e.TS.UTC().Format("2006-01-02"), r.Date)
 		}
 	}
-	// NULL usage differs from zero usage.
-	require.Nil(t, got[len(got)-2].Entry.Usage)
-	require.Equal(t, &schema.Usage{}, got[len(got)-1].Entry.Usage)
+	return got
 }
