@@ -1,0 +1,446 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Indexer defaults.
+const (
+	// DefaultConsumerName is the indexer's durable consumer.
+	DefaultConsumerName = "indexer"
+	// DefaultCommitInterval is how often applied entries are committed
+	// to the state (and how stale a restart can make the API for a
+	// moment: nothing applied is lost, it is applied again).
+	DefaultCommitInterval = time.Second
+	// DefaultMaxFacts bounds the facts kept in memory between commits;
+	// sessions, file states and rollup cells are bounded alongside.
+	DefaultMaxFacts = 1 << 20
+)
+
+// IndexerConfig configures an [Indexer].
+type IndexerConfig struct {
+	// JS reaches the stream; required.
+	JS jetstream.JetStream
+
+	// Stream names the stream and subject prefix (zero fields: defaults).
+	Stream bus.StreamConfig
+
+	// Name is the durable consumer's name; default DefaultConsumerName.
+	// Two indexers that run at the same time need two names.
+	Name string
+
+	// Dir is the state directory, owned by this indexer; required.
+	Dir string
+
+	// Pricer prices calls without a recorded cost; nil leaves them
+	// unpriced.
+	Pricer Pricer
+
+	// CommitInterval: see DefaultCommitInterval.
+	CommitInterval time.Duration
+
+	// MaxFacts: see DefaultMaxFacts.
+	MaxFacts int
+
+	// OnCommit, when set, is called after each commit with the sessions
+	// changed since the previous one (the live views' updates), under the
+	// indexer's lock: it must not block.
+	OnCommit func(changed []Session)
+
+	// Logger receives lifecycle events; nil discards.
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid field as a *ConfigError.
+func (c IndexerConfig) Validate() error {
+	switch {
+	case c.JS == nil:
+		return &ConfigError{Field: "js", Value: nil, Err: ErrInvalidConfig}
+	case c.Dir == "":
+		return &ConfigError{Field: "data_dir", Value: c.Dir, Err: ErrInvalidConfig}
+	case c.CommitInterval < 0:
+		return &ConfigError{Field: "commit_interval", Value: c.CommitInterval, Err: ErrInvalidConfig}
+	case c.MaxFacts < 0:
+		return &ConfigError{Field: "max_facts", Value: c.MaxFacts, Err: ErrInvalidConfig}
+	}
+	return c.Stream.Validate()
+}
+
+// Indexer keeps the aggregates of a stream's entries in a state that
+// survives restarts: it consumes the entries through a durable consumer,
+// applies them to an [Aggregator] over a [Store], and commits the state
+// with the last stream sequence applied. A restart resumes at the next
+// sequence (the consumer is repositioned there), so nothing is counted
+// twice or missed; a redelivered message at or below the applied
+// sequence is skipped. A state that belongs to another stream (deleted
+// and recreated, another cluster) is detected at start and rebuilt from
+// the stream, never applied to.
+//
+// Its query methods are safe for concurrent use with Run.
+type Indexer struct {
+	cfg IndexerConfig
+	log *slog.Logger
+
+	mu          sync.Mutex // guards agg and what follows
+	agg         *Aggregator
+	store       *Store
+	identity    bus.StreamIdentity
+	applied     uint64 // last stream sequence applied
+	committed   uint64 // last stream sequence committed
+	committedAt time.Time
+	changed     map[sessionKey]bool
+
+	consumer *bus.Consumer
+	ready    chan struct{} // closed once the state is open and the consumer positioned
+
+	entries   atomic.Uint64 // entries applied since start
+	skipped   atomic.Uint64 // redelivered entries skipped
+	gaps      atomic.Uint64 // messages reported aged out of the stream
+	rebuilds  atomic.Uint64 // states discarded because they belonged to another stream
+	commitErr atomic.Pointer[string]
+}
+
+// Meta names of the indexer's state.
+const (
+	metaSeq    = "seq"
+	metaStream = "stream"
+)
+
+// NewIndexer checks cfg and returns an indexer; Run opens the state.
+func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Name == "" {
+		cfg.Name = DefaultConsumerName
+	}
+	if cfg.CommitInterval == 0 {
+		cfg.CommitInterval = DefaultCommitInterval
+	}
+	if cfg.MaxFacts == 0 {
+		cfg.MaxFacts = DefaultMaxFacts
+	}
+	cfg.Stream = cfg.Stream.WithDefaults()
+	return &Indexer{
+		cfg:     cfg,
+		log:     discard(cfg.Logger).With("component", "index"),
+		changed: make(map[sessionKey]bool),
+		ready:   make(chan struct{}),
+	}, nil
+}
+
+// Ready is closed once Run has opened the state and positioned the
+// consumer: queries answer from then on.
+func (ix *Indexer) Ready() <-chan struct{} { return ix.ready }
+
+// Run opens the state, resumes it and applies the stream until ctx ends;
+// then it commits what was applied and closes the state. It returns nil
+// after a stop by ctx, and the error that stopped it otherwise (a state
+// that cannot be written, a stream it cannot read).
+func (ix *Indexer) Run(ctx context.Context) (err error) {
+	st, seq, err := ix.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		ix.mu.Lock()
+		if cerr := ix.commitLocked(); err == nil && cerr != nil {
+			err = cerr
+		}
+		ix.agg, ix.store = nil, nil
+		ix.mu.Unlock()
+		if cerr := st.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close indexer state: %w", cerr)
+		}
+	}()
+	c, err := bus.NewConsumer(ix.cfg.JS, bus.ConsumerConfig{
+		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: seq + 1, Logger: ix.cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	ix.consumer = c
+	close(ix.ready)
+	ix.log.Info("indexer started", "state", ix.cfg.Dir, "resume_seq", seq+1, "stream", ix.identity.String())
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { ix.commitLoop(runCtx) })
+	err = c.Run(runCtx, ix.apply)
+	cancel()
+	wg.Wait()
+	if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
+		return nil
+	}
+	if errors.Is(err, bus.ErrStartAhead) {
+		return fmt.Errorf("indexer state is ahead of the stream (applied %d): remove %s to rebuild it: %w", seq, ix.cfg.Dir, err)
+	}
+	return err
+}
+
+// open opens the state, checks that it belongs to the stream, and returns
+// the last sequence it applied.
+func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
+	st, err := OpenStore(StoreConfig{Dir: ix.cfg.Dir, Logger: ix.cfg.Logger})
+	if err != nil {
+		return nil, 0, err
+	}
+	seq, saved, err := readPosition(st)
+	if err == nil {
+		var cur bus.StreamIdentity
+		for {
+			cur, err = bus.CheckIdentity(ctx, ix.cfg.JS, saved)
+			if !errors.Is(err, jetstream.ErrStreamNotFound) {
+				break
+			}
+			// The stream is made by the first tailer: wait for it.
+			select {
+			case <-ctx.Done():
+				st.Close()
+				return nil, 0, context.Cause(ctx)
+			case <-time.After(time.Second):
+			}
+		}
+		var mismatch *bus.StreamMismatchError
+		if errors.As(err, &mismatch) {
+			ix.log.Warn("indexer state belongs to another stream; rebuilding it from the stream", "saved", mismatch.Saved.String(), "stream", mismatch.Current.String())
+			ix.rebuilds.Add(1)
+			err = st.Reset()
+			seq, saved = 0, bus.StreamIdentity{}
+		}
+		ix.identity = cur
+	}
+	if err != nil {
+		st.Close()
+		return nil, 0, err
+	}
+	agg, err := New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true})
+	if errors.Is(err, ErrCorruptState) {
+		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", "err", err)
+		if err = st.Reset(); err == nil {
+			seq = 0
+			agg, err = New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true})
+		}
+	}
+	if err != nil {
+		st.Close()
+		return nil, 0, err
+	}
+	ix.mu.Lock()
+	ix.agg, ix.store = agg, st
+	ix.applied, ix.committed, ix.committedAt = seq, seq, time.Now()
+	ix.mu.Unlock()
+	return st, seq, nil
+}
+
+// readPosition reads the last sequence applied and the stream identity of
+// a state (0 and zero for a new one).
+func readPosition(st *Store) (uint64, bus.StreamIdentity, error) {
+	var id bus.StreamIdentity
+	v, err := st.Meta(metaSeq)
+	if err != nil || v == nil {
+		return 0, id, err
+	}
+	seq, err := strconv.ParseUint(string(v), 10, 64)
+	if err != nil {
+		return 0, id, fmt.Errorf("%w: sequence %q", ErrCorruptState, v)
+	}
+	v, err = st.Meta(metaStream)
+	if err != nil {
+		return 0, id, err
+	}
+	if v != nil {
+		if err := json.Unmarshal(v, &id); err != nil {
+			return 0, id, fmt.Errorf("%w: stream identity: %v", ErrCorruptState, err)
+		}
+	}
+	return seq, id, nil
+}
+
+// apply is the consumer's handler: it applies a batch and commits when
+// the commit interval has passed.
+func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if b.Gap != nil {
+		ix.gaps.Add(b.Gap.FirstAvailable - b.Gap.FirstMissing)
+		ix.log.Warn("entries aged out of the stream before they were indexed; the aggregates lack them",
+			"first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
+	}
+	for i := range b.Entries {
+		d := &b.Entries[i]
+		if d.Seq <= ix.applied {
+			ix.skipped.Add(1)
+			continue // applied before (a redelivery after a restart)
+		}
+		ix.agg.Add(&d.Entry)
+		ix.applied = d.Seq
+		ix.changed[sessionKey{d.Entry.Format, d.Entry.SessionID}] = true
+		ix.entries.Add(1)
+	}
+	ix.applied = max(ix.applied, b.Last)
+	if err := ix.agg.Err(); err != nil {
+		return fmt.Errorf("%w: %w", bus.ErrStopConsuming, err)
+	}
+	if time.Since(ix.committedAt) >= ix.cfg.CommitInterval {
+		if err := ix.commitLocked(); err != nil {
+			return fmt.Errorf("%w: %w", bus.ErrStopConsuming, err)
+		}
+	}
+	return nil
+}
+
+// commitLoop commits what the last batches applied when no new batch
+// comes to do it.
+func (ix *Indexer) commitLoop(ctx context.Context) {
+	t := time.NewTicker(ix.cfg.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			ix.mu.Lock()
+			if err := ix.commitLocked(); err != nil {
+				msg := err.Error()
+				ix.commitErr.Store(&msg)
+				ix.log.Error("committing the indexer state", "err", err)
+			}
+			ix.mu.Unlock()
+		}
+	}
+}
+
+// commitLocked commits the state if anything was applied since the last
+// commit; ix.mu must be held.
+func (ix *Indexer) commitLocked() error {
+	if ix.agg == nil || ix.applied == ix.committed && ix.agg.err == nil && len(ix.changed) == 0 {
+		return nil
+	}
+	id, err := json.Marshal(ix.identity)
+	if err != nil {
+		return err
+	}
+	meta := map[string][]byte{metaSeq: []byte(strconv.FormatUint(ix.applied, 10)), metaStream: id}
+	if err := ix.agg.Commit(meta, ix.cfg.MaxFacts); err != nil {
+		return err
+	}
+	ix.committed, ix.committedAt = ix.applied, time.Now()
+	if ix.cfg.OnCommit != nil && len(ix.changed) > 0 {
+		changed := make([]Session, 0, len(ix.changed))
+		for k := range ix.changed {
+			if s, ok := ix.agg.Session(k.format, k.id); ok {
+				changed = append(changed, s)
+			}
+		}
+		ix.cfg.OnCommit(changed)
+	}
+	clear(ix.changed)
+	return nil
+}
+
+// IndexerStats are the indexer's counters, for metrics and health.
+type IndexerStats struct {
+	Applied, Committed uint64 // stream sequences
+	Entries            uint64 // entries applied since start
+	Skipped            uint64 // redelivered entries skipped
+	GapMessages        uint64 // messages that aged out before they were indexed
+	Rebuilds           uint64
+	Consumer           bus.ConsumerStats
+	CommitError        string // the last commit failure, if any
+}
+
+// Stats returns the counters.
+func (ix *Indexer) Stats() IndexerStats {
+	ix.mu.Lock()
+	s := IndexerStats{Applied: ix.applied, Committed: ix.committed}
+	ix.mu.Unlock()
+	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
+	if ix.consumer != nil {
+		s.Consumer = ix.consumer.Stats()
+	}
+	if p := ix.commitErr.Load(); p != nil {
+		s.CommitError = *p
+	}
+	return s
+}
+
+// ErrNotReady is returned by queries before Run opened the state, or after
+// it stopped.
+var ErrNotReady = errors.New("index: not ready")
+
+// with runs fn on the aggregator under the lock.
+func (ix *Indexer) with(fn func(a *Aggregator) error) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.agg == nil {
+		return ErrNotReady
+	}
+	return fn(ix.agg)
+}
+
+// Query is [Aggregator.Query] on the indexer's state.
+func (ix *Indexer) Query(q SessionQuery) (page []Session, next string, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		page, next, err = a.Query(q)
+		return err
+	})
+	return page, next, err
+}
+
+// Usage is [Aggregator.Usage] on the indexer's state.
+func (ix *Indexer) Usage(q UsageQuery) (rows []UsageRow, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		rows, err = a.Usage(q)
+		return err
+	})
+	return rows, err
+}
+
+// Session returns one session with its turns. An empty format looks in
+// every format (session ids of different formats do not collide in
+// practice; the first format in schema order wins if they do).
+func (ix *Indexer) Session(format, id string) (s Session, turns []Turn, found bool, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		for _, f := range formatsToTry(format) {
+			if s, found = a.Session(f, id); found {
+				turns, _, err = a.Turns(f, id)
+				return err
+			}
+		}
+		return nil
+	})
+	return s, turns, found, err
+}
+
+// Sessions returns every session, as [Aggregator.Sessions] (for `run
+// -once` and tests; the API pages with Query).
+func (ix *Indexer) Sessions() (all []Session, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		all = a.Sessions()
+		return a.Err()
+	})
+	return all, err
+}
+
+// formatsToTry is the format given, or every format.
+func formatsToTry(format string) []schema.Format {
+	if format != "" {
+		return []schema.Format{schema.Format(format)}
+	}
+	return schema.Formats()
+}

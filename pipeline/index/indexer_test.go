@@ -1,0 +1,152 @@
+package index_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// publish publishes entries to the stream through a publisher and waits
+// for every acknowledgement; it returns the stream's last sequence.
+func publish(t *testing.T, js jetstream.JetStream, entries []*schema.Entry) uint64 {
+	t.Helper()
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	for _, e := range entries {
+		require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+	}
+	require.NoError(t, p.Close(t.Context()))
+	s, err := js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	info, err := s.Info(t.Context())
+	require.NoError(t, err)
+	return info.State.LastSeq
+}
+
+// runIndexer runs an indexer until the returned stop is called; stop
+// returns Run's error.
+func runIndexer(t *testing.T, cfg index.IndexerConfig) (*index.Indexer, func() error) {
+	t.Helper()
+	ix, err := index.NewIndexer(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var runErr error
+	wg.Go(func() { runErr = ix.Run(ctx) })
+	stopped := false
+	stop := func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			wg.Wait()
+		}
+		return runErr
+	}
+	t.Cleanup(func() { stop() })
+	select {
+	case <-ix.Ready():
+	case <-time.After(30 * time.Second):
+		t.Fatal("indexer not ready")
+	}
+	return ix, stop
+}
+
+// waitApplied waits until the indexer applied the stream up to seq.
+func waitApplied(t *testing.T, ix *index.Indexer, seq uint64) {
+	t.Helper()
+	natstest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		if s := ix.Stats(); s.Applied < seq {
+			return fmt.Errorf("applied %d of %d", s.Applied, seq)
+		}
+		return nil
+	})
+}
+
+// TestIndexer_EqualsOfflineAcrossRestarts publishes every sample of
+// testdata and a generated tree to a stream, then indexes it with
+// restarts at random points, some after a commit and some not (the
+// state is then behind what the consumer acknowledged), and with a
+// second publication of everything (every message a duplicate, dropped by
+// the stream, and a re-send of the first half past any duplicate window:
+// stored again). The indexer's sessions equal those of an in-memory
+// Aggregator over the same files.
+func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
+	files := readFiles(t, testcorpus.Generate(t, 1<<20, 31), "../../testdata/corpus")
+	rng := rand.New(rand.NewPCG(3, 4))
+	stream := interleave(files, rng)
+	mem := mustNew(t, index.Config{Pricer: price.Default()})
+	for _, e := range stream {
+		mem.Add(e)
+	}
+	want := mem.Sessions()
+
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{DuplicateWindow: time.Minute})
+	require.NoError(t, err)
+	half := len(stream) / 2
+	publish(t, js, stream[:half])
+
+	dir := t.TempDir()
+	cfg := index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond, MaxFacts: 300}
+	ix, stop := runIndexer(t, cfg)
+	last := publish(t, js, stream[half:])
+	// Restart a few times while it applies.
+	for range 4 {
+		natstest.CheckFor(t, 30*time.Second, time.Millisecond, func() error {
+			if ix.Stats().Applied == 0 {
+				return errors.New("nothing applied yet")
+			}
+			return nil
+		})
+		require.NoError(t, stop())
+		ix, stop = runIndexer(t, cfg)
+	}
+	waitApplied(t, ix, last)
+	got, err := ix.Sessions()
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+
+	// The same entries again: duplicates inside the window are dropped
+	// by the stream, and those the stream stores again (purged ids: a
+	// re-send after the window) are skipped by the aggregates.
+	require.NoError(t, stop())
+	require.NoError(t, js.Conn().Flush())
+	s, err := js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	cfgDup := s.CachedInfo().Config
+	cfgDup.Duplicates = time.Millisecond * 100
+	_, err = js.UpdateStream(t.Context(), cfgDup)
+	require.NoError(t, err)
+	changed := time.Now()
+	natstest.CheckFor(t, 10*time.Second, 20*time.Millisecond, func() error {
+		if time.Since(changed) < 300*time.Millisecond {
+			return errors.New("the duplicate window has not passed")
+		}
+		return nil
+	})
+	before := last
+	last = publish(t, js, stream[:half])
+	require.Greater(t, last, before+uint64(half)/2, "the stream stored the re-sent entries again")
+	ix, stop = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	got, err = ix.Sessions()
+	require.NoError(t, err)
+	require.Equal(t, want, got, "entries stored twice count once")
+	require.Positive(t, ix.Stats().Entries)
+	require.NoError(t, stop())
+}
