@@ -150,3 +150,60 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 	require.Positive(t, ix.Stats().Entries)
 	require.NoError(t, stop())
 }
+
+// A state that belongs to another stream (deleted and recreated) is
+// rebuilt from the new stream, never applied to; entries that aged out of
+// the stream before they were indexed are counted as a gap and the rest
+// is indexed.
+func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus")
+	stream := interleave(files, rand.New(rand.NewPCG(1, 1)))
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	last := publish(t, js, stream)
+	dir := t.TempDir()
+	cfg := index.IndexerConfig{JS: js, Dir: dir, CommitInterval: 10 * time.Millisecond}
+	ix, stop := runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	all, err := ix.Sessions()
+	require.NoError(t, err)
+	require.NotEmpty(t, all)
+	require.NoError(t, stop())
+
+	// Recreated with only the first file's entries.
+	require.NoError(t, js.DeleteStream(t.Context(), bus.DefaultStream))
+	_, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	first := make([]*schema.Entry, 0, len(files[0]))
+	for i := range files[0] {
+		first = append(first, &files[0][i])
+	}
+	last = publish(t, js, first)
+	mem := mustNew(t, index.Config{})
+	for _, e := range first {
+		mem.Add(e)
+	}
+	ix, stop = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	got, err := ix.Sessions()
+	require.NoError(t, err)
+	require.Equal(t, mem.Sessions(), got, "the old state was discarded, not added to")
+	require.Equal(t, uint64(1), ix.Stats().Rebuilds)
+	require.NoError(t, stop())
+
+	// The oldest messages purged while the indexer was down, and more
+	// published: the indexer reports the gap and indexes what is there.
+	rest := stream[len(first):]
+	publish(t, js, rest[:len(rest)/2])
+	s, err := js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	require.NoError(t, s.Purge(t.Context()))
+	last = publish(t, js, rest[len(rest)/2:])
+	ix, stop = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	st := ix.Stats()
+	require.Positive(t, st.GapMessages, "the purged messages are reported")
+	require.NoError(t, stop())
+}
