@@ -1,0 +1,121 @@
+// Package export writes normalised entries as Hive-partitioned Parquet
+// files that DuckDB reads directly, with a commit protocol that lets a
+// JetStream consumer acknowledge an entry only once the file holding it
+// is durable. It does not consume from NATS itself, and it does not
+// compact or archive: those are built on top of [Writer].
+//
+// # Layout
+//
+// Under the output root:
+//
+//	<out>/format=<f>/date=<YYYY-MM-DD>/host=<h>/part-<firstseq>-<lastseq>.parquet
+//	<out>/_manifest.jsonl
+//	<out>/LOCK
+//
+// The date is the UTC date of the entry's ts. Partition values come from
+// entries and are escaped by [EscapeValue] as Hive escapes them ("/" is
+// %2F, "=" is %3D, "%" is %25, control characters, NUL, quotes, ...); an
+// empty value, and the date of an entry without ts, is NULL, which is how
+// DuckDB writes and reads NULL partitions. A value that holds invalid
+// UTF-8, or whose escaped form passes 160 bytes, is replaced or cut and
+// suffixed with a hash of the original ("~" and 16 hex digits). A value can
+// never name a directory outside its partition level.
+//
+// Read everything with
+//
+//	SELECT ... FROM read_parquet('<out>/**/*.parquet', hive_partitioning=true, union_by_name=true)
+//
+// DuckDB (1.4) un-escapes %XX in partition values, reads "NULL" as NULL,
+// casts date to DATE, and gives the partition's value for format and host
+// where the file also has them as columns; for the rare host that was
+// replaced or cut, read with hive_partitioning=false to see the file's own
+// column, which always holds the exact value.
+//
+// # Columns
+//
+// Every field of [schema.Entry], under its JSON contract name, plus:
+//
+//	seq   BIGINT   the JetStream stream sequence of the entry's message
+//	key   VARCHAR  schema.Entry.Key(): format:host:session_id:entry_id
+//
+// ts is INT64 TIMESTAMP(MICROS, isAdjustedToUTC), which DuckDB shows as
+// TIMESTAMP WITH TIME ZONE; sub-microsecond digits are dropped. usage is a
+// STRUCT (usage.input, usage.output, usage.cache_read, ...), so the same
+// SQL runs on `sessionpipe entries` JSON and on Parquet; NULL usage (no
+// usage recorded) differs from zero counters. tool_calls, tool_results
+// and attachments are LISTs of STRUCTs (empty lists when none); reaction
+// and origin are nullable STRUCTs; tool_calls[].input and raw hold JSON
+// text as VARCHAR (DuckDB's JSON functions take them). A string field
+// that is empty in the entry ("absent" in the contract) is NULL; cost_usd
+// is NULL unless the source recorded a cost; booleans and integer
+// counters are never NULL.
+//
+// Encodings: dictionary for columns with few distinct values in a file
+// (format, host, path, session_id, kind, role, model, cwd, tool names,
+// ...), delta for seq, offset, line and key, plain for text and random
+// ids; every column zstd-compressed; page statistics and column indexes
+// written; rows sorted by (session_id, ts, seq) inside a file (declared as
+// the row groups' sorting_columns), so that a filter on a session or a
+// time range skips whole row groups. Row groups hold Config.RowGroupRows
+// rows. The key-value metadata holds the schema version, the stream range,
+// the partition values and the writer ([MetaSchemaVersion] and the other
+// Meta keys).
+//
+// # Commit protocol
+//
+// A [Writer] takes entries in stream order with their sequences and keeps
+// one open part per partition, in memory (its rows' strings in an arena).
+// A part is committed when the next entry would push it past
+// Config.PartBytes, when it has been open Config.PartAge at a
+// [Writer.CommitDue], when the buffered total would pass
+// Config.MemoryBytes (the largest part goes first), and at [Writer.Flush]
+// and [Writer.Close]. Committing a part:
+//
+//  1. sorts its rows and writes them to .part-<first>-<last>.parquet.tmp in
+//     the partition's directory, then fsyncs the file;
+//  2. renames it to part-<first>-<last>.parquet and fsyncs the directory
+//     (and the parents of directories it created);
+//  3. appends a [File] record (path, rows, bytes, sha256, stream range,
+//     min/max ts) to the manifest, which is rewritten atomically (temporary
+//     file, fsync, rename, fsync).
+//
+// A file exists for readers once renamed, but is committed only once the
+// manifest lists it. [Writer.Committed] then gives the highest sequence S
+// such that every entry up to S is in a committed file: the caller
+// acknowledges up to S (AckAll), never beyond. Because partitions
+// interleave in the stream, S stays just below the first entry of the
+// oldest open part; Config.PartAge bounds how long that lasts.
+//
+// At [NewWriter], what a crash left is cleaned: temporary files are
+// removed, and part files the manifest does not list (renamed, not
+// recorded) are removed too: their entries were never acknowledged, so
+// they come again. A redelivered entry whose partition already has a
+// committed file at or past its sequence is skipped, so a redelivered
+// range never yields a second copy; other entries of the range go to new
+// parts. The directory is locked (internal/dirlock): one Writer per
+// output root. Compaction, when it comes, must hold the same lock or
+// follow the same rule: a file is live if and only if the manifest lists
+// it.
+//
+// On SIGTERM, the caller stops fetching, calls [Writer.Close] (which
+// commits every open part) and then acknowledges up to
+// [Writer.Committed].
+//
+// # Duplicates
+//
+// The commit protocol writes each stream message once. The stream itself
+// may still hold the same entry twice: a tailer that re-sent an entry after
+// the stream's duplicate window had passed publishes it under a new
+// sequence. Rows with the same key are the same entry; readers keep one
+// (the views will: for example QUALIFY row_number() OVER (PARTITION BY key
+// ORDER BY seq) = 1). Both copies have the same ts, hence the same
+// partition, possibly in two files.
+//
+// # Memory
+//
+// Config.MemoryBytes bounds the rows buffered in all open parts; arena
+// blocks add at most 64 KiB per open part. Committing a part needs, beside
+// it, the compressed pages of one row group. Set the process's GOMEMLIMIT
+// a little above MemoryBytes plus that, so that the collector keeps the
+// heap there.
+package export
