@@ -85,3 +85,80 @@ func TestDetect_Unknown(t *testing.T) {
 		require.ErrorIs(t, err, ErrUnknownFormat, in)
 	}
 }
+
+// The cases of the former per-format Sniff functions, now answered by
+// the one detection: a line of one format alone is that format (weak
+// matches included, as in a final file), or tells nothing ("").
+func TestDetect_OneLine(t *testing.T) {
+	const (
+		m4User     = `{"type":"message","id":"e5f6a7b8","parentId":"a1b2c3d4","timestamp":"2026-02-24T23:15:01Z","message":{"role":"user","content":[{"type":"text","text":"Cosa ho oggi?"}]}}`
+		m4ToolUse  = `{"type":"message","id":"f0e1d2c3","parentId":"e5f6a7b8","timestamp":"2026-02-24T23:15:03Z","message":{"role":"assistant","content":[{"type":"tool_use","tool_call":{"id":"toolu_01","name":"execute_sql","arguments":{"query":"SELECT 1"}}}],"usage":{"input_tokens":3264,"output_tokens":110}}}`
+		m4Result   = `{"type":"message","id":"b4a5c6d7","parentId":"f0e1d2c3","timestamp":"2026-02-24T23:15:03Z","message":{"role":"user","content":[{"type":"tool_result","tool_result":{"tool_call_id":"toolu_01","content":"1","is_error":true}}]}}`
+		fluuxUser  = `{"type":"message","role":"user","content":"Hello!","msg_id":"abc-123","sender":"alice@example.com","ts":"2025-02-08T19:00:01Z"}`
+		fluuxReact = `{"type":"message","role":"user","content":"","sender":"alice@example.com","ts":"2025-02-08T19:00:03Z","reaction":{"message_id":"def-456","emojis":["👍"]}}`
+	)
+	tests := []struct {
+		name string
+		line string
+		want schema.Format
+	}{
+		// Claude Code.
+		{"ClaudeUser", claudeUser, schema.FormatClaudeCode},
+		{"ClaudeAssistantTypeLast", `{"uuid":"a","sessionId":"s","message":{},"type":"assistant"}`, schema.FormatClaudeCode},
+		{"ClaudeUserWithoutMessage", `{"type":"user","uuid":"u","sessionId":"s"}`, ""},
+		{"ClaudeUserWithoutUUID", `{"type":"user","sessionId":"s","message":{}}`, ""},
+		{"ClaudeProgress", `{"type":"progress","uuid":"p","sessionId":"s","data":{"type":"hook_progress"}}`, schema.FormatClaudeCode},
+		{"ClaudeSystem", `{"type":"system","subtype":"turn_duration","uuid":"x","sessionId":"s"}`, schema.FormatClaudeCode},
+		{"ClaudeSnapshot", `{"type":"file-history-snapshot","messageId":"m","snapshot":{}}`, schema.FormatClaudeCode},
+		{"ClaudeQueue", `{"type":"queue-operation","operation":"enqueue","sessionId":"s"}`, schema.FormatClaudeCode},
+		{"ClaudeSummary", `{"type":"summary","summary":"x","leafUuid":"l"}`, schema.FormatClaudeCode},
+		{"ClaudeSummaryWithoutLeaf", `{"type":"summary","summary":"x"}`, ""},
+		{"ClaudeLegacyUsage", `{"timestamp":"t","sessionId":"s","message":{"usage":{}},"requestId":"r","costUSD":0.1}`, schema.FormatClaudeCode},
+		{"ClaudePermissionMode", `{"type":"permission-mode","permissionMode":"default","sessionId":"s"}`, schema.FormatClaudeCode},
+		{"ClaudeInvalid", `{"type":"user","uuid":`, ""},
+		{"NotObject", `["user"]`, ""},
+		// Codex.
+		{"CodexMeta", codexMeta, schema.FormatCodex},
+		{"CodexTurnContextFirst", `{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}`, schema.FormatCodex},
+		{"CodexAnyOrder", `{"payload":{},"type":"event_msg","timestamp":"2026-05-12T08:00:00Z"}`, schema.FormatCodex},
+		{"CodexCompacted", `{"timestamp":"t","type":"compacted","payload":{"message":""}}`, schema.FormatCodex},
+		{"CodexUnknownType", `{"timestamp":"t","type":"world_state","payload":{}}`, ""},
+		{"CodexNoPayload", `{"timestamp":"t","type":"event_msg"}`, ""},
+		{"CodexNoTimestamp", `{"type":"event_msg","payload":{}}`, ""},
+		{"CodexPartial", `{"timestamp":"t","type":"session_meta","payload":{"id":`, ""},
+		// pi.
+		{"PiHeaderKeysLast", `{"cwd":"/x","id":"a","type":"session"}`, schema.FormatPi},
+		{"PiHeaderNoCwd", `{"type":"session","version":3,"id":"a","timestamp":"2026-03-08T12:15:35.580Z"}`, ""},
+		{"PiUser", piUser, schema.FormatPi},
+		{"PiToolResult", `{"type":"message","id":"a","message":{"role":"toolResult","toolCallId":"t","content":[]}}`, schema.FormatPi},
+		{"PiAssistantWithCacheRead", `{"type":"message","message":{"role":"assistant","content":[],"usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0}}}`, schema.FormatPi},
+		{"PiAssistantWithoutUsage", `{"type":"message","message":{"role":"assistant","content":[]}}`, ""},
+		{"PiOtherEntryType", `{"type":"model_change","id":"a","provider":"p","modelId":"m"}`, ""},
+		// Fluux.
+		{"FluuxHeader", `{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`, schema.FormatFluux},
+		{"FluuxUser", fluuxUser, schema.FormatFluux},
+		{"FluuxReaction", fluuxReact, schema.FormatFluux},
+		{"FluuxMUCWithoutTS", `{"type":"message","role":"user","content":"Anyone around?","sender":"alice@muc"}`, schema.FormatFluux},
+		{"FluuxKnowledge", knowledge, ""},
+		// m4dtimes.
+		{"M4dtimesHeaderREADMEOrder", `{"type":"session","version":1,"id":"a1b2c3d4","userId":7756297856,"timestamp":"2026-02-24T23:14:59Z"}`, schema.FormatM4dtimes},
+		{"M4dtimesHeaderHugeUser", `{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59Z","userId":9223372036854775807}`, schema.FormatM4dtimes},
+		{"M4dtimesHeaderUserString", `{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59Z","userId":"1"}`, ""},
+		{"M4dtimesToolUse", m4ToolUse, schema.FormatM4dtimes},
+		{"M4dtimesToolResult", m4Result, schema.FormatM4dtimes},
+		// A headerless m4dtimes text message has no feature of its own.
+		{"M4dtimesUserText", m4User, ""},
+		{"Empty", ``, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Detect([][]byte{[]byte(tc.line)})
+			if tc.want == "" {
+				require.ErrorIs(t, err, ErrUnknownFormat, "Detect(%s) = %q", tc.line, got)
+				return
+			}
+			require.NoError(t, err, tc.line)
+			require.Equal(t, tc.want, got, "Detect(%s)", tc.line)
+		})
+	}
+}

@@ -283,56 +283,6 @@ func parseAll(tb testing.TB, f corpusFile, text bool) []schema.Entry {
 	return out
 }
 
-func TestSniff(t *testing.T) {
-	tests := []struct {
-		name string
-		line string
-		want bool
-	}{
-		{"User", promptLine, true},
-		{"AssistantTypeLast", `{"uuid":"a","sessionId":"s","message":{},"type":"assistant"}`, true},
-		{"UserWithoutMessage", `{"type":"user","uuid":"u","sessionId":"s"}`, false},
-		{"UserWithoutUUID", `{"type":"user","sessionId":"s","message":{}}`, false},
-		{"Progress", `{"type":"progress","uuid":"p","sessionId":"s","data":{"type":"hook_progress"}}`, true},
-		{"System", `{"type":"system","subtype":"turn_duration","uuid":"x","sessionId":"s"}`, true},
-		{"Snapshot", `{"type":"file-history-snapshot","messageId":"m","snapshot":{}}`, true},
-		{"Queue", `{"type":"queue-operation","operation":"enqueue","sessionId":"s"}`, true},
-		{"Summary", `{"type":"summary","summary":"x","leafUuid":"l"}`, true},
-		{"SummaryWithoutLeaf", `{"type":"summary","summary":"x"}`, false},
-		{"LegacyUsage", `{"timestamp":"t","sessionId":"s","message":{"usage":{}},"requestId":"r","costUSD":0.1}`, true},
-		{"PermissionModeAlone", `{"type":"permission-mode","permissionMode":"default","sessionId":"s"}`, false},
-		{"PiSession", `{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/w"}`, false},
-		{"PiMessage", `{"type":"message","id":"a","parentId":null,"timestamp":"t","message":{"role":"user"}}`, false},
-		{"Codex", `{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}`, false},
-		{"Invalid", `{"type":"user","uuid":`, false},
-		{"NotObject", `["user"]`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, claude.Sniff([]byte(tt.line)), "Sniff(%s)", tt.line)
-		})
-	}
-}
-
-// TestSniff_Corpus checks that every corpus file has a sniffed line among
-// its first twenty, as the detection rule asks.
-func TestSniff_Corpus(t *testing.T) {
-	files, _ := loadCorpus(t)
-	for _, f := range files {
-		found := false
-		for i, l := range f.lines {
-			if i == 20 {
-				break
-			}
-			if claude.Sniff(l.Bytes) {
-				found = true
-				break
-			}
-		}
-		assert.True(t, found, f.path)
-	}
-}
-
 func TestParser_TwoObjectsDistinctIDs(t *testing.T) {
 	p := claude.New(parse.Config{})
 	const q = `{"type":"queue-operation","operation":"enqueue","sessionId":"s","content":"x"}`

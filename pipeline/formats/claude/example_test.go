@@ -55,18 +55,6 @@ func ExampleParser() {
 	// 4 a2 message/assistant claude:msg_1:req_1 total=25584
 }
 
-// Sniff tells Claude Code lines from other formats' lines; detection
-// combines it over a file's first lines.
-func ExampleSniff() {
-	fmt.Println(claude.Sniff([]byte(`{"type":"file-history-snapshot","messageId":"m","snapshot":{}}`)))
-	fmt.Println(claude.Sniff([]byte(`{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}`)))
-	fmt.Println(claude.Sniff([]byte(`{"type":"session","version":3,"id":"x","cwd":"/w"}`)))
-	// Output:
-	// true
-	// true
-	// false
-}
-
 // A subagent transcript may have a sidecar naming its agent type; the
 // parser copies it into every entry.
 func ExampleReadAgentMeta() {

@@ -49,6 +49,5 @@ func FuzzParse(f *testing.F) {
 				require.Equal(t, string(enc), string(dec.AppendJSON(nil)))
 			}
 		}
-		claude.Sniff(line)
 	})
 }

@@ -203,31 +203,3 @@ func TestParser_SessionID(t *testing.T) {
 	}
 	assert.Equal(t, "azure", entries[2].Provider)
 }
-
-func TestSniff(t *testing.T) {
-	tests := []struct {
-		name string
-		line string
-		want bool
-	}{
-		{name: "SessionMeta", line: `{"timestamp":"2026-02-23T11:40:29.275Z","type":"session_meta","payload":{"id":"019c"}}`, want: true},
-		{name: "TurnContextFirst", line: `{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}`, want: true},
-		{name: "AnyOrder", line: `{"payload":{},"type":"event_msg","timestamp":"2026-05-12T08:00:00Z"}`, want: true},
-		{name: "ResponseItem", line: `{"timestamp":"t","type":"response_item","payload":{"type":"message"}}`, want: true},
-		{name: "Compacted", line: `{"timestamp":"t","type":"compacted","payload":{"message":""}}`, want: true},
-		{name: "UnknownType", line: `{"timestamp":"t","type":"world_state","payload":{}}`, want: false},
-		{name: "NoPayload", line: `{"timestamp":"t","type":"event_msg"}`, want: false},
-		{name: "PayloadNotObject", line: `{"timestamp":"t","type":"event_msg","payload":"x"}`, want: false},
-		{name: "NoTimestamp", line: `{"type":"event_msg","payload":{}}`, want: false},
-		{name: "Claude", line: `{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1","sessionId":"s1","timestamp":"t"}`, want: false},
-		{name: "Pi", line: `{"type":"session","version":3,"id":"x","timestamp":"t","cwd":"/"}`, want: false},
-		{name: "Partial", line: `{"timestamp":"t","type":"session_meta","payload":{"id":`, want: false},
-		{name: "NotJSON", line: `hello`, want: false},
-		{name: "Empty", line: ``, want: false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, codex.Sniff([]byte(tt.line)), "Sniff(%q)", tt.line)
-		})
-	}
-}

@@ -49,11 +49,3 @@ func ExampleParser() {
 	// L4 event token_count gpt-5.3-codex input=13747 cache_read=3456 output=358
 	// L5 event token_count
 }
-
-func ExampleSniff() {
-	fmt.Println(codex.Sniff([]byte(`{"timestamp":"2026-02-23T11:40:29.275Z","type":"session_meta","payload":{"id":"019c8a4c"}}`)))
-	fmt.Println(codex.Sniff([]byte(`{"type":"user","message":{"role":"user","content":"hi"},"uuid":"u1"}`)))
-	// Output:
-	// true
-	// false
-}

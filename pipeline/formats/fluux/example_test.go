@@ -46,11 +46,3 @@ func ExampleIsTranscriptPath() {
 	// true data/memory/alice@example.com/sessions/20250208-190000.jsonl
 	// false data/memory/alice@example.com/knowledge.jsonl
 }
-
-func ExampleSniff() {
-	fmt.Println(fluux.Sniff([]byte(`{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`)))
-	fmt.Println(fluux.Sniff([]byte(`{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59Z","userId":7756297856}`)))
-	// Output:
-	// true
-	// false
-}

@@ -15,7 +15,7 @@ const archiveDir = "sessions"
 // <jid>/history.jsonl or <jid>/sessions/YYYYMMDD-HHMMSS.jsonl, where the
 // JID directory's name contains '@'. knowledge.jsonl and every other file of
 // the memory directory are not transcripts. Only the path is inspected;
-// detection from content is [Sniff].
+// detection from content is package formats' Decoder.
 func IsTranscriptPath(path string) bool {
 	return jidDir(path) != ""
 }

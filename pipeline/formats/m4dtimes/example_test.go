@@ -33,11 +33,3 @@ func Example() {
 	// a1b2c3d4 f0e1d2c3 kind=message role=assistant text="" tools=1 results=0 usage_key="m4dtimes:a1b2c3d4:f0e1d2c3"
 	// a1b2c3d4 b4a5c6d7 kind=message role=tool text="" tools=0 results=1 usage_key=""
 }
-
-func ExampleSniff() {
-	fmt.Println(m4dtimes.Sniff([]byte(`{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59Z","userId":7756297856}`)))
-	fmt.Println(m4dtimes.Sniff([]byte(`{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`)))
-	// Output:
-	// true
-	// false
-}

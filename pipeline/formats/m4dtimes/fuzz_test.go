@@ -35,7 +35,6 @@ func FuzzParse(f *testing.F) {
 		p := m4dtimes.New(parse.Config{Path: "sessions/42.jsonl", Text: true, Raw: true})
 		var entries []schema.Entry
 		for _, l := range readLines(t, data) {
-			m4dtimes.Sniff(l.Bytes)
 			var err error
 			entries, err = p.Parse(entries[:0], l)
 			if err != nil {

@@ -62,14 +62,3 @@ func BenchmarkParse(b *testing.B) {
 		}
 	}
 }
-
-func BenchmarkSniff(b *testing.B) {
-	lines, _ := loadLines(b, "testdata/pi-mono-compact/input.jsonl")
-	line := lines[2].Bytes // an assistant message
-	require.True(b, pi.Sniff(line))
-	b.ReportAllocs()
-	b.SetBytes(int64(len(line)))
-	for b.Loop() {
-		pi.Sniff(line)
-	}
-}

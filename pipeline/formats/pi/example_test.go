@@ -60,11 +60,3 @@ func ExampleReadSessionsJSON() {
 	// Output:
 	// session 8555a0a4 sessions.json:1772975044928 telegram direct telegram:123
 }
-
-func ExampleSniff() {
-	fmt.Println(pi.Sniff([]byte(`{"type":"session","version":3,"id":"8555a0a4","cwd":"/home/me"}`)))
-	fmt.Println(pi.Sniff([]byte(`{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}`)))
-	// Output:
-	// true
-	// false
-}
