@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -60,6 +61,18 @@ type IndexerConfig struct {
 	// indexer's lock: it must not block.
 	OnCommit func(changed []Session)
 
+	// Rules are the alert rules (alert.Load); none: no alerts.
+	Rules []alert.Rule
+	// Webhook, when set, receives every alert (the caller runs it).
+	Webhook *alert.Webhook
+	// AlertMaxLag: see DefaultAlertMaxLag; negative: no limit.
+	AlertMaxLag time.Duration
+	// OnAlert, when set, is called with every alert, under the indexer's
+	// lock: it must not block.
+	OnAlert func(alert.Event)
+	// Now is the clock of the alert windows; default time.Now.
+	Now func() time.Time
+
 	// Logger receives lifecycle events; nil discards.
 	Logger *slog.Logger
 }
@@ -105,6 +118,9 @@ type Indexer struct {
 
 	consumer *bus.Consumer
 	ready    chan struct{} // closed once the state is open and the consumer positioned
+	alerts   *alerting
+
+	alertsFired atomic.Uint64
 
 	entries   atomic.Uint64 // entries applied since start
 	skipped   atomic.Uint64 // redelivered entries skipped
@@ -162,10 +178,16 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		}
 		ix.agg, ix.store = nil, nil
 		ix.mu.Unlock()
+		if cerr := ix.stopAlerts(); err == nil && cerr != nil {
+			err = cerr
+		}
 		if cerr := st.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("close indexer state: %w", cerr)
 		}
 	}()
+	if err := ix.startAlerts(ctx, st); err != nil {
+		return err
+	}
 	c, err := bus.NewConsumer(ix.cfg.JS, bus.ConsumerConfig{
 		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: seq + 1, Logger: ix.cfg.Logger,
 	})
@@ -228,12 +250,13 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 		st.Close()
 		return nil, 0, err
 	}
-	agg, err := New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true})
+	acfg := Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe}
+	agg, err := New(acfg)
 	if errors.Is(err, ErrCorruptState) {
 		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", "err", err)
 		if err = st.Reset(); err == nil {
 			seq = 0
-			agg, err = New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true})
+			agg, err = New(acfg)
 		}
 	}
 	if err != nil {
@@ -287,6 +310,9 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 			ix.skipped.Add(1)
 			continue // applied before (a redelivery after a restart)
 		}
+		if ix.alerts != nil {
+			ix.alerts.seq, ix.alerts.part = d.Seq, 0
+		}
 		ix.agg.Add(&d.Entry)
 		ix.applied = d.Seq
 		ix.changed[sessionKey{d.Entry.Format, d.Entry.SessionID}] = true
@@ -314,6 +340,9 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+			if c := ix.consumer; c != nil && c.Stats().Pending == 0 {
+				ix.advanceAlerts() // caught up: the clock may slide the windows
+			}
 			ix.mu.Lock()
 			if err := ix.commitLocked(); err != nil {
 				msg := err.Error()
@@ -328,7 +357,7 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 // commitLocked commits the state if anything was applied since the last
 // commit; ix.mu must be held.
 func (ix *Indexer) commitLocked() error {
-	if ix.agg == nil || ix.applied == ix.committed && ix.agg.err == nil && len(ix.changed) == 0 {
+	if ix.agg == nil || ix.applied == ix.committed && ix.agg.err == nil && len(ix.changed) == 0 && (ix.alerts == nil || ix.alerts.fired == 0) {
 		return nil
 	}
 	id, err := json.Marshal(ix.identity)
@@ -336,6 +365,12 @@ func (ix *Indexer) commitLocked() error {
 		return err
 	}
 	meta := map[string][]byte{metaSeq: []byte(strconv.FormatUint(ix.applied, 10)), metaStream: id}
+	// Settle first: moved calls are observations too, and every alert
+	// they fire must be stored before the state says it fired.
+	ix.agg.settle()
+	if err := ix.flushAlerts(meta); err != nil {
+		return err
+	}
 	if err := ix.agg.Commit(meta, ix.cfg.MaxFacts); err != nil {
 		return err
 	}
@@ -360,6 +395,7 @@ type IndexerStats struct {
 	Skipped            uint64 // redelivered entries skipped
 	GapMessages        uint64 // messages that aged out before they were indexed
 	Rebuilds           uint64
+	Alerts             uint64 // alerts fired since start
 	Consumer           bus.ConsumerStats
 	CommitError        string // the last commit failure, if any
 }
@@ -370,6 +406,7 @@ func (ix *Indexer) Stats() IndexerStats {
 	s := IndexerStats{Applied: ix.applied, Committed: ix.committed}
 	ix.mu.Unlock()
 	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
+	s.Alerts = ix.alertsFired.Load()
 	if ix.consumer != nil {
 		s.Consumer = ix.consumer.Stats()
 	}

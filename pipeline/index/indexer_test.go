@@ -16,6 +16,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -206,4 +207,55 @@ func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 	st := ix.Stats()
 	require.Positive(t, st.GapMessages, "the purged messages are reported")
 	require.NoError(t, stop())
+}
+
+// An alert fires once per session, is published on the alerts subject
+// with its id, kept in the recent list, and neither refires nor is lost
+// across a restart.
+func TestIndexer_Alerts(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus")
+	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
+	mem := mustNew(t, index.Config{})
+	for _, e := range stream {
+		mem.Add(e)
+	}
+	var big int
+	for _, s := range mem.Sessions() {
+		if s.TotalTokens > 10000 {
+			big++
+		}
+	}
+	require.Positive(t, big)
+	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
+	require.NoError(t, err)
+
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	half := len(stream) / 2
+	last := publish(t, js, stream[:half])
+	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1, CommitInterval: 10 * time.Millisecond}
+	ix, stop := runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	require.NoError(t, stop())
+	last = publish(t, js, stream[half:])
+	ix, stop = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	require.NoError(t, stop())
+
+	alerts, err := js.Stream(t.Context(), index.AlertStreamName(bus.DefaultStream))
+	require.NoError(t, err)
+	info, err := alerts.Info(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, uint64(big), info.State.Msgs, "one alert per big session, none again after the restart")
+	recent := ix.Alerts(0)
+	require.Len(t, recent, big)
+	seen := map[string]bool{}
+	for _, e := range recent {
+		require.Equal(t, "big-session", e.Rule)
+		require.False(t, seen[e.Key], "session %s fired twice", e.Key)
+		seen[e.Key] = true
+		require.Greater(t, e.Value, 10000.0)
+	}
 }
