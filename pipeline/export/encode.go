@@ -29,52 +29,60 @@ const statsBytes = 64
 // writeBatch is how many rows are handed to the Parquet writer at once.
 const writeBatch = 1024
 
-// encoder writes parts as Parquet files. It keeps the zstd codec (and its
-// encoders) from file to file.
+// encoder writes parts as Parquet files. It keeps one Parquet writer,
+// reset for each file, so that its column buffers and the zstd encoders
+// are allocated once.
 type encoder struct {
 	cfg   Config
-	codec *zstd.Codec
+	pw    *parquet.GenericWriter[row]
 	batch []row
 }
 
 func newEncoder(cfg Config) *encoder {
-	return &encoder{cfg: cfg, codec: &zstd.Codec{Level: cfg.CompressionLevel, Concurrency: 1}}
+	return &encoder{cfg: cfg}
 }
 
 // encode writes p's rows, sorted, as one Parquet file to w.
 func (c *encoder) encode(w io.Writer, p *part) error {
-	pw := parquet.NewGenericWriter[row](w,
-		parquet.Compression(c.codec),
-		parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
-		parquet.PageBufferSize(c.cfg.PageBytes),
-		parquet.DataPageStatistics(true),
-		parquet.ColumnIndexSizeLimit(func([]string) int { return statsBytes }),
-		parquet.CreatedBy(c.cfg.WriterVersion, "", ""),
-		parquet.SortingWriterConfig(parquet.SortingColumns(
-			parquet.Ascending("session_id"),
-			parquet.NullsFirst(parquet.Ascending("ts")),
-			parquet.Ascending("seq"),
-		)),
-		parquet.KeyValueMetadata(MetaSchemaVersion, strconv.Itoa(schema.Version)),
-		parquet.KeyValueMetadata(MetaFirstSeq, strconv.FormatUint(p.first, 10)),
-		parquet.KeyValueMetadata(MetaLastSeq, strconv.FormatUint(p.last, 10)),
-		parquet.KeyValueMetadata(MetaFormat, p.partition.Format),
-		parquet.KeyValueMetadata(MetaDate, p.partition.Date),
-		parquet.KeyValueMetadata(MetaHost, p.partition.Host),
-		parquet.KeyValueMetadata(MetaWriter, c.cfg.WriterVersion),
-	)
-	if c.batch == nil {
+	if c.pw == nil {
+		c.pw = parquet.NewGenericWriter[row](w,
+			parquet.Compression(&zstd.Codec{Level: c.cfg.CompressionLevel, Concurrency: 1}),
+			parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
+			parquet.PageBufferSize(c.cfg.PageBytes),
+			parquet.DataPageStatistics(true),
+			parquet.ColumnIndexSizeLimit(func([]string) int { return statsBytes }),
+			parquet.CreatedBy(c.cfg.WriterVersion, "", ""),
+			parquet.SortingWriterConfig(parquet.SortingColumns(
+				parquet.Ascending("session_id"),
+				parquet.NullsFirst(parquet.Ascending("ts")),
+				parquet.Ascending("seq"),
+			)),
+		)
 		c.batch = make([]row, 0, writeBatch)
+	} else {
+		c.pw.Reset(w)
 	}
-	for _, i := range p.order() {
-		c.batch = append(c.batch, p.rows[i])
+	pw := c.pw
+	for _, kv := range [...][2]string{
+		{MetaSchemaVersion, strconv.Itoa(schema.Version)},
+		{MetaFirstSeq, strconv.FormatUint(p.first, 10)},
+		{MetaLastSeq, strconv.FormatUint(p.last, 10)},
+		{MetaFormat, p.partition.Format},
+		{MetaDate, p.partition.Date},
+		{MetaHost, p.partition.Host},
+		{MetaWriter, c.cfg.WriterVersion},
+	} {
+		pw.SetKeyValueMetadata(kv[0], kv[1])
+	}
+	for _, r := range p.order() {
+		c.batch = append(c.batch, *r)
 		if len(c.batch) == cap(c.batch) {
-			if err := c.flush(pw); err != nil {
+			if err := c.flush(); err != nil {
 				return err
 			}
 		}
 	}
-	if err := c.flush(pw); err != nil {
+	if err := c.flush(); err != nil {
 		return err
 	}
 	if err := pw.Close(); err != nil {
@@ -83,14 +91,15 @@ func (c *encoder) encode(w io.Writer, p *part) error {
 	return nil
 }
 
-func (c *encoder) flush(pw *parquet.GenericWriter[row]) error {
+func (c *encoder) flush() error {
 	if len(c.batch) == 0 {
 		return nil
 	}
-	_, err := pw.Write(c.batch)
+	_, err := c.pw.Write(c.batch)
 	clear(c.batch) // drop references to the part's strings
 	c.batch = c.batch[:0]
 	if err != nil {
+		c.pw.Reset(io.Discard) // the next file starts clean
 		return fmt.Errorf("write parquet rows: %w", err)
 	}
 	return nil

@@ -10,12 +10,12 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// rowOverhead is what a buffered row costs beside its strings: the row
-// struct, its share of the slices that hold it, and its sort index.
-const rowOverhead = int64(unsafe.Sizeof(row{})) + 16
+// rowOverhead is what a buffered row costs beside its strings and its
+// chunk's slot (see part.nextRowCost): its pointer in the sort.
+const rowOverhead = 8
 
-// entryBytes returns what e's row adds to a part: the fixed size of the
-// row, of its list elements and structs, and every string it copies.
+// entryBytes returns what e's row adds to a part beside its chunk's slot:
+// its list elements and structs, and every string it copies.
 func entryBytes(e *schema.Entry) int64 {
 	n := rowOverhead + int64(len(e.Format)+len(e.Host)+len(e.SessionID)+len(e.EntryID))*2 + // key too
 		int64(len(e.Path)+len(e.ParentID)+len(e.ParentSessionID)+len(e.Kind)+len(e.Role)+len(e.Subtype)+
@@ -57,7 +57,8 @@ func entryBytes(e *schema.Entry) int64 {
 type part struct {
 	partition Partition
 	opened    time.Time // when its first entry arrived
-	rows      []row
+	chunks    [][]row // rows, in chunks of growing size: no regrowth copies
+	n         int     // rows
 	strs      arena
 	bytes     int64  // what its rows hold, see entryBytes
 	first     uint64 // stream sequence of its first entry
@@ -73,13 +74,44 @@ func newPart(p Partition, now time.Time) *part {
 // size returns the bytes the part holds, as counted for the budget.
 func (p *part) size() int64 { return p.bytes }
 
-// add appends e's row; n is entryBytes(e).
+// Row chunks: a part's first chunk holds 8 rows, each next one twice as
+// many up to 256, so that a part of a few rows costs little and a large
+// one is never copied to grow.
+const (
+	minRowChunk = 8
+	maxRowChunk = 256
+)
+
+// rowSize is the size of a row struct.
+const rowSize = int64(unsafe.Sizeof(row{}))
+
+// nextRowCost returns the bytes the next row's chunk costs: 0 when the
+// last chunk has room, else the new chunk's size.
+func (p *part) nextRowCost() int64 {
+	if len(p.chunks) == 0 {
+		return minRowChunk * rowSize
+	}
+	last := p.chunks[len(p.chunks)-1]
+	if len(last) < cap(last) {
+		return 0
+	}
+	return int64(min(2*cap(last), maxRowChunk)) * rowSize
+}
+
+// add appends e's row; n is entryBytes(e) + p.nextRowCost().
 func (p *part) add(e *schema.Entry, seq uint64, n int64) {
-	p.rows = append(p.rows, row{})
-	r := &p.rows[len(p.rows)-1]
+	if len(p.chunks) == 0 {
+		p.chunks = append(p.chunks, make([]row, 0, minRowChunk))
+	} else if last := p.chunks[len(p.chunks)-1]; len(last) == cap(last) {
+		p.chunks = append(p.chunks, make([]row, 0, min(2*cap(last), maxRowChunk)))
+	}
+	c := &p.chunks[len(p.chunks)-1]
+	*c = append(*c, row{})
+	r := &(*c)[len(*c)-1]
 	r.fromEntry(e, seq, &p.strs)
+	p.n++
 	p.bytes += n
-	if len(p.rows) == 1 {
+	if p.n == 1 {
 		p.first = seq
 	}
 	p.last = seq
@@ -91,17 +123,17 @@ func (p *part) add(e *schema.Entry, seq uint64, n int64) {
 	}
 }
 
-// order returns the indexes of the rows sorted by (session_id, ts, seq):
-// sessions together, in time order, rows without ts first in their
-// session. Sorting indexes moves 4 bytes per swap instead of a row.
-func (p *part) order() []int32 {
-	idx := make([]int32, len(p.rows))
-	for i := range idx {
-		idx[i] = int32(i)
+// order returns the rows sorted by (session_id, ts, seq): sessions
+// together, in time order, rows without ts first in their session.
+// Sorting pointers moves 8 bytes per swap instead of a row.
+func (p *part) order() []*row {
+	rows := make([]*row, 0, p.n)
+	for _, c := range p.chunks {
+		for i := range c {
+			rows = append(rows, &c[i])
+		}
 	}
-	rows := p.rows
-	slices.SortFunc(idx, func(i, j int32) int {
-		a, b := &rows[i], &rows[j]
+	slices.SortFunc(rows, func(a, b *row) int {
 		if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
 			return c
 		}
@@ -110,7 +142,7 @@ func (p *part) order() []int32 {
 		}
 		return cmp.Compare(a.Seq, b.Seq)
 	})
-	return idx
+	return rows
 }
 
 // slicesSortByFirst sorts parts by their first sequence.

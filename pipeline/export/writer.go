@@ -127,13 +127,13 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 	}
 	pt := w.parts[p]
 	est := entryBytes(e)
-	if pt != nil && len(pt.rows) > 0 && pt.size()+est > w.cfg.PartBytes {
+	if pt != nil && pt.n > 0 && pt.size()+est+pt.nextRowCost() > w.cfg.PartBytes {
 		if err := w.commit(ctx, pt); err != nil {
 			return err
 		}
 		pt = nil
 	}
-	for w.buffered+est > w.cfg.MemoryBytes && len(w.parts) > 0 {
+	for w.buffered+est+rowCost(pt) > w.cfg.MemoryBytes && len(w.parts) > 0 {
 		big := w.largest()
 		if err := w.commit(ctx, big); err != nil {
 			return err
@@ -147,6 +147,7 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 		pt = newPart(p, time.Now())
 		w.parts[p] = pt
 	}
+	est += pt.nextRowCost()
 	pt.add(e, seq, est)
 	w.buffered += est
 	w.handed = seq
@@ -238,6 +239,15 @@ func (w *Writer) Close(ctx context.Context) error {
 	return err
 }
 
+// rowCost returns what the next row of pt (nil: a new part) costs in
+// chunk space.
+func rowCost(pt *part) int64 {
+	if pt == nil {
+		return minRowChunk * rowSize
+	}
+	return pt.nextRowCost()
+}
+
 // largest returns the open part holding the most bytes.
 func (w *Writer) largest() *part {
 	var big *part
@@ -293,7 +303,7 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 	f := File{
 		Path:      path.Join(rel, name),
 		Partition: pt.partition,
-		Rows:      int64(len(pt.rows)),
+		Rows:      int64(pt.n),
 		Bytes:     n,
 		SHA256:    sum,
 		FirstSeq:  pt.first,
