@@ -57,8 +57,8 @@ func entryBytes(e *schema.Entry) int64 {
 type part struct {
 	partition Partition
 	opened    time.Time // when its first entry arrived
-	chunks    [][]row // rows, in chunks of growing size: no regrowth copies
-	n         int     // rows
+	chunks    [][]row   // rows, in chunks of growing size: no regrowth copies
+	n         int       // rows
 	strs      arena
 	bytes     int64  // what its rows hold, see entryBytes
 	first     uint64 // stream sequence of its first entry
