@@ -140,6 +140,7 @@ func negate(u schema.Usage) schema.Usage {
 // observe feeds a usage change to the evaluator (the Aggregator's OnUsage
 // hook; ix.mu is held).
 func (ix *Indexer) observe(c UsageChange) {
+	ix.count(c)
 	al := ix.alerts
 	if al == nil || al.ev == nil {
 		return
@@ -184,9 +185,7 @@ func (ix *Indexer) fire(events []alert.Event) {
 		if al.webhook != nil {
 			al.webhook.Send(e)
 		}
-		if ix.cfg.OnAlert != nil {
-			ix.cfg.OnAlert(e)
-		}
+		ix.liveAlert(e)
 	}
 }
 

@@ -116,9 +116,12 @@ type Indexer struct {
 	committedAt time.Time
 	changed     map[sessionKey]bool
 
-	consumer *bus.Consumer
-	ready    chan struct{} // closed once the state is open and the consumer positioned
-	alerts   *alerting
+	consumer    *bus.Consumer
+	ready       chan struct{} // closed once the state is open and the consumer positioned
+	alerts      *alerting
+	hub         *hub
+	totals      map[hostModel]*hmTotals
+	totalsDirty bool
 
 	alertsFired atomic.Uint64
 
@@ -155,6 +158,8 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		log:     discard(cfg.Logger).With("component", "index"),
 		changed: make(map[sessionKey]bool),
 		ready:   make(chan struct{}),
+		hub:     newHub(),
+		totals:  make(map[hostModel]*hmTotals),
 	}, nil
 }
 
@@ -172,6 +177,7 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		return err
 	}
 	defer func() {
+		ix.hub.close()
 		ix.mu.Lock()
 		if cerr := ix.commitLocked(); err == nil && cerr != nil {
 			err = cerr
@@ -258,6 +264,9 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 			seq = 0
 			agg, err = New(acfg)
 		}
+	}
+	if err == nil {
+		err = ix.restoreTotals(st)
 	}
 	if err != nil {
 		st.Close()
@@ -371,18 +380,28 @@ func (ix *Indexer) commitLocked() error {
 	if err := ix.flushAlerts(meta); err != nil {
 		return err
 	}
+	if ix.totalsDirty {
+		t, err := ix.encodeTotals()
+		if err != nil {
+			return err
+		}
+		meta[metaTotals] = t
+	}
 	if err := ix.agg.Commit(meta, ix.cfg.MaxFacts); err != nil {
 		return err
 	}
-	ix.committed, ix.committedAt = ix.applied, time.Now()
-	if ix.cfg.OnCommit != nil && len(ix.changed) > 0 {
+	ix.committed, ix.committedAt, ix.totalsDirty = ix.applied, time.Now(), false
+	if len(ix.changed) > 0 {
 		changed := make([]Session, 0, len(ix.changed))
 		for k := range ix.changed {
 			if s, ok := ix.agg.Session(k.format, k.id); ok {
 				changed = append(changed, s)
+				ix.hub.publish("session", s)
 			}
 		}
-		ix.cfg.OnCommit(changed)
+		if ix.cfg.OnCommit != nil {
+			ix.cfg.OnCommit(changed)
+		}
 	}
 	clear(ix.changed)
 	return nil

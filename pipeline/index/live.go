@@ -1,0 +1,149 @@
+package index
+
+import (
+	"encoding/json"
+	"sync"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+)
+
+// hub fans live events (session updates after each commit, alerts) out to
+// the API's server-sent event streams. A subscriber that does not keep up
+// is dropped (its channel closed) rather than slowing the indexer.
+type hub struct {
+	mu   sync.Mutex
+	subs map[*subscriber]struct{}
+	done chan struct{} // closed when the indexer stops
+	once sync.Once
+}
+
+type subscriber struct{ c chan hubEvent }
+
+type hubEvent struct {
+	kind string // "session" or "alert"
+	data []byte // JSON
+}
+
+// subscriberBuffer is how many events a slow subscriber may have queued.
+const subscriberBuffer = 1024
+
+func newHub() *hub { return &hub{subs: make(map[*subscriber]struct{}), done: make(chan struct{})} }
+
+func (h *hub) subscribe() *subscriber {
+	s := &subscriber{c: make(chan hubEvent, subscriberBuffer)}
+	h.mu.Lock()
+	h.subs[s] = struct{}{}
+	h.mu.Unlock()
+	return s
+}
+
+func (h *hub) unsubscribe(s *subscriber) {
+	h.mu.Lock()
+	if _, ok := h.subs[s]; ok {
+		delete(h.subs, s)
+		close(s.c)
+	}
+	h.mu.Unlock()
+}
+
+// publish sends v to every subscriber; it never blocks.
+func (h *hub) publish(kind string, v any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.subs) == 0 {
+		return
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return
+	}
+	for s := range h.subs {
+		select {
+		case s.c <- hubEvent{kind: kind, data: data}:
+		default:
+			delete(h.subs, s)
+			close(s.c)
+		}
+	}
+}
+
+func (h *hub) close() { h.once.Do(func() { close(h.done) }) }
+
+// hostModel keys the running totals of the metrics.
+type hostModel struct{ host, model string }
+
+// hmTotals are the running sums of one host and model.
+type hmTotals struct {
+	Host       string `json:"host"`
+	Model      string `json:"model"`
+	Calls      int64  `json:"calls"`
+	Input      int64  `json:"input"`
+	Output     int64  `json:"output"`
+	CacheRead  int64  `json:"cache_read"`
+	CacheWrite int64  `json:"cache_write"`
+	Cost       int64  `json:"cost_nano_usd"`
+}
+
+// metaTotals is the meta name of the running totals.
+const metaTotals = "totals"
+
+// count adds a usage change to the running totals; ix.mu is held.
+func (ix *Indexer) count(c UsageChange) {
+	k := hostModel{c.Host, c.Model}
+	t := ix.totals[k]
+	if t == nil {
+		t = &hmTotals{Host: c.Host, Model: c.Model}
+		ix.totals[k] = t
+	}
+	t.Calls += c.Sign
+	t.Input = addSat(t.Input, c.Sign*c.Tokens.Input)
+	t.Output = addSat(t.Output, c.Sign*c.Tokens.Output)
+	t.CacheRead = addSat(t.CacheRead, c.Sign*c.Tokens.CacheRead)
+	t.CacheWrite = addSat(t.CacheWrite, c.Sign*c.Tokens.CacheWrite)
+	t.Cost = addSat(t.Cost, c.Sign*nanoUSD(c.CostUSD))
+	ix.totalsDirty = true
+}
+
+// hostModelTotals returns a copy of the running totals.
+func (ix *Indexer) hostModelTotals() map[hostModel]hmTotals {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	out := make(map[hostModel]hmTotals, len(ix.totals))
+	for k, t := range ix.totals {
+		out[k] = *t
+	}
+	return out
+}
+
+// encodeTotals is the meta value of the running totals.
+func (ix *Indexer) encodeTotals() ([]byte, error) {
+	list := make([]*hmTotals, 0, len(ix.totals))
+	for _, t := range ix.totals {
+		list = append(list, t)
+	}
+	return json.Marshal(list)
+}
+
+// restoreTotals reads the running totals of a state.
+func (ix *Indexer) restoreTotals(st *Store) error {
+	v, err := st.Meta(metaTotals)
+	if err != nil || v == nil {
+		return err
+	}
+	var list []*hmTotals
+	if err := json.Unmarshal(v, &list); err != nil {
+		return err
+	}
+	for _, t := range list {
+		ix.totals[hostModel{t.Host, t.Model}] = t
+	}
+	return nil
+}
+
+// liveAlert is the alert hook: the hub and the caller's OnAlert.
+func (ix *Indexer) liveAlert(e alert.Event) {
+	ix.hub.publish("alert", e)
+	if ix.cfg.OnAlert != nil {
+		ix.cfg.OnAlert(e)
+	}
+}
