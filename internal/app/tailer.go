@@ -45,7 +45,7 @@ func (g *globList) Set(v string) error { *g = append(*g, v); return nil }
 // Register adds the tailer flags to fs.
 func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&t.Host, "host", env("SESSIONPIPE_HOST"), "host name in entries and subjects (env SESSIONPIPE_HOST; default: the machine's)")
-	fs.Var(&t.Watch, "watch", "glob of files to follow, repeatable (\"**\" for any depth; default: the well-known locations of every agent under $HOME)")
+	fs.Var(&t.Watch, "watch", "file, directory (everything under it) or glob to follow, repeatable (\"**\" for any depth; default: the well-known locations of every agent under $HOME)")
 	fs.BoolVar(&t.FromStart, "from-start", false, "read files seen for the first time from their start (the default)")
 	fs.BoolVar(&t.FromEnd, "from-end", false, "read files seen for the first time from their end: only new lines")
 	fs.BoolVar(&t.NoText, "no-text", false, "leave message text, tool inputs and results out of entries")
@@ -141,7 +141,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		return nil, err
 	}
 	tl, err := tail.New(tail.Config{
-		Globs: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
+		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Logger: log,
 	})

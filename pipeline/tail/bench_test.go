@@ -151,7 +151,7 @@ func (fx *backfill) tail(b *testing.B) {
 		s := startBenchBus(b)
 		pub := s.publisher(b)
 		tl, err := New(Config{
-			Globs:     []string{filepath.Join(fx.tree.dir, "**", "*")},
+			Watch:     []string{filepath.Join(fx.tree.dir, "**", "*")},
 			StateDir:  b.TempDir(),
 			Host:      benchHost,
 			Publisher: pub,
@@ -287,8 +287,9 @@ func encodeTree(tb testing.TB, dir string) []*nats.Msg {
 	t := &Tailer{cfg: Config{Host: benchHost}.withDefaults(), m: newMetrics()}
 	var msgs []*nats.Msg
 	var errs []error
-	newGlobSet([]string{filepath.Join(dir, "**", "*")}).walk(
-		func(path string, _ fs.FileInfo) {
+	ws := newWatchSet([]string{dir})
+	ws.walk(
+		func(path string, _ fs.FileInfo, _ int) {
 			cfg := formats.ReadConfig{Config: parse.Config{Path: path, Host: benchHost, Text: true}}
 			_, err := formats.ReadFile(tb.Context(), path, cfg, func(e *schema.Entry) {
 				e.Path = path
@@ -374,7 +375,7 @@ func idleCPU(b *testing.B, dir string, n int, mod func(*Config)) {
 		var r *benchTailer
 		if mod != nil {
 			cfg := Config{
-				Globs:     []string{filepath.Join(dir, "**", "*")},
+				Watch:     []string{filepath.Join(dir, "**", "*")},
 				StateDir:  b.TempDir(),
 				Host:      benchHost,
 				Publisher: pub,
@@ -495,7 +496,7 @@ func BenchmarkRescan(b *testing.B) {
 		s := startBenchBus(b)
 		pub := s.publisher(b)
 		defer s.stop(b, pub)
-		tl, err := New(Config{Globs: []string{filepath.Join(dir, "**", "*")}, StateDir: b.TempDir(), Host: benchHost, Publisher: pub})
+		tl, err := New(Config{Watch: []string{filepath.Join(dir, "**", "*")}, StateDir: b.TempDir(), Host: benchHost, Publisher: pub})
 		require.NoError(b, err)
 		tl.rescan(nil)
 		require.Len(b, tl.files, n)
@@ -586,7 +587,7 @@ func appendLatency(b *testing.B, notify bool, rescan time.Duration) {
 			handles[i] = h
 		}
 		tl, err := New(Config{
-			Globs:          []string{filepath.Join(dir, "**", "*")},
+			Watch:          []string{filepath.Join(dir, "**", "*")},
 			StateDir:       b.TempDir(),
 			Host:           benchHost,
 			Publisher:      pub,

@@ -2,6 +2,8 @@ package tail
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -32,11 +34,16 @@ const (
 
 // Config configures a [Tailer].
 type Config struct {
-	// Globs select the files to follow; "**" matches any number of
-	// directories. Patterns must be absolute (the command expands "~").
-	// Only names that may hold a transcript (formats.IsCandidate) and
-	// sessions.json stores are followed.
-	Globs []string
+	// Watch selects the files to follow. Each watch is a file, a
+	// directory (every file under it, at any depth) or a glob ("**"
+	// matches any number of directories); a path that exists is taken as
+	// it is, even with glob characters in its name, and one that does not
+	// exist yet may appear later as a file or a directory. Paths must be
+	// absolute (the command expands "~"). Only names that may hold a
+	// transcript (formats.IsCandidate) and sessions.json stores are
+	// followed. A watch that matches nothing at start and has no
+	// directory to wait on is logged as a warning.
+	Watch []string
 
 	// StateDir holds the checkpoints. Required.
 	StateDir string
@@ -98,8 +105,8 @@ type Config struct {
 // Validate reports the first invalid field as a *ConfigError.
 func (c Config) Validate() error {
 	switch {
-	case len(c.Globs) == 0:
-		return &ConfigError{Field: "globs", Value: c.Globs, Err: ErrInvalid}
+	case len(c.Watch) == 0:
+		return &ConfigError{Field: "watch", Value: c.Watch, Err: ErrInvalid}
 	case c.StateDir == "":
 		return &ConfigError{Field: "state_dir", Value: c.StateDir, Err: ErrInvalid}
 	case c.Host == "":
@@ -113,9 +120,12 @@ func (c Config) Validate() error {
 	case c.MaxPayload != 0 && c.MaxPayload < 4096:
 		return &ConfigError{Field: "max_payload", Value: c.MaxPayload, Err: ErrInvalid}
 	}
-	for _, g := range c.Globs {
-		if !doublestar.ValidatePattern(g) {
-			return &ConfigError{Field: "globs", Value: g, Err: ErrInvalid}
+	for _, w := range c.Watch {
+		if !filepath.IsAbs(w) {
+			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalid}
+		}
+		if _, err := os.Stat(w); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(w)) {
+			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalid}
 		}
 	}
 	return nil

@@ -42,7 +42,14 @@ type file struct {
 	mtime    time.Time // modification time at the last read
 	meta     bool      // a sessions.json store, re-read whole on change
 	firstHit time.Time
-	waiting  bool // its first lines do not tell its format yet
+	waiting  bool   // its first lines do not tell its format yet
+	watch    int    // index of the watch its path matched
+	seenAt   bool   // found at its path by the current rescan
+	alias    string // another path it was found at by the current rescan
+	// aliasWatch is the watch alias matched; aliasLogged: an alias was
+	// logged for its path.
+	aliasWatch  int
+	aliasLogged bool
 
 	// worker; the worker writes the first four under mu too, as
 	// checkpoints read them

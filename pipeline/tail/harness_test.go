@@ -62,7 +62,7 @@ func newHarnessWith(t *testing.T, opts ...natstest.Option) *harness {
 func (h *harness) start(mod ...func(*Config)) {
 	h.t.Helper()
 	cfg := Config{
-		Globs:          []string{filepath.Join(h.dir, "**", "*")},
+		Watch:          []string{filepath.Join(h.dir, "**", "*")},
 		StateDir:       h.state,
 		Host:           "testhost",
 		Publisher:      h.pub,

@@ -22,7 +22,7 @@ func TestTailer_OneOwnerPerStateDir(t *testing.T) {
 	h.start()
 	h.waitMsgs(3)
 
-	second, err := New(Config{Globs: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
+	second, err := New(Config{Watch: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

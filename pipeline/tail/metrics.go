@@ -1,9 +1,10 @@
 package tail
 
 import (
-	"fmt"
 	"io"
 	"sync/atomic"
+
+	"github.com/sessionpipe/sessionpipe/internal/prom"
 )
 
 // Metrics are the tailer's counters, safe for concurrent use. WriteTo
@@ -22,9 +23,18 @@ type Metrics struct {
 	rewrites      atomic.Int64 // files read again after truncation or replacement
 	renames       atomic.Int64 // files followed across a rename
 	watchErrors   atomic.Int64 // directories that could not be watched
+	rescans       atomic.Int64 // walks of the watches done
 
-	lag         func() int64 // bytes written and not yet acknowledged (gauge)
-	watchedDirs func() int64 // directories with a notification watch (gauge)
+	lag         func() int64        // bytes written and not yet acknowledged (gauge)
+	watchedDirs func() int64        // directories with a notification watch (gauge)
+	watchFiles  func() []WatchFiles // files followed per watch (gauge)
+}
+
+// WatchFiles is the number of files one watch follows: the files whose
+// path it is the first watch to match.
+type WatchFiles struct {
+	Watch string // as configured
+	Files int64
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
@@ -33,7 +43,9 @@ func newMetrics() *Metrics { return &Metrics{} }
 type Snapshot struct {
 	Files, Skipped, Lines, Bytes, Sent, Acked, BadLines, Truncated int64
 	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors      int64
+	Rescans                                                        int64
 	WatchedDirs, LagBytes                                          int64
+	Watches                                                        []WatchFiles
 }
 
 // Snapshot returns the current values.
@@ -42,7 +54,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		Files: m.files.Load(), Skipped: m.skipped.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
 		Sent: m.sent.Load(), Acked: m.acked.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
-		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(),
+		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), Rescans: m.rescans.Load(),
 	}
 	if m.lag != nil {
 		s.LagBytes = m.lag()
@@ -50,39 +62,45 @@ func (m *Metrics) Snapshot() Snapshot {
 	if m.watchedDirs != nil {
 		s.WatchedDirs = m.watchedDirs()
 	}
+	if m.watchFiles != nil {
+		s.Watches = m.watchFiles()
+	}
 	return s
 }
 
 // WriteTo writes the counters in the Prometheus text format.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	s := m.Snapshot()
-	rows := []struct {
-		name, typ, help string
-		v               int64
+	pw := prom.NewWriter(w)
+	for _, r := range []struct {
+		name string
+		typ  prom.Type
+		help string
+		v    int64
 	}{
-		{"sessionpipe_tail_files", "gauge", "Files followed.", s.Files},
-		{"sessionpipe_tail_files_skipped_total", "counter", "Files skipped as not transcripts.", s.Skipped},
-		{"sessionpipe_tail_lines_read_total", "counter", "Lines read.", s.Lines},
-		{"sessionpipe_tail_bytes_read_total", "counter", "Bytes of lines read.", s.Bytes},
-		{"sessionpipe_tail_messages_sent_total", "counter", "Messages handed to the publisher.", s.Sent},
-		{"sessionpipe_tail_entries_published_total", "counter", "Messages acknowledged by JetStream.", s.Acked},
-		{"sessionpipe_tail_bad_lines_total", "counter", "Lines sent to the dead-letter subject.", s.BadLines},
-		{"sessionpipe_tail_entries_truncated_total", "counter", "Entries shortened to fit a message.", s.Truncated},
-		{"sessionpipe_tail_publish_errors_total", "counter", "Messages that completed with an error.", s.PublishErrors},
-		{"sessionpipe_tail_read_errors_total", "counter", "Failed reads of a file.", s.ReadErrors},
-		{"sessionpipe_tail_rewrites_total", "counter", "Files read again after truncation or replacement.", s.Rewrites},
-		{"sessionpipe_tail_renames_total", "counter", "Files followed across a rename.", s.Renames},
-		{"sessionpipe_tail_watch_errors_total", "counter", "Directories that could not be watched.", s.WatchErrors},
-		{"sessionpipe_tail_watched_dirs", "gauge", "Directories with a file-notification watch.", s.WatchedDirs},
-		{"sessionpipe_tail_lag_bytes", "gauge", "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
+		{"sessionpipe_tail_files", prom.Gauge, "Files followed.", s.Files},
+		{"sessionpipe_tail_files_skipped_total", prom.Counter, "Files skipped as not transcripts.", s.Skipped},
+		{"sessionpipe_tail_lines_read_total", prom.Counter, "Lines read.", s.Lines},
+		{"sessionpipe_tail_bytes_read_total", prom.Counter, "Bytes of lines read.", s.Bytes},
+		{"sessionpipe_tail_messages_sent_total", prom.Counter, "Messages handed to the publisher.", s.Sent},
+		{"sessionpipe_tail_entries_published_total", prom.Counter, "Messages acknowledged by JetStream.", s.Acked},
+		{"sessionpipe_tail_bad_lines_total", prom.Counter, "Lines sent to the dead-letter subject.", s.BadLines},
+		{"sessionpipe_tail_entries_truncated_total", prom.Counter, "Entries shortened to fit a message.", s.Truncated},
+		{"sessionpipe_tail_publish_errors_total", prom.Counter, "Messages that completed with an error.", s.PublishErrors},
+		{"sessionpipe_tail_read_errors_total", prom.Counter, "Failed reads of a file.", s.ReadErrors},
+		{"sessionpipe_tail_rewrites_total", prom.Counter, "Files read again after truncation or replacement.", s.Rewrites},
+		{"sessionpipe_tail_renames_total", prom.Counter, "Files followed across a rename.", s.Renames},
+		{"sessionpipe_tail_watch_errors_total", prom.Counter, "Directories that could not be watched.", s.WatchErrors},
+		{"sessionpipe_tail_rescans_total", prom.Counter, "Walks of the watches done.", s.Rescans},
+		{"sessionpipe_tail_watched_dirs", prom.Gauge, "Directories with a file-notification watch.", s.WatchedDirs},
+		{"sessionpipe_tail_lag_bytes", prom.Gauge, "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
+	} {
+		pw.Int(r.name, r.typ, r.help, r.v)
 	}
-	var n int64
-	for _, r := range rows {
-		k, err := fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n%s %d\n", r.name, r.help, r.name, r.typ, r.name, r.v)
-		n += int64(k)
-		if err != nil {
-			return n, err
-		}
+	samples := make([]prom.Sample, len(s.Watches))
+	for i, wf := range s.Watches {
+		samples[i] = prom.Sample{Labels: []prom.Label{{Name: "watch", Value: wf.Watch}}, Value: float64(wf.Files)}
 	}
-	return n, nil
+	pw.Family("sessionpipe_tail_watch_files", prom.Gauge, "Files followed per watch (a file counts in the first watch it matches).", samples...)
+	return pw.Written(), pw.Err()
 }

@@ -396,7 +396,7 @@ func (m *model) startTailer() {
 		drain = time.Millisecond
 	}
 	tl, err := New(Config{
-		Globs:              []string{filepath.Join(m.dir, "**", "*")},
+		Watch:              []string{filepath.Join(m.dir, "**", "*")},
 		StateDir:           m.state,
 		Host:               "modelhost",
 		Publisher:          m.pub,

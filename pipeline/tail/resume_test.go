@@ -213,7 +213,7 @@ func TestTailer_CheckpointEdited(t *testing.T) {
 		h.stop()
 		cp := filepath.Join(h.state, checkpointFile)
 		require.NoError(t, os.WriteFile(cp, []byte(`{"version":2,"files":[{"dev":1,`), 0o644))
-		tl, err := New(Config{Globs: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
+		tl, err := New(Config{Watch: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
 		require.NoError(t, err)
 		err = tl.Run(t.Context())
 		require.ErrorIs(t, err, ErrCheckpoint)

@@ -25,25 +25,27 @@ import (
 // their entries to JetStream. See the package documentation for what it
 // guarantees.
 type Tailer struct {
-	cfg   Config
-	log   *slog.Logger
-	globs globSet
-	cp    *Checkpoints
-	m     *Metrics
+	cfg     Config
+	log     *slog.Logger
+	watches watchSet
+	cp      *Checkpoints
+	m       *Metrics
 
 	// pubCtx is the context of every publish; it outlives the reading
 	// context so that a graceful stop can wait for acknowledgements.
 	pubCtx context.Context
 
-	mu      sync.Mutex
-	files   map[fileID]*file
-	byPath  map[string]*file
-	pending []*file
-	open    int // files with an open handle
-	saved   map[fileID]FileState
-	watched map[string]bool                  // directories given a notification watch (or that failed to get one)
-	scanned atomic.Bool                      // the first scan of the globs is done
-	watcher atomic.Pointer[fsnotify.Watcher] // while Run has one, for the watched-directories gauge
+	mu          sync.Mutex
+	files       map[fileID]*file
+	byPath      map[string]*file
+	pending     []*file
+	open        int // files with an open handle
+	saved       map[fileID]FileState
+	watched     map[string]bool                  // directories given a notification watch (or that failed to get one)
+	scanning    bool                             // a rescan is walking the watches
+	watchCounts []int64                          // files followed per watch, at the last rescan
+	scanned     atomic.Bool                      // the first scan of the globs is done
+	watcher     atomic.Pointer[fsnotify.Watcher] // while Run has one, for the watched-directories gauge
 
 	lastSaved []FileState    // as last written, sorted by path; owned by save's callers (loop, then Run)
 	savedAt   map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
@@ -70,7 +72,7 @@ func New(cfg Config) (*Tailer, error) {
 	t := &Tailer{
 		cfg:     cfg,
 		log:     log.With("component", "tail"),
-		globs:   newGlobSet(cfg.Globs),
+		watches: newWatchSet(cfg.Watch),
 		cp:      cp,
 		m:       newMetrics(),
 		files:   make(map[fileID]*file),
@@ -82,6 +84,7 @@ func New(cfg Config) (*Tailer, error) {
 	}
 	t.m.lag = t.lagBytes
 	t.m.watchedDirs = t.watchedDirs
+	t.m.watchFiles = t.watchFiles
 	return t, nil
 }
 
@@ -152,9 +155,10 @@ func (t *Tailer) Run(ctx context.Context) error {
 		}
 	}
 	t.watcher.Store(watcher)
-	t.log.Info("tailer starting", "globs", t.cfg.Globs, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states),
+	t.log.Info("tailer starting", "watch", t.cfg.Watch, "state_dir", t.cfg.StateDir, "checkpointed_files", len(states),
 		"notifications", watcher != nil, "rescan", t.cfg.RescanInterval)
 	t.rescan(watcher)
+	t.warnEmptyWatches()
 	t.scanned.Store(true)
 
 	var wg sync.WaitGroup
@@ -182,6 +186,25 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 	t.log.Info("tailer stopped")
 	return nil
+}
+
+// warnEmptyWatches logs the watches that matched no file at the first
+// scan: a warning when there is not even a directory to wait on (a typo,
+// or a tool not installed), else an Info.
+func (t *Tailer) warnEmptyWatches() {
+	t.mu.Lock()
+	counts := slices.Clone(t.watchCounts)
+	t.mu.Unlock()
+	for i, w := range t.watches.watches {
+		if i < len(counts) && counts[i] > 0 {
+			continue
+		}
+		if t.watches.waitsOn(i) {
+			t.log.Info("watch matches no file yet", "watch", w.given)
+			continue
+		}
+		t.log.Warn("watch matches nothing and has no directory to wait on", "watch", w.given)
+	}
 }
 
 // loop runs the periodic work and the file notifications until ctx ends.
@@ -274,14 +297,14 @@ func (t *Tailer) event(watcher *fsnotify.Watcher, ev fsnotify.Event) {
 			return
 		}
 		if info.IsDir() {
-			if t.globs.mayHold(ev.Name) {
+			if t.watches.mayHold(ev.Name) {
 				t.watch(watcher, ev.Name)
 				t.requestRescan() // files created before the watch
 			}
 			return
 		}
-		if t.globs.wanted(ev.Name) && info.Mode().IsRegular() {
-			t.found(ev.Name, info)
+		if w := t.watches.match(ev.Name); w >= 0 && info.Mode().IsRegular() {
+			t.found(ev.Name, info, w)
 		}
 	case ev.Has(fsnotify.Write):
 		t.mu.Lock()
@@ -290,9 +313,9 @@ func (t *Tailer) event(watcher *fsnotify.Watcher, ev fsnotify.Event) {
 			t.schedule(f)
 		}
 		t.mu.Unlock()
-		if f == nil && t.globs.wanted(ev.Name) {
+		if w := t.watches.match(ev.Name); f == nil && w >= 0 {
 			if info, err := os.Stat(ev.Name); err == nil && info.Mode().IsRegular() {
-				t.found(ev.Name, info)
+				t.found(ev.Name, info, w)
 			}
 		}
 	case ev.Has(fsnotify.Rename), ev.Has(fsnotify.Remove):
@@ -309,25 +332,39 @@ func (t *Tailer) requestRescan() {
 	}
 }
 
-// rescan walks the globs, picks up new, renamed and changed files, and
+// rescan walks the watches, picks up new, renamed and changed files, and
 // notices the ones that are gone.
 func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 	t.mu.Lock()
 	for _, f := range t.files {
-		f.seen = false
+		f.seen, f.seenAt, f.alias = false, false, ""
 	}
+	t.scanning = true
 	t.mu.Unlock()
-	t.globs.walk(
-		func(path string, info fs.FileInfo) { t.found(path, info) },
+	t.watches.walk(
+		func(path string, info fs.FileInfo, watch int) { t.found(path, info, watch) },
 		func(dir string) { t.watch(watcher, dir) },
 		func(err error) { t.log.Debug("rescan", "err", err) },
 	)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	watched := 0
+	t.scanning = false
+	counts := make([]int64, len(t.watches.watches))
+	var seen int64
 	for id, f := range t.files {
 		if f.seen {
-			watched++
+			seen++
+			switch {
+			case f.alias == "":
+			case f.seenAt:
+				t.noteAlias(f, f.alias)
+			default:
+				// Its path leads to it no more: renamed.
+				t.rename(f, f.alias, f.aliasWatch)
+			}
+			if f.watch >= 0 {
+				counts[f.watch]++
+			}
 			continue
 		}
 		if !f.gone {
@@ -347,7 +384,9 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 			}
 		}
 	}
-	t.m.files.Store(int64(watched))
+	t.m.files.Store(seen)
+	t.watchCounts = counts
+	t.m.rescans.Add(1)
 }
 
 // drained reports whether everything read of f is acknowledged.
@@ -357,8 +396,15 @@ func (f *file) drained() bool {
 	return f.inflight == 0
 }
 
-// found records a file seen at path.
-func (t *Tailer) found(path string, info fs.FileInfo) {
+// found records a file seen at path, which watch matched.
+//
+// A file has one path: the one first seen, as long as it still leads to
+// the file. Another name of it (a symbolic link to a watched directory
+// inside another watched directory, a hard link) is an alias, logged
+// once: entries keep the first path. A file seen only under another name
+// was renamed: a rescan finds that when its path is not seen any more; a
+// notification, by looking at the old path.
+func (t *Tailer) found(path string, info fs.FileInfo, watch int) {
 	id, ok := idOf(info)
 	if !ok {
 		return
@@ -368,6 +414,7 @@ func (t *Tailer) found(path string, info fs.FileInfo) {
 	f := t.files[id]
 	if f == nil {
 		f = t.newFile(id, path, info)
+		f.watch = watch
 		t.files[id] = f
 	}
 	// A file seen gone, or under another name, may be another file that
@@ -376,24 +423,60 @@ func (t *Tailer) found(path string, info fs.FileInfo) {
 	// even when its size happens to be the same.
 	check := f.gone
 	f.seen, f.gone = true, false
-	if f.path != path {
-		if t.byPath[f.path] == f {
-			delete(t.byPath, f.path)
-		}
-		t.log.Info("file renamed", "from", f.path, "to", path)
-		t.m.renames.Add(1)
-		f.path = path
+	if f.path == path {
+		f.seenAt = true
+	} else if t.scanning {
+		f.alias, f.aliasWatch = path, watch
+	} else if st, err := os.Stat(f.path); err == nil && sameFile(st, id) {
+		t.noteAlias(f, path)
+	} else {
+		t.rename(f, path, watch)
 		check = true
 	}
-	if old := t.byPath[path]; old != nil && old != f {
-		old.gone = true // replaced by another file at the same path
+	if f.path == path {
+		if old := t.byPath[path]; old != nil && old != f {
+			old.gone = true // replaced by another file at the same path
+		}
+		t.byPath[path] = f
 	}
-	t.byPath[path] = f
 	// The modification time catches a rewrite to the same size when no
 	// notification does (Poll mode, missed events).
 	if info.Size() != f.size || !info.ModTime().Equal(f.mtime) || f.waiting || check {
 		t.schedule(f)
 	}
+}
+
+// rename makes path the path of f; t.mu must be held.
+func (t *Tailer) rename(f *file, path string, watch int) {
+	if t.byPath[f.path] == f {
+		delete(t.byPath, f.path)
+	}
+	t.log.Info("file renamed", "from", f.path, "to", path)
+	t.m.renames.Add(1)
+	f.path, f.watch, f.aliasLogged = path, watch, false
+	if old := t.byPath[path]; old != nil && old != f {
+		old.gone = true
+	}
+	t.byPath[path] = f
+	// A file seen gone, or under another name, may be another file that
+	// got the inode of a deleted one: the next read compares its first
+	// bytes with the fingerprint.
+	t.schedule(f)
+}
+
+// noteAlias logs, once per file, that path is another name of f; t.mu
+// must be held.
+func (t *Tailer) noteAlias(f *file, path string) {
+	if !f.aliasLogged {
+		f.aliasLogged = true
+		t.log.Info("file seen under another name; following it under its first", "file", f.path, "alias", path)
+	}
+}
+
+// sameFile reports whether info is of the file with identity id.
+func sameFile(info fs.FileInfo, id fileID) bool {
+	got, ok := idOf(info)
+	return ok && got == id
 }
 
 // newFile creates the state of a file seen for the first time in this
@@ -628,6 +711,21 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 	if err := watcher.Add(dir); err != nil && t.m.watchErrors.Add(1) == 1 {
 		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
 	}
+}
+
+// watchFiles returns how many files each watch followed at the last
+// rescan.
+func (t *Tailer) watchFiles() []WatchFiles {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]WatchFiles, len(t.watches.watches))
+	for i, w := range t.watches.watches {
+		out[i].Watch = w.given
+		if i < len(t.watchCounts) {
+			out[i].Files = t.watchCounts[i]
+		}
+	}
+	return out
 }
 
 // watchedDirs is the number of directories the watcher holds, which also

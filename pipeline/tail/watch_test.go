@@ -1,0 +1,151 @@
+package tail
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+)
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// logTo returns a config change that logs to buf.
+func logTo(buf *syncBuffer) func(*Config) {
+	return func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+}
+
+func TestTailer_Watch(t *testing.T) {
+	t.Run("directory", func(t *testing.T) {
+		// tailer --watch DIR follows everything under DIR, at any depth.
+		h := newHarness(t)
+		h.write("s1.jsonl", piFile("s1", 0, 1))
+		h.write("a/b/c/s2.jsonl", piFile("s2", 0, 2))
+		h.start(func(c *Config) { c.Watch = []string{h.dir} })
+		h.waitMsgs(5)
+		h.write("new/s3.jsonl", piFile("s3", 0, 0))
+		msgs := h.stays(6)
+		require.Equal(t, wantIDs("s2", 0, 2), ids(t, msgs, "s2"))
+		require.Equal(t, []WatchFiles{{Watch: h.dir, Files: 3}}, h.tl.Metrics().Snapshot().Watches)
+	})
+	t.Run("file", func(t *testing.T) {
+		h := newHarness(t)
+		path := h.write("s1.jsonl", piFile("s1", 0, 1))
+		h.write("s2.jsonl", piFile("s2", 0, 1))
+		h.write("sub/s3.jsonl", piFile("s3", 0, 1))
+		h.start(func(c *Config) { c.Watch = []string{path} })
+		h.waitMsgs(2)
+		h.appendTo(path, piLine(2))
+		msgs := h.stays(3)
+		require.Equal(t, wantIDs("s1", 0, 2), ids(t, msgs, "s1"))
+		require.Equal(t, int64(1), h.tl.Metrics().Snapshot().Files)
+	})
+	t.Run("directory made later", func(t *testing.T) {
+		// A path that does not exist yet, in a directory that does, is
+		// waited for: without a warning, and followed once it is there.
+		var logs syncBuffer
+		h := newHarness(t)
+		later := filepath.Join(h.dir, "later")
+		h.start(logTo(&logs), func(c *Config) { c.Watch = []string{later} })
+		natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			if !h.tl.Idle() {
+				return fmt.Errorf("not idle")
+			}
+			return nil
+		})
+		h.write("later/x/s1.jsonl", piFile("s1", 0, 2))
+		msgs := h.waitMsgs(3)
+		require.Equal(t, wantIDs("s1", 0, 2), ids(t, msgs, "s1"))
+		require.NotContains(t, logs.String(), "no directory to wait on")
+		require.Contains(t, logs.String(), "watch matches no file yet")
+	})
+	t.Run("nothing to wait on", func(t *testing.T) {
+		var logs syncBuffer
+		h := newHarness(t)
+		h.write("s1.jsonl", piFile("s1", 0, 0))
+		gone := filepath.Join(h.dir, "no", "such", "dir")
+		glob := filepath.Join(h.dir, "nowhere", "**", "*.jsonl")
+		h.start(logTo(&logs), func(c *Config) { c.Watch = []string{h.dir, gone, glob} })
+		h.waitMsgs(1)
+		out := logs.String()
+		for _, w := range []string{gone, glob} {
+			require.Contains(t, out, `level=WARN msg="watch matches nothing and has no directory to wait on" component=tail watch=`+w)
+		}
+		require.Equal(t, 2, strings.Count(out, "no directory to wait on"))
+
+		// Prometheus output: one sample per watch.
+		var b strings.Builder
+		_, err := h.tl.Metrics().WriteTo(&b)
+		require.NoError(t, err)
+		require.Contains(t, b.String(), fmt.Sprintf("sessionpipe_tail_watch_files{watch=%q} 1\n", h.dir))
+		require.Contains(t, b.String(), fmt.Sprintf("sessionpipe_tail_watch_files{watch=%q} 0\n", gone))
+		require.Contains(t, b.String(), fmt.Sprintf("sessionpipe_tail_watch_files{watch=%q} 0\n", glob))
+	})
+}
+
+// A symbolic link to a watched directory inside another watched
+// directory (~/.config/claude -> ../.claude, both in the default watches)
+// makes every file visible under two paths: it is one file, followed
+// under the path first seen, logged once, never "renamed" back and forth.
+func TestTailer_SymlinkedAlias(t *testing.T) {
+	var logs syncBuffer
+	h := newHarness(t)
+	real := h.write(".claude/projects/p/s1.jsonl", piFile("s1", 0, 2))
+	require.NoError(t, os.MkdirAll(filepath.Join(h.dir, ".config"), 0o755))
+	require.NoError(t, os.Symlink("../.claude", filepath.Join(h.dir, ".config", "claude")))
+	h.start(logTo(&logs), func(c *Config) {
+		c.Watch = []string{
+			filepath.Join(h.dir, ".claude", "projects", "**", "*.jsonl"),
+			filepath.Join(h.dir, ".config", "claude", "projects", "**", "*.jsonl"),
+		}
+		c.RescanInterval = 20 * time.Millisecond
+	})
+	h.waitMsgs(3)
+	rescans := h.tl.Metrics().Snapshot().Rescans
+	natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if n := h.tl.Metrics().Snapshot().Rescans; n < rescans+10 {
+			return fmt.Errorf("%d rescans", n-rescans)
+		}
+		return nil
+	})
+	h.appendTo(real, piLine(3))
+	msgs := h.stays(4)
+	for _, g := range msgs {
+		require.Equal(t, real, g.entry.Path)
+	}
+	s := h.tl.Metrics().Snapshot()
+	require.Zero(t, s.Renames)
+	require.Equal(t, int64(1), s.Files)
+	require.Equal(t, 1, strings.Count(logs.String(), "file seen under another name"), "logged once")
+	require.NotContains(t, logs.String(), "file renamed")
+	h.stop()
+	states := h.loadStates()
+	require.Len(t, states, 1)
+	require.Equal(t, real, states[0].Path)
+}
