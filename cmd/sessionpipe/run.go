@@ -7,11 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,16 +17,16 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
-	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 const runUsage = `Usage: sessionpipe run [flags] [PATH...]
 
 Runs the pipeline on this machine: an embedded JetStream server (unless
 -nats is given), the tailer following the transcripts (PATH, a file or a
-directory, or the -watch globs, or by default the well-known locations of
-every agent under $HOME), and live per-session aggregates computed from
-the stream, served as JSON on -http (GET /sessions).
+directory, or the -watch paths, or by default the well-known locations of
+every agent under $HOME), and the indexer: per-session aggregates kept in
+<data-dir>/indexer across restarts, served on -http (GET /api/sessions,
+/api/sessions/{id}, /api/usage, /api/alerts, /api/events, /metrics).
 
 With -once it stops when the files present at start are published and
 counted, and prints the sessions like 'sessionpipe sessions' (the same
@@ -55,7 +52,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	logs.Register(fs, os.Getenv)
 	once := fs.Bool("once", false, "stop once the files present at start are counted, and print the sessions")
 	asJSON := fs.Bool("json", false, "with -once, print a JSON array instead of a table")
-	httpAddr := fs.String("http", "127.0.0.1:7474", "address of the sessions API (GET /sessions); empty: none")
+	httpAddr := fs.String("http", "127.0.0.1:7474", "address of the indexer's HTTP API (GET /api/sessions, ...); empty: none")
 	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -98,41 +95,36 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	live := &liveSessions{agg: index.NewAggregator(table)}
-	consumer, err := live.consume(ctx, b.JS, n.Stream, log)
+	ix, err := index.NewIndexer(index.IndexerConfig{
+		JS: b.JS, Stream: n.Stream, Dir: filepath.Join(n.DataDir, "indexer"), Pricer: table, Logger: log,
+	})
 	if err != nil {
 		return err
 	}
-	defer consumer.Stop()
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /sessions", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(live.sessions()); err != nil {
-			log.Debug("sessions API: client went away", "err", err)
-		}
-	})
-	api, err := app.Listen(*httpAddr, mux)
+	api, err := app.Listen(*httpAddr, ix.Handler(index.APIConfig{Logger: log}))
 	if err != nil {
 		return err
 	}
 	if api != nil {
-		log.Info("sessions API", "url", "http://"+api.Addr()+"/sessions")
+		log.Info("sessions API", "url", "http://"+api.Addr()+"/api/sessions")
 	}
 
 	var wg sync.WaitGroup
-	var tailErr, apiErr error
+	var tailErr, apiErr, ixErr error
 	wg.Go(func() { apiErr = api.Run(ctx) })
 	wg.Go(func() { tailErr = rt.Run(ctx) })
+	wg.Go(func() {
+		if ixErr = ix.Run(ctx); ixErr != nil {
+			cancel() // nothing is counted any more: stop the others
+		}
+	})
 	if *once {
-		err := live.waitCaughtUp(ctx, rt, b.JS, n.Stream)
+		all, err := waitCounted(ctx, rt, ix, b.JS, n.Stream)
 		cancel()
 		wg.Wait()
-		if err := errors.Join(err, tailErr, apiErr); err != nil {
+		if err := errors.Join(err, tailErr, apiErr, ixErr); err != nil {
 			return err
 		}
-		all := live.sessions()
 		if *asJSON {
 			enc := json.NewEncoder(stdout)
 			enc.SetIndent("", "  ")
@@ -142,90 +134,22 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writeSessionsTable(stdout, all)
 	}
 	wg.Wait()
-	return errors.Join(tailErr, apiErr, live.err())
+	return errors.Join(tailErr, apiErr, ixErr)
 }
 
-// liveSessions folds the entries of the stream into aggregates.
-type liveSessions struct {
-	mu      sync.Mutex
-	agg     *index.Aggregator
-	lastSeq uint64 // stream sequence of the last message applied
-	bad     int64
-	failure error // the first message without metadata: nothing after it is applied
-}
-
-// err returns the failure that stopped the aggregates, if any.
-func (l *liveSessions) err() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.failure
-}
-
-func (l *liveSessions) sessions() []index.Session {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.agg.Sessions()
-}
-
-func (l *liveSessions) applied() uint64 {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.lastSeq
-}
-
-// consume applies every entry of the stream, from its start, in stream
-// order.
-func (l *liveSessions) consume(ctx context.Context, js jetstream.JetStream, sc bus.StreamConfig, log *slog.Logger) (jetstream.ConsumeContext, error) {
-	name := sc.Name
-	if name == "" {
-		name = bus.DefaultStream
+// waitCounted waits until the tailer has published everything it found
+// and the indexer has applied every entry of the stream, and returns the
+// sessions.
+func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, js jetstream.JetStream, sc bus.StreamConfig) ([]index.Session, error) {
+	sc = sc.WithDefaults()
+	select {
+	case <-ix.Ready():
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
 	}
-	prefix := sc.Prefix
-	if prefix == "" {
-		prefix = bus.DefaultPrefix
-	}
-	c, err := js.OrderedConsumer(ctx, name, jetstream.OrderedConsumerConfig{})
+	stream, err := js.Stream(ctx, sc.Name)
 	if err != nil {
-		return nil, fmt.Errorf("consume stream %s: %w", name, err)
-	}
-	dead := prefix + ".dead."
-	var e schema.Entry
-	return c.Consume(func(m jetstream.Msg) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		meta, err := m.Metadata()
-		if err != nil || l.failure != nil {
-			// Without its sequence the message cannot be placed: the
-			// aggregates would silently miss it. Stop applying; -once
-			// reports it instead of waiting forever.
-			if l.failure == nil {
-				l.failure = fmt.Errorf("stream message on %s without metadata: %w", m.Subject(), err)
-			}
-			return
-		}
-		l.lastSeq = meta.Sequence.Stream
-		if strings.HasPrefix(m.Subject(), dead) {
-			return // a dead letter
-		}
-		if err := bus.DecodeEntry(m.Headers(), m.Data(), &e); err != nil {
-			l.bad++
-			log.Warn("undecodable entry in the stream", "seq", meta.Sequence.Stream, "err", err)
-			return
-		}
-		l.agg.Add(&e)
-	})
-}
-
-// waitCaughtUp waits until the tailer has published everything it found
-// and the aggregates have applied the whole stream.
-func (l *liveSessions) waitCaughtUp(ctx context.Context, rt *app.RunningTailer, js jetstream.JetStream, sc bus.StreamConfig) error {
-	name := sc.Name
-	if name == "" {
-		name = bus.DefaultStream
-	}
-	stream, err := js.Stream(ctx, name)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -233,30 +157,32 @@ func (l *liveSessions) waitCaughtUp(ctx context.Context, rt *app.RunningTailer, 
 	for {
 		select {
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return nil, context.Cause(ctx)
 		case <-tick.C:
 		}
 		if !rt.Tailer.Idle() || rt.Publisher.Stats().InFlight > 0 {
 			quiet = 0
 			continue
 		}
-		info, err := stream.Info(ctx)
-		if err != nil {
-			if errors.Is(err, context.Canceled) {
-				return err
+		var last uint64
+		m, err := stream.GetLastMsgForSubject(ctx, bus.EntriesFilter(sc.Prefix))
+		switch {
+		case errors.Is(err, jetstream.ErrMsgNotFound):
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, context.Cause(ctx)
 			}
 			continue
+		default:
+			last = m.Sequence
 		}
-		if err := l.err(); err != nil {
-			return err
-		}
-		if l.applied() < info.State.LastSeq {
+		if ix.Stats().Applied < last {
 			quiet = 0
 			continue
 		}
 		// Idle twice in a row: nothing was on its way in between.
 		if quiet++; quiet >= 2 {
-			return nil
+			return ix.Sessions()
 		}
 	}
 }
