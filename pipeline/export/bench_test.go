@@ -1,0 +1,54 @@
+package export_test
+
+import (
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// BenchmarkWriter writes decoded entries of a generated 32 MB corpus
+// (Claude Code, pi, Codex; text kept, raw not) to Parquet and commits
+// every file: Parquet encoding, sorting, zstd, fsync and the manifest.
+// Bytes are those of the entries' canonical JSON, so MB/s compares with
+// the decoder's figures.
+func BenchmarkWriter(b *testing.B) {
+	entries := generatedEntries(b, 32<<20)
+	for i := range entries {
+		entries[i].Raw = nil
+	}
+	var size int64
+	for i := range entries {
+		size += int64(len(entries[i].AppendJSON(nil)) + 1)
+	}
+	for _, level := range []zstd.Level{zstd.SpeedFastest, zstd.SpeedDefault} {
+		b.Run(fmt.Sprintf("zstd=%s", level), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(size)
+			var out int64
+			for b.Loop() {
+				dir, err := os.MkdirTemp(b.TempDir(), "out")
+				require.NoError(b, err)
+				w, err := export.NewWriter(export.Config{Dir: dir, CompressionLevel: level})
+				require.NoError(b, err)
+				writeEntries(b, w, entries)
+				out = w.Stats().Bytes
+			}
+			b.ReportMetric(float64(len(entries))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+			b.ReportMetric(float64(out)/float64(size), "out/in")
+		})
+	}
+}
+
+func writeEntries(b *testing.B, w *export.Writer, entries []schema.Entry) {
+	ctx := b.Context()
+	for i := range entries {
+		require.NoError(b, w.Write(ctx, &entries[i], uint64(i+1)))
+	}
+	require.NoError(b, w.Close(ctx))
+}
