@@ -225,3 +225,26 @@ func TestSessions_PiAssistantMessages(t *testing.T) {
 		require.Equal(t, int64(812+23+851+4), s.TotalTokens, s.SessionID)
 	}
 }
+
+// Token counters outside 0..10^12 are located bad lines; the entry counts
+// everything but its usage, and no sum wraps.
+func TestSessions_ImplausibleCountersReported(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(userLine("s1", "u1") + "\n")
+	for i, n := range []string{"4611686018427387904", "4611686018427387904", "4611686018427387904", "9223372036854775807", "12"} {
+		fmt.Fprintf(&b, `{"type":"assistant","uuid":"a%d","sessionId":"s1","timestamp":"2026-03-01T08:00:0%dZ","message":{"id":"msg_%d","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"x"}],"usage":{"input_tokens":%s,"output_tokens":3}},"requestId":"req_%d"}`+"\n", i, i+1, i, n, i)
+	}
+	path := writeTranscript(t, filepath.Join(t.TempDir(), "s1.jsonl"), b.String())
+	code, stdout, stderr := runCommand(t, "sessions", "--json", path)
+	require.Equal(t, exitOK, code, stderr)
+	var all []index.Session
+	require.NoError(t, json.Unmarshal([]byte(stdout), &all))
+	require.Len(t, all, 1)
+	s := all[0]
+	require.Equal(t, int64(5), s.AssistantMessages, "the entries stay")
+	require.Equal(t, int64(1), s.APICalls, "only the plausible call has usage")
+	require.Equal(t, int64(12+3), s.TotalTokens)
+	require.Less(t, s.CostUSD, 0.01)
+	require.Equal(t, 4, strings.Count(stderr, "token counter outside 0..10^12: usage.input_tokens"), stderr)
+	require.Contains(t, stderr, "; 4 bad lines")
+}

@@ -337,7 +337,7 @@ func (p *Parser) assistant(e *schema.Entry) {
 	}
 	key := p.usageKey.get(m.id, r.requestID)
 	e.MessageID, e.RequestID = key.messageID, key.requestID
-	if m.hasUsage && !synthetic {
+	if m.hasUsage && !synthetic && r.badCount == nil {
 		u := m.usage
 		if m.hasSplit {
 			u.CacheWrite = u.CacheWrite5m + u.CacheWrite1h

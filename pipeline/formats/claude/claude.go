@@ -87,11 +87,14 @@ func (p *Parser) SessionID() string {
 // Parse appends the entries of one line to dst: one per JSON object. On bad
 // input it returns the entries of the objects before the fault and a
 // *schema.DecodeError locating it; the parser stays usable for the next
-// line. Entries never alias line.Bytes.
+// line. A bad token counter (see parse.Count) does not stop the line: its
+// entry is kept without usage and the error located. Entries never alias
+// line.Bytes.
 func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error) {
 	s := &p.s
 	p.line = line.Bytes
 	s.Reset(line.Bytes)
+	var countErr error // the first bad token counter: its entry is kept
 	for obj := 0; s.More(); obj++ {
 		start := s.Offset()
 		if !s.EnterObject() {
@@ -115,9 +118,12 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 			dst = dst[:len(dst)-1]
 			return dst, parse.Fail(&p.cfg, line, start, err)
 		}
+		if r.badCount != nil && countErr == nil {
+			countErr = parse.Fail(&p.cfg, line, r.badCountOff, r.badCount)
+		}
 	}
 	if err := parse.ScanError(&p.cfg, line, s); err != nil {
 		return dst, err
 	}
-	return dst, nil
+	return dst, countErr
 }

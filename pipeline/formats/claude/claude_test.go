@@ -191,7 +191,11 @@ func TestParser_Errors(t *testing.T) {
 		{"TrailingGarbage", promptLine + `}`, 1, parse.ErrNotObject, int64(len(promptLine))},
 		{"BadUUID", `{"type":"user","uuid":true}`, 0, parse.ErrBadField, 22},
 		{"BadTimestamp", `{"type":"user","timestamp":"noon","message":{}}`, 0, parse.ErrBadField, 27},
-		{"NegativeTokens", `{"type":"assistant","message":{"usage":{"output_tokens":-1}}}`, 0, parse.ErrBadField, 56},
+		// A bad token counter keeps its entry, without usage.
+		{"NegativeTokens", `{"type":"assistant","message":{"usage":{"output_tokens":-1}}}`, 1, parse.ErrImplausibleCount, 56},
+		{"HugeTokens", `{"type":"assistant","message":{"usage":{"input_tokens":9223372036854775807}}}`, 1, parse.ErrImplausibleCount, 55},
+		{"StringTokens", `{"type":"assistant","message":{"usage":{"input_tokens":"7"}}}`, 1, parse.ErrBadField, 55},
+		{"BadTokensThenSecondObject", `{"type":"assistant","message":{"usage":{"output_tokens":-1}}}` + promptLine, 2, parse.ErrImplausibleCount, 56},
 		{"MissingMessage", `{"type":"assistant","uuid":"a"}`, 0, parse.ErrMissingField, 0},
 		{"BadContent", `{"type":"user","message":{"content":5}}`, 0, parse.ErrBadField, 36},
 	}

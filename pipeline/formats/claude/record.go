@@ -36,6 +36,11 @@ type record struct {
 
 	bad    error // first bad field, or nil
 	badOff int   // its offset in the line
+
+	// A bad token counter: the entry is kept without usage, and the
+	// line reports it.
+	badCount    error
+	badCountOff int
 }
 
 // message holds the fields of a line's "message" object.
@@ -120,19 +125,19 @@ func (p *Parser) boolean(name string) bool {
 	return false
 }
 
-// count reads a token counter: a non-negative integer, or null for 0.
+// count reads a token counter (see parse.Count). A bad one is recorded
+// in badCount, not bad: the entry stays, without usage.
 func (p *Parser) count(name string) int64 {
 	v := p.s.Value()
-	switch v.Kind() {
-	case jsonl.Null, jsonl.Invalid:
-		return 0
-	case jsonl.Number:
-		if n, ok := parse.Int(v); ok && n >= 0 {
-			return n
+	n, err := parse.Count(v, name)
+	if err != nil && p.rec.badCount == nil {
+		p.rec.badCount = err
+		p.rec.badCountOff = cap(p.line) - cap(v.Raw())
+		if v.Kind() == jsonl.String {
+			p.rec.badCountOff--
 		}
 	}
-	p.fail(name, v)
-	return 0
+	return n
 }
 
 // time reads a timestamp field: RFC 3339 or Unix milliseconds, or null.

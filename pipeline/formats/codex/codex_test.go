@@ -145,7 +145,9 @@ func TestParser_Errors(t *testing.T) {
 		{name: "Truncated", line: `{"timestamp":"2025-10-01T10:00:00Z","type":"ev`, wantErr: jsonl.ErrUnexpectedEnd, wantOffset: 46},
 		{name: "Garbage", line: `{"timestamp" 1}`, wantErr: jsonl.ErrSyntax, wantOffset: 13},
 		{name: "BadTimestamp", line: `{"timestamp":"noon","type":"event_msg","payload":{"type":"task_started"}}`, wantErr: parse.ErrBadField, wantEntries: 1, wantOffset: 13},
-		{name: "BadCounter", line: `{"timestamp":"2025-10-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5}}}}`, wantErr: parse.ErrBadField, wantEntries: 1, wantOffset: 131},
+		{name: "BadCounter", line: `{"timestamp":"2025-10-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":-5}}}}`, wantErr: parse.ErrImplausibleCount, wantEntries: 1, wantOffset: 131},
+		{name: "HugeCounter", line: `{"timestamp":"2025-10-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":9223372036854775807}}}}`, wantErr: parse.ErrImplausibleCount, wantEntries: 1, wantOffset: 131},
+		{name: "StringCounter", line: `{"timestamp":"2025-10-01T10:00:00Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"output_tokens":"5"}}}}`, wantErr: parse.ErrBadField, wantEntries: 1, wantOffset: 131},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -62,10 +62,12 @@ func (p *Parser) tokenCount(e *schema.Entry, line jsonl.Line, pl *payload, repla
 		return nil // info null: a rate-limit refresh
 	}
 	var in info
-	if bad := p.readInfo(pl.info, &in); bad >= 0 {
-		// pl.info aliases line.Bytes: its start is where their capacities differ.
+	if bad, err := p.readInfo(pl.info, &in); err != nil {
+		// pl.info aliases line.Bytes: its start is where their capacities
+		// differ. The entry stays, without usage; the baseline does not
+		// move, so the next good totals count what this one held.
 		start := cap(line.Bytes) - cap(pl.info.Raw())
-		return parse.Fail(&p.cfg, line, start+bad, parse.ErrBadField)
+		return parse.Fail(&p.cfg, line, start+bad, err)
 	}
 	model := in.model
 	if model == "" {
@@ -146,53 +148,54 @@ func usageKey(ts time.Time, raw string, c counters, last bool) string {
 }
 
 // readInfo decodes a token_count info object. It returns the offset in v
-// of the first counter that is not a non-negative integer, or -1.
-func (p *Parser) readInfo(v jsonl.Value, in *info) int {
+// of the first counter that is not a plausible token count (see
+// parse.Count) and its error, or -1 and nil.
+func (p *Parser) readInfo(v jsonl.Value, in *info) (int, error) {
 	s := &p.sub
 	s.Reset(v.Raw())
-	bad := -1
+	bad, badErr := -1, error(nil)
 	if !s.EnterObject() {
-		return bad
+		return bad, nil
 	}
 	for s.NextField() {
+		var c *counters
+		field := ""
 		switch string(s.Key()) {
 		case "total_token_usage":
 			if s.Peek() == jsonl.Object {
-				in.hasTotal = true
-				bad = firstBad(bad, readCounters(s, &in.total))
+				c, in.hasTotal, field = &in.total, true, "info.total_token_usage."
 			}
 		case "last_token_usage":
 			if s.Peek() == jsonl.Object {
-				in.hasLast = true
-				bad = firstBad(bad, readCounters(s, &in.last))
+				c, in.hasLast, field = &in.last, true, "info.last_token_usage."
 			}
 		case "model", "model_name":
 			if m := parse.Str(s.Value()); m != "" && in.model == "" {
 				in.model = m
 			}
 		}
+		if c == nil {
+			continue
+		}
+		if off, err := readCounters(s, c, field); err != nil && badErr == nil {
+			bad, badErr = off, err
+		}
 	}
-	return bad
-}
-
-func firstBad(a, b int) int {
-	if a >= 0 {
-		return a
-	}
-	return b
+	return bad, badErr
 }
 
 // readCounters decodes the counter object due next on s. A counter that is
 // absent or null is 0; a missing total_tokens is input + output. It
-// returns the offset of the first counter that is not a non-negative
-// integer, or -1.
-func readCounters(s *jsonl.Scanner, c *counters) int {
-	bad := -1
+// returns the offset of the first counter that is not a plausible token
+// count (see parse.Count) and its error, named with prefix, or -1 and nil.
+func readCounters(s *jsonl.Scanner, c *counters, prefix string) (int, error) {
+	bad, badErr := -1, error(nil)
 	hasTotal := false
 	s.EnterObject()
 	for s.NextField() {
 		var dst *int64
-		switch string(s.Key()) {
+		key := s.Key()
+		switch string(key) {
 		case "input_tokens":
 			dst = &c.input
 		case "cached_input_tokens":
@@ -213,10 +216,10 @@ func readCounters(s *jsonl.Scanner, c *counters) int {
 		if v.IsNull() {
 			continue
 		}
-		n, good := parse.Int(v)
-		if !good || n < 0 {
-			if bad < 0 {
-				bad = off
+		n, err := parse.Count(v, prefix+string(key))
+		if err != nil {
+			if badErr == nil {
+				bad, badErr = off, err
 			}
 			continue
 		}
@@ -226,5 +229,5 @@ func readCounters(s *jsonl.Scanner, c *counters) int {
 	if !hasTotal {
 		c.total = c.input + c.output
 	}
-	return bad
+	return bad, badErr
 }

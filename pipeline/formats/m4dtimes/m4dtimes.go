@@ -34,6 +34,7 @@ type Parser struct {
 	buf       []byte              // text of the current message's text blocks
 	blocks    []block             // scratch for the current message's blocks
 	usageBase []byte              // scratch for usage keys
+	countErr  error               // the line's first bad token counter: its entry is kept
 }
 
 // New returns a parser for the file cfg.Path. The path is only used for
@@ -68,11 +69,17 @@ func (p *Parser) SessionID() string { return p.session }
 // Parse appends the entries of one line to dst: one per JSON object. On bad
 // input it returns the entries of the objects before the fault and a
 // *schema.DecodeError locating it; the parser stays usable. Entries never
-// alias line.Bytes.
+// alias line.Bytes. A bad token counter (see parse.Count) does not stop the
+// line: its entry is kept without usage and the error located.
 func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error) {
-	return parse.Objects(&p.cfg, &p.s, line, dst, func(dst []schema.Entry, obj, start int) ([]schema.Entry, error) {
+	p.countErr = nil
+	dst, err := parse.Objects(&p.cfg, &p.s, line, dst, func(dst []schema.Entry, obj, start int) ([]schema.Entry, error) {
 		return p.object(dst, line, obj, start)
 	})
+	if err == nil {
+		err = p.countErr
+	}
+	return dst, err
 }
 
 // field is a scalar read from an object with the offset where it starts,

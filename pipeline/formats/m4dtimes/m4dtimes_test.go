@@ -172,7 +172,10 @@ func TestParser_Errors(t *testing.T) {
 		{"MissingMessage", `{"type":"message","id":"00000001"}`, parse.ErrMissingField, `{`, 0},
 		{"MissingRole", `{"type":"message","message":{"content":[]}}`, parse.ErrMissingField, `{"content"`, 0},
 		{"ToolUseWithoutCall", `{"type":"message","message":{"role":"assistant","content":[{"type":"tool_use"}]}}`, parse.ErrMissingField, `{"type":"tool_use"}`, 0},
-		{"TokensString", `{"type":"message","message":{"role":"assistant","usage":{"input_tokens":"1"}}}`, parse.ErrBadField, `"1"`, 0},
+		// A bad token counter keeps its entry, without usage.
+		{"TokensString", `{"type":"message","message":{"role":"assistant","usage":{"input_tokens":"1"}}}`, parse.ErrBadField, `"1"`, 1},
+		{"TokensNegative", `{"type":"message","message":{"role":"assistant","usage":{"input_tokens":-1}}}`, parse.ErrImplausibleCount, `-1`, 1},
+		{"TokensHuge", `{"type":"message","message":{"role":"assistant","usage":{"output_tokens":9223372036854775807}}}`, parse.ErrImplausibleCount, `9223`, 1},
 		{"UserIDFloat", `{"type":"session","id":"00000001","userId":1.5}`, parse.ErrBadField, `1.5`, 0},
 		{"UserIDOverflow", `{"type":"session","id":"00000001","userId":9223372036854775808}`, parse.ErrBadField, `9223`, 0},
 		{"ContentString", `{"type":"message","message":{"role":"user","content":"hi"}}`, parse.ErrBadField, `"hi"`, 0},

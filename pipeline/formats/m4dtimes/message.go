@@ -193,8 +193,10 @@ func (p *Parser) toolResult(b *block, line jsonl.Line, off int) error {
 	return nil
 }
 
-// usage reads the usage object due next into msg. Counters must be exact
-// non-negative integers; null counters are 0 and a null usage is none.
+// usage reads the usage object due next into msg. Counters must be
+// plausible token counts (see parse.Count); null counters are 0 and a null
+// usage is none. A bad counter leaves msg without usage and is recorded in
+// p.countErr, the line's error once its entries are made.
 func (p *Parser) usage(msg *message, line jsonl.Line, off int) error {
 	s := &p.s
 	msg.hasUsage, msg.usage = false, schema.Usage{}
@@ -206,6 +208,7 @@ func (p *Parser) usage(msg *message, line jsonl.Line, off int) error {
 		return p.wrongType(line, off, "message.usage")
 	}
 	msg.hasUsage = true
+	bad := false
 	for s.NextField() {
 		s.Peek()
 		foff := s.Offset()
@@ -222,19 +225,27 @@ func (p *Parser) usage(msg *message, line jsonl.Line, off int) error {
 		default:
 			continue
 		}
+		key := s.Key()
 		v := s.Value()
-		if v.Kind() == jsonl.Null {
-			*dst = 0
-			continue
+		if s.Err() != nil {
+			return parse.ScanError(&p.cfg, line, s)
 		}
-		n, ok := parse.Int(v)
-		if !ok || n < 0 {
-			return p.badValue(line, foff, "message.usage."+string(s.Key()))
+		n, err := parse.Count(v, "message.usage."+string(key))
+		if err != nil {
+			// The entry stays, without usage; the line reports it.
+			if p.countErr == nil {
+				p.countErr = parse.Fail(&p.cfg, line, foff, err)
+			}
+			bad = true
+			continue
 		}
 		*dst = n
 	}
 	if s.Err() != nil {
 		return parse.ScanError(&p.cfg, line, s)
+	}
+	if bad {
+		msg.hasUsage, msg.usage = false, schema.Usage{}
 	}
 	return nil
 }

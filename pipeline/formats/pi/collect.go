@@ -30,6 +30,11 @@ type rec struct {
 	// The first fault found while building the entry.
 	err    error
 	errOff int
+
+	// A bad token counter: the entry is kept without usage, and the line
+	// reports it.
+	countErr    error
+	countErrOff int
 }
 
 // msgVals holds the fields of entry.message.

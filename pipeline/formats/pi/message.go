@@ -192,7 +192,7 @@ func (p *Parser) usage(e *schema.Entry, u *usageVals, field, model string, msgTi
 	default:
 		p.bad(u.costTotal, field+".cost.total")
 	}
-	if us.Total() == 0 || p.r.err != nil {
+	if us.Total() == 0 || p.r.err != nil || p.r.countErr != nil {
 		return
 	}
 	e.Usage = &us
@@ -202,22 +202,15 @@ func (p *Parser) usage(e *schema.Entry, u *usageVals, field, model string, msgTi
 	e.UsageKey = UsageKey(msgTime, model, &us, e.SessionID, e.EntryID)
 }
 
-// count decodes one token counter: a non-negative integer, or 0 when
-// absent or null.
+// count decodes one token counter (see parse.Count). A bad one is
+// recorded in countErr: the entry stays, without usage.
 func (p *Parser) count(v jsonl.Value, field, name string) int64 {
-	switch v.Kind() {
-	case jsonl.Invalid, jsonl.Null:
-		return 0
-	case jsonl.Number:
-		if n, ok := parse.Int(v); ok && n >= 0 {
-			return n
-		}
+	n, err := parse.Count(v, field+"."+name)
+	if err != nil && p.r.countErr == nil {
+		p.r.countErrOff = p.offset(v)
+		p.r.countErr = err
 	}
-	if p.r.err == nil {
-		p.r.errOff = p.offset(v)
-		p.r.err = fmt.Errorf("%w: %s.%s", parse.ErrBadField, field, name)
-	}
-	return 0
+	return n
 }
 
 // missing records a field the entry type needs and the object lacks.

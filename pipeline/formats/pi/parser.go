@@ -98,6 +98,7 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 	s.Reset(line.Bytes)
 	p.line = line.Bytes
 	defer func() { p.line = nil }()
+	var countErr error // the first bad token counter: its entry is kept
 	for obj := 0; s.More(); obj++ {
 		start := s.Offset()
 		if !s.EnterObject() {
@@ -122,11 +123,14 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 			e.Raw = append([]byte(nil), s.Span()...)
 		}
 		dst = append(dst, e)
+		if p.r.countErr != nil && countErr == nil {
+			countErr = parse.Fail(&p.cfg, line, p.r.countErrOff, p.r.countErr)
+		}
 	}
 	if s.Err() != nil {
 		return dst, parse.ScanError(&p.cfg, line, s)
 	}
-	return dst, nil
+	return dst, countErr
 }
 
 // reset clears the state of the previous object.

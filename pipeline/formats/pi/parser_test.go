@@ -313,7 +313,7 @@ func TestParse_SessionWithoutHeader(t *testing.T) {
 
 func TestParse_ErrorsAreLocated(t *testing.T) {
 	data := "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/\"}\n" +
-		"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"assistant\",\"usage\":{\"input\":\"1\"}}}\n"
+		"{\"type\":\"message\",\"id\":\"a\",\"message\":{\"role\":\"user\",\"content\":\"x\"}}{\"type\":\"message\",\"id\":\"b\",\"message\":{\"role\":\"toolResult\",\"isError\":\"1\"}}\n"
 	entries, errs := mustParse(t, parse.Config{Path: "f.jsonl"}, []byte(data))
 	require.Len(t, entries, 2, "the header and the object before the fault")
 	require.Len(t, errs, 1)
@@ -322,7 +322,7 @@ func TestParse_ErrorsAreLocated(t *testing.T) {
 	assert.ErrorIs(t, errs[0], parse.ErrBadField)
 	assert.Equal(t, "f.jsonl", de.Path)
 	assert.Equal(t, int64(2), de.Line)
-	assert.Equal(t, `1"}}}`, data[de.Offset:de.Offset+5])
+	assert.Equal(t, `1"}}`+"\n", data[de.Offset:de.Offset+5])
 }
 
 func TestParse_Header(t *testing.T) {
