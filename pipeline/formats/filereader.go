@@ -64,8 +64,8 @@ type ReadStats struct {
 	NotRegular int64 // FIFOs, devices, sockets left out inside directories
 	Failed     int64 // files that could not be read, or only in part
 
-	Bytes    int64 // bytes of complete lines read (of files done or in progress)
-	Lines    int64
+	Bytes    int64 // bytes of the complete lines of the transcripts read
+	Lines    int64 // their lines
 	Entries  int64
 	BadLines int64
 	Pending  int64 // incomplete last lines, not read
@@ -226,19 +226,20 @@ func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out
 	if len(b) > 0 {
 		send(b)
 	}
-	r.bytes.Add(st.Bytes)
-	r.lines.Add(st.Lines)
 	r.entries.Add(st.Entries)
-	if st.Pending > 0 {
-		r.pending.Add(1)
-	}
 	switch {
 	case errors.Is(err, ErrUnknownFormat):
 		r.skipped.Add(1)
+		return // its lines and bytes are not a transcript's
 	case err != nil && ctx.Err() == nil:
 		r.fileError(err)
 	case err == nil:
 		r.files.Add(1)
+	}
+	r.bytes.Add(st.Bytes)
+	r.lines.Add(st.Lines)
+	if st.Pending > 0 {
+		r.pending.Add(1)
 	}
 }
 
