@@ -17,7 +17,11 @@ const entriesUsage = `Usage: sessionpipe entries [flags] PATH...
 
 Prints the normalised entries of the transcripts under PATH as JSONL, one
 canonical JSON object per source record, in file order. Bad lines are
-reported on stderr with path:line and skipped.
+reported on stderr with path:line and skipped; a last line without its
+newline is not read yet.
+
+PATH is a file, a directory (every transcript under it, at any depth) or a
+glob ("~/.claude/projects/**/*.jsonl"). Only regular files are read.
 
 Flags:
 `

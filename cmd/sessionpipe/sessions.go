@@ -24,7 +24,11 @@ Prints per-session aggregates (turns, messages, API calls, tool calls and
 errors, the four token counters, cost, models, compactions, subagents) of
 the transcripts under PATH, counted by the rules of DESIGN.md: every API
 call, message and copy counted once. Bad lines are reported on stderr with
-path:line and skipped.
+path:line and skipped; a last line without its newline is not counted yet.
+
+PATH is a file, a directory (every transcript under it, at any depth) or a
+glob ("~/.claude/projects/**/*.jsonl"). Only regular files are read: a
+FIFO or device named as PATH is an error, one inside a directory is skipped.
 
 Flags:
 `
