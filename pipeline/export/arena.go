@@ -1,6 +1,10 @@
 package export
 
-import "unsafe"
+import (
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+)
 
 // Arena block sizes: the first block is small, so that the many parts of a
 // quiet fleet cost little, and each next one doubles up to the maximum.
@@ -15,8 +19,13 @@ const (
 // few allocations, no pointers inside for the garbage collector to follow,
 // and an exact byte count for the memory budget. Strings it returns stay
 // valid until the arena is dropped.
+//
+// Parquet strings must be UTF-8 (DuckDB refuses a whole column chunk that
+// holds one invalid string), so an invalid sequence is replaced by U+FFFD
+// on the way in and counted in invalid.
 type arena struct {
-	cur []byte
+	cur     []byte
+	invalid int // strings that held invalid UTF-8
 }
 
 func (a *arena) str(s string) string {
@@ -30,6 +39,11 @@ func (a *arena) bytes(b []byte) string {
 	n := len(b)
 	if n == 0 {
 		return ""
+	}
+	if !utf8.Valid(b) {
+		a.invalid++
+		b = []byte(strings.ToValidUTF8(string(b), "\uFFFD"))
+		n = len(b)
 	}
 	if n > arenaMaxBlock/4 {
 		c := make([]byte, n)

@@ -217,3 +217,37 @@ func TestWriter_Closed(t *testing.T) {
 	require.True(t, errors.Is(w.Write(t.Context(), &e, 1), export.ErrClosed))
 	require.NoError(t, w.Close(t.Context()))
 }
+
+// TestWriter_InvalidUTF8 writes entries holding invalid UTF-8 (a path
+// from a file system, a host name): each is counted and reported with its
+// location, written with U+FFFD in place, and DuckDB reads everything.
+func TestWriter_InvalidUTF8(t *testing.T) {
+	dir := t.TempDir()
+	var reported []error
+	w := mustWriter(t, export.Config{Dir: dir, OnEntryError: func(err error) { reported = append(reported, err) }})
+	bad := entryAt("h\xff", "s", "text \xc3( end")
+	bad.Path, bad.Line, bad.Offset = "/x/\xfe.jsonl", 7, 420
+	bad.ToolCalls = []schema.ToolCall{{ID: "t", Name: "n", Input: []byte("{\"a\":\"\xff\"}")}}
+	good := entryAt("h", "s", "fine")
+	entries := []schema.Entry{good, bad, good}
+	writeAll(t, w, entries)
+
+	require.Equal(t, int64(1), w.Stats().InvalidUTF8)
+	require.Len(t, reported, 1)
+	require.ErrorIs(t, reported[0], export.ErrInvalidUTF8)
+	var ee *export.EntryError
+	require.ErrorAs(t, reported[0], &ee)
+	require.Equal(t, uint64(2), ee.Seq)
+	require.Equal(t, "/x/\xfe.jsonl:7: offset 420: seq 2: export: invalid UTF-8 replaced by U+FFFD", ee.Error())
+
+	rows, err := openDuckDB(t).Query(`SELECT seq, path, text, tool_calls[1].input FROM ` + glob(dir) + ` WHERE seq = 2`)
+	require.NoError(t, err)
+	require.True(t, rows.Next())
+	var seq int64
+	var path, text, input string
+	require.NoError(t, rows.Scan(&seq, &path, &text, &input))
+	require.NoError(t, rows.Close())
+	require.Equal(t, "/x/\uFFFD.jsonl", path)
+	require.Equal(t, "text \uFFFD( end", text)
+	require.Equal(t, "{\"a\":\"\uFFFD\"}", input)
+}

@@ -72,6 +72,11 @@ type Config struct {
 	// metadata ("writer" key and Parquet created_by).
 	WriterVersion string
 
+	// OnEntryError, when set, receives an *[EntryError] for each entry
+	// written altered (invalid UTF-8 replaced). Nil logs it at Warn.
+	// Either way it is counted in Stats.InvalidUTF8.
+	OnEntryError func(error)
+
 	// Logger receives lifecycle events (commits at Debug, recovery at
 	// Info); nil discards them.
 	Logger *slog.Logger

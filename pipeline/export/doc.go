@@ -48,7 +48,11 @@
 // text as VARCHAR (DuckDB's JSON functions take them). A string field
 // that is empty in the entry ("absent" in the contract) is NULL; cost_usd
 // is NULL unless the source recorded a cost; booleans and integer
-// counters are never NULL.
+// counters are never NULL. Strings are UTF-8, as Parquet requires (DuckDB
+// refuses a column chunk holding one that is not): an entry with invalid
+// UTF-8 (a non-UTF-8 file name in path, say) is written with U+FFFD in
+// place of each bad sequence, counted and reported as an *[EntryError]
+// with its location.
 //
 // Encodings: dictionary for columns with few distinct values in a file
 // (format, host, path, session_id, kind, role, model, cwd, tool names,

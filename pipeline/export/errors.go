@@ -21,7 +21,32 @@ var (
 	// not start, so that it never removes files a damaged manifest fails
 	// to list; an operator must repair or remove the manifest.
 	ErrManifest = errors.New("export: bad manifest")
+
+	// ErrInvalidUTF8 is wrapped by the *[EntryError] reported for an entry
+	// with a string that is not valid UTF-8. Parquet strings must be UTF-8
+	// (DuckDB refuses to read a column chunk holding one that is not), so
+	// each invalid sequence was replaced by U+FFFD and the entry written.
+	ErrInvalidUTF8 = errors.New("export: invalid UTF-8 replaced by U+FFFD")
 )
+
+// EntryError reports an entry that was written altered, located by its
+// source position and stream sequence.
+type EntryError struct {
+	Path   string
+	Line   int64
+	Offset int64
+	Seq    uint64 // stream sequence
+	Key    string // schema.Entry.Key(), altered too if it held invalid UTF-8
+	Err    error  // ErrInvalidUTF8
+}
+
+// Error formats the error as "path:line: offset N: seq S: what".
+func (e *EntryError) Error() string {
+	return fmt.Sprintf("%s:%d: offset %d: seq %d: %v", e.Path, e.Line, e.Offset, e.Seq, e.Err)
+}
+
+// Unwrap returns the reason.
+func (e *EntryError) Unwrap() error { return e.Err }
 
 // ConfigError reports an invalid [Config] field.
 type ConfigError struct {

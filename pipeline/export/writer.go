@@ -58,6 +58,7 @@ type Stats struct {
 	Bytes        int64 // bytes of committed files
 	EarlyCommits int64 // parts committed early to stay within MemoryBytes
 	Removed      int64 // leftovers removed at open: temporary files and files the manifest does not list
+	InvalidUTF8  int64 // entries written with invalid UTF-8 replaced (see ErrInvalidUTF8)
 }
 
 // NewWriter opens the output directory cfg.Dir (creating it), takes its
@@ -148,8 +149,18 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 		w.parts[p] = pt
 	}
 	est += pt.nextRowCost()
+	invalid := pt.strs.invalid
 	pt.add(e, seq, est)
 	w.buffered += est
+	if pt.strs.invalid != invalid {
+		w.stats.InvalidUTF8++
+		err := &EntryError{Path: e.Path, Line: e.Line, Offset: e.Offset, Seq: seq, Key: e.Key(), Err: ErrInvalidUTF8}
+		if w.cfg.OnEntryError != nil {
+			w.cfg.OnEntryError(err)
+		} else {
+			w.log.Warn("entry altered", "error", err.Error())
+		}
+	}
 	w.handed = seq
 	w.stats.Entries++
 	return nil
