@@ -105,6 +105,20 @@
 // commits every open part) and then acknowledges up to
 // [Writer.Committed].
 //
+// # Driving it from a consumer
+//
+// For each batch of the shared JetStream consumer (pipeline/bus): call
+// [Writer.Write] with each entry and its stream sequence, then
+// [Writer.Advance] with the batch's last sequence (dead letters and
+// undecodable messages in the range carry no entry), then acknowledge up
+// to [Writer.Committed] with AckAll. Call [Writer.CommitDue] every few
+// seconds, and when a fetch comes back empty. Messages stay unacknowledged
+// while their part is open, so the consumer needs AckPolicy All, an
+// AckWait longer than Config.PartAge plus a commit, and a MaxAckPending
+// above the number of messages the open parts can hold; a redelivery
+// that happens anyway is skipped by sequence. A batch handed over twice
+// (a handler retry) is skipped the same way.
+//
 // # Duplicates
 //
 // The commit protocol writes each stream message once. The stream itself
