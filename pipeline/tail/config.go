@@ -85,6 +85,13 @@ type Config struct {
 	Workers            int           // files read in parallel; default DefaultWorkers
 	DetectWait         time.Duration // see DefaultDetectWait
 
+	// Static says that the files present at the first scan are complete
+	// and will not grow (a one-shot run, `sessionpipe run -once`): such a
+	// file whose lines tell no format is decided at once, from what it
+	// holds, instead of being waited for DetectWait. Files that appear
+	// later are followed as usual.
+	Static bool
+
 	// Drain bounds the soft stop of [Tailer.Run]: how long, counted from
 	// the end of its context, it waits for the acknowledgements of what
 	// was published. Default DefaultDrain; a negative value gives up at

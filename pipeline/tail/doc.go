@@ -4,28 +4,41 @@
 //
 // # Finding files
 //
-// Files are selected by glob patterns ("**" for any depth). File system
-// notifications (fsnotify) bring changes in milliseconds; a periodic
-// rescan of the globs makes up for missed events, inotify limits and
-// network file systems. Config.Poll turns notifications off, for file
-// systems where they do not see every write (NFS, SMB, FUSE mounts):
-// changes are then found by the rescans alone. A file's identity is its device and inode plus a
-// fingerprint of its first kilobyte, so it is followed across renames
-// (Fluux's /new archiving into sessions/, OpenClaw's .bak/.reset
-// archives: the moved file is not read again), and a file rewritten in
-// place, truncated or replaced at the same path is told apart and read
-// again from its start. Entries keep stable keys (schema.Entry.Key), so
-// what was published before a rewrite is dropped by the stream's
-// duplicate window rather than doubled.
+// Each watch is a file, a directory (every file under it, at any depth)
+// or a glob ("**" for any depth). File system notifications (fsnotify)
+// bring changes in milliseconds; a periodic rescan of the watches makes
+// up for missed events, inotify limits and network file systems.
+// Config.Poll turns notifications off, for file systems where they do not
+// see every write (NFS, SMB, FUSE mounts): changes are then found by the
+// rescans alone. A watch that matches nothing at start and has no
+// directory to wait on is logged as a warning; /metrics counts the files
+// each watch follows.
+//
+// A file's identity is its device and inode plus a fingerprint of its
+// first kilobyte, so it is followed across renames (Fluux's /new
+// archiving into sessions/, OpenClaw's .bak/.reset archives: the moved
+// file is not read again), and one file seen under two names (a symbolic
+// link to a watched directory inside another) is one file, followed under
+// the name first seen. A file truncated, replaced at the same path, or
+// rewritten (its first kilobyte, or the kilobyte before the checkpoint
+// offset, changed: checked at start and whenever its size or modification
+// time moved) is read again from its start. Entries keep stable keys
+// (schema.Entry.Key), so what was published before a rewrite is dropped
+// by the stream's duplicate window rather than doubled.
 //
 // # Reading
 //
 // Only complete lines are read: a half-written last line waits for its
-// "\n". Each file's format is detected from its first lines; files that
-// are not transcripts are skipped and remembered. Lines longer than the
-// limit and lines that do not decode go to the dead-letter subject with
-// their location and head; the file goes on. File handles are bounded:
-// idle files are closed and reopened when they change.
+// "\n". Each file goes through a formats.Decoder, which tells its format
+// from its first lines; a file whose lines tell no format yet is waited
+// for (DetectWait), unless it was present at the first scan of a static
+// run (Config.Static), and files that are not transcripts are skipped and
+// remembered. Lines longer than the limit and lines that do not decode go
+// to the dead-letter subject with their location and head; the file goes
+// on. An entry too large for a message (the connected server's
+// max_payload) is shortened to fit, never in its usage or ids. File
+// handles are bounded: idle files are closed and reopened when they
+// change.
 //
 // # Delivery
 //
@@ -34,7 +47,7 @@
 // slow or down, so reading stops instead of buffering without bound. A
 // file's checkpoint advances only past lines whose every message was
 // acknowledged, in file order, and is saved atomically every second and
-// on stop. After a crash the lines past the checkpoint are read and sent
+// on stop, in a state directory that one tailer owns (an OS lock). After a crash the lines past the checkpoint are read and sent
 // again; the stream drops those it already stored. A parser needs the
 // start of its file (a session header), so a restart replays each file
 // from its start with publishing suppressed up to the checkpoint.

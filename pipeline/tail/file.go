@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -57,10 +55,11 @@ type file struct {
 	fpLen    int
 	format   schema.Format
 	skipped  bool
-	parser   formats.Parser
-	readPos  int64 // start of the next line to read
-	lines    int64 // lines before readPos
-	resumeAt int64 // lines ending at or before it were acknowledged before: not published again
+	dec      *formats.Decoder // nil until the file is read (again) from its start
+	static   bool             // present at the first scan of a one-shot run: will not grow
+	readPos  int64            // start of the next line to read
+	lines    int64            // lines before readPos
+	resumeAt int64            // lines ending at or before it were acknowledged before: not published again
 	metaSum  uint64
 	end      mark // of the last line read, before readPos
 	// loaded: the checkpoint's mark (acked) is not checked against the
@@ -101,7 +100,7 @@ func (f *file) state() (FileState, bool) {
 
 // reset forgets what was read of f: its content was replaced.
 func (f *file) reset() {
-	f.parser = nil
+	f.dec = nil
 	f.readPos, f.lines, f.resumeAt = 0, 0, 0
 	f.end = mark{}
 	f.mu.Lock()
@@ -115,12 +114,17 @@ func (f *file) reset() {
 
 // worker holds what one reading goroutine reuses from file to file.
 type worker struct {
-	rd      *jsonl.Reader
-	src     checkedReader
-	entries []schema.Entry
-	head    [][]byte
-	win     window           // the bytes before the line end being marked
-	check   [checkBytes]byte // a mark's bytes, read back to check it
+	rd    *jsonl.Reader
+	src   checkedReader
+	win   window           // the bytes before the line end being marked
+	check [checkBytes]byte // a mark's bytes, read back to check it
+
+	// The marks of the lines read and not yet handed out (the decoder
+	// holds lines while the format is undecided), from marks[mi], and
+	// the mark of the last line handed out.
+	marks []mark
+	mi    int
+	last  mark
 
 	// The lines read but not yet handed to the publisher, and their
 	// message count. Publishing in bursts lets the client and the server
@@ -247,20 +251,15 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		return nil
 	}
 
-	if f.format == "" {
-		if done, err := t.detect(w, f, h, path, size); !done || err != nil {
-			return err
-		}
-	}
-	if f.parser == nil {
-		p, err := formats.NewForFile(f.format, t.parseConfig(path))
-		if p == nil {
-			return err
-		}
+	if f.dec == nil {
+		dec, err := formats.NewDecoder(formats.DecoderConfig{
+			Config: t.parseConfig(path), Format: f.format, MaxLineBytes: t.cfg.MaxLineBytes,
+			OnFileError: func(err error) { t.log.Warn("reading file sidecar", "file", path, "err", err) },
+		})
 		if err != nil {
-			t.log.Warn("reading file sidecar", "file", path, "err", err)
+			return err
 		}
-		f.parser = p
+		f.dec = dec
 		// Replay the file from its start to rebuild the parser's state;
 		// what was acknowledged before is not published again.
 		f.mu.Lock()
@@ -273,15 +272,22 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	w.src = checkedReader{sr: *io.NewSectionReader(h, f.readPos, size-f.readPos), h: h, fpLen: f.fpLen, fpSum: f.fpSum}
 	w.rd.Reset(&w.src, f.readPos, f.lines)
 	w.win.seed(f.readPos, before)
-	last := w.win.mark()
+	w.last = w.win.mark()
+	w.marks, w.mi = w.marks[:0], 0
 	limit := t.payloadLimit()
+	deliver := func(res *formats.Result) error { return t.deliver(ctx, w, f, path, limit, res) }
+	rewind := false // undecided: read the first lines again next time
 	defer func() {
-		// Every line read is handed to the publisher, whatever ends the
-		// loop: the reader's offset is past them.
+		// Every line handed out is handed to the publisher, whatever
+		// ends the loop.
 		if ferr := t.flush(ctx, w, f); ferr != nil && err == nil {
 			err = ferr
 		}
-		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), last
+		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), w.last
+		if rewind {
+			f.dec.Reset()
+			f.readPos, f.lines, f.end = 0, 0, mark{}
+		}
 	}()
 	for n := 0; ; n++ {
 		if n&255 == 0 && ctx.Err() != nil {
@@ -292,63 +298,128 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			break
 		}
 		var tooLong *jsonl.LineTooLongError
-		if errors.As(err, &tooLong) {
-			end := tooLong.Offset + tooLong.Length + 1
-			w.win.reset(end) // its bytes are not kept: its end is marked without a checksum
-			prev := last
-			last = w.win.mark()
-			if end <= f.resumeAt {
-				continue
-			}
-			t.m.badLines.Add(1)
-			d := &bus.DeadLetter{Host: t.cfg.Host, Path: path, Line: tooLong.Line, Offset: tooLong.Offset, Format: string(f.format), Error: err.Error(), Head: tooLong.Head}
-			p := pendingLine{msgs: []*nats.Msg{bus.DeadMsg(t.cfg.Prefix, d)}, before: prev, after: last, line: tooLong.Line, offset: tooLong.Offset}
-			if err := t.queue(ctx, w, f, p); err != nil {
-				return err
-			}
-			continue
-		}
-		if errors.Is(err, errRewritten) {
+		switch {
+		case err == nil:
+			t.m.lines.Add(1)
+			t.m.bytes.Add(line.End - line.Offset)
+			w.win.add(line)
+			w.marks = append(w.marks, w.win.mark())
+			err = f.dec.Decode(line, deliver)
+		case errors.As(err, &tooLong):
+			w.win.reset(w.rd.Offset()) // its bytes are not kept: its end is marked without a checksum
+			w.marks = append(w.marks, w.win.mark())
+			err = f.dec.TooLong(tooLong, w.rd.Offset(), deliver)
+		case errors.Is(err, errRewritten):
 			// Read it again at once: the next read sees the new
 			// fingerprint and starts over.
 			t.mu.Lock()
 			f.again = true
 			t.mu.Unlock()
+			rewind = f.dec.Format() == ""
+			return nil
+		default:
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+		if errors.Is(err, formats.ErrUnknownFormat) {
+			t.skip(f, path)
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("read %s: %w", path, err)
-		}
-		t.m.lines.Add(1)
-		t.m.bytes.Add(line.End - line.Offset)
-		w.win.add(line)
-		prev := last
-		last = w.win.mark()
-		var perr error
-		w.entries, perr = f.parser.Parse(w.entries[:0], line)
-		if line.End <= f.resumeAt {
-			continue // acknowledged before a restart: only the parser's state was needed
-		}
-		msgs := make([]*nats.Msg, 0, len(w.entries)+1)
-		for i := range w.entries {
-			e := &w.entries[i]
-			e.Path = path
-			msgs = append(msgs, t.entryMsg(e, limit))
-		}
-		if perr != nil {
-			t.m.badLines.Add(1)
-			t.log.Debug("bad line", "file", path, "line", line.Number, "err", perr)
-			head := line.Bytes[:min(len(line.Bytes), bus.MaxDeadHead)]
-			msgs = append(msgs, bus.DeadMsg(t.cfg.Prefix, &bus.DeadLetter{
-				Host: t.cfg.Host, Path: path, Line: line.Number, Offset: line.Offset,
-				Format: string(f.format), Error: perr.Error(), Head: append([]byte(nil), head...),
-			}))
-		}
-		if err := t.queue(ctx, w, f, pendingLine{msgs: msgs, before: prev, after: last, line: line.Number, offset: line.Offset}); err != nil {
 			return err
 		}
 	}
+	if f.dec.Format() != "" {
+		return nil
+	}
+
+	// No line told the format yet. A growing file is waited for, up to
+	// DetectWait; a static one, or one waited for long enough, is
+	// decided from what it holds.
+	t.mu.Lock()
+	if f.firstHit.IsZero() {
+		f.firstHit = time.Now()
+	}
+	final := f.static || time.Since(f.firstHit) >= t.cfg.DetectWait
+	t.mu.Unlock()
+	err = f.dec.End(final, deliver)
+	if errors.Is(err, formats.ErrUnknownFormat) {
+		t.skip(f, path)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	waiting := f.dec.Format() == ""
+	t.mu.Lock()
+	f.waiting = waiting
+	t.mu.Unlock()
+	rewind = waiting
 	return nil
+}
+
+// deliver publishes what one line of f gave: its entries, and a dead
+// letter if something in it was wrong. Lines acknowledged before a
+// restart only rebuilt the parser's state.
+func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, limit int, res *formats.Result) error {
+	after := mark{at: res.Line.End}
+	for w.mi < len(w.marks) {
+		m := w.marks[w.mi]
+		w.mi++
+		if m.at == res.Line.End {
+			after = m
+			break
+		}
+	}
+	if w.mi == len(w.marks) {
+		w.marks, w.mi = w.marks[:0], 0
+	}
+	before := w.last
+	w.last = after
+	if f.format == "" {
+		f.mu.Lock()
+		f.format = f.dec.Format()
+		f.mu.Unlock()
+		t.mu.Lock()
+		f.waiting = false
+		t.mu.Unlock()
+		t.log.Debug("following file", "file", path, "format", f.format)
+	}
+	if res.Line.End <= f.resumeAt {
+		return nil
+	}
+	msgs := make([]*nats.Msg, 0, len(res.Entries)+1)
+	for i := range res.Entries {
+		e := &res.Entries[i]
+		e.Path = path
+		msgs = append(msgs, t.entryMsg(e, limit))
+	}
+	if res.Err != nil {
+		t.m.badLines.Add(1)
+		t.log.Debug("bad line", "file", path, "line", res.Line.Number, "err", res.Err)
+		head := res.Line.Bytes
+		var tooLong *jsonl.LineTooLongError
+		if errors.As(res.Err, &tooLong) {
+			head = tooLong.Head
+		}
+		msgs = append(msgs, bus.DeadMsg(t.cfg.Prefix, &bus.DeadLetter{
+			Host: t.cfg.Host, Path: path, Line: res.Line.Number, Offset: res.Line.Offset,
+			Format: string(f.format), Error: res.Err.Error(), Head: bytes.Clone(head[:min(len(head), bus.MaxDeadHead)]),
+		}))
+	}
+	return t.queue(ctx, w, f, pendingLine{msgs: msgs, before: before, after: after, line: res.Line.Number, offset: res.Line.Offset})
+}
+
+// skip marks f as not a transcript.
+func (t *Tailer) skip(f *file, path string) {
+	f.mu.Lock()
+	f.skipped = true
+	f.mu.Unlock()
+	t.mu.Lock()
+	f.waiting = false
+	t.mu.Unlock()
+	f.dec = nil
+	t.m.skipped.Add(1)
+	t.log.Info("not a transcript, skipping", "file", path)
 }
 
 // send publishes the messages of one line, in order. The line's end is
@@ -488,56 +559,10 @@ func (t *Tailer) payloadLimit() int {
 	return limit
 }
 
-// detect decides the format of f from its first lines. done is false
-// while the file holds too few lines to tell and may still grow.
-func (t *Tailer) detect(w *worker, f *file, h *os.File, path string, size int64) (done bool, err error) {
-	w.rd.Reset(io.NewSectionReader(h, 0, size), 0, 0)
-	w.head = w.head[:0]
-	for len(w.head) < formats.DetectLines {
-		line, err := w.rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var tooLong *jsonl.LineTooLongError
-		if errors.As(err, &tooLong) {
-			continue
-		}
-		if err != nil {
-			return false, fmt.Errorf("read %s: %w", path, err)
-		}
-		w.head = append(w.head, append([]byte(nil), line.Bytes...))
-	}
-	format, err := formats.Detect(w.head)
-	if err == nil {
-		f.mu.Lock()
-		f.format = format
-		f.mu.Unlock()
-		t.log.Debug("following file", "file", path, "format", format)
-		return true, nil
-	}
-	t.mu.Lock()
-	if f.firstHit.IsZero() {
-		f.firstHit = time.Now()
-	}
-	waited := time.Since(f.firstHit)
-	wait := len(w.head) < formats.DetectLines && waited < t.cfg.DetectWait
-	f.waiting = wait
-	t.mu.Unlock()
-	if wait {
-		return false, nil // wait for more lines; rescans look again
-	}
-	f.mu.Lock()
-	f.skipped = true
-	f.mu.Unlock()
-	t.m.skipped.Add(1)
-	t.log.Info("not a transcript, skipping", "file", path)
-	return false, nil
-}
-
 // readMeta publishes the session entries of an OpenClaw sessions.json
 // store when its content changed.
 func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string, size int64, mtime time.Time) error {
-	if size > 64<<20 {
+	if size > formats.MaxSessionStoreBytes {
 		return fmt.Errorf("%s: session store of %d bytes is too large", path, size)
 	}
 	t.setStat(f, size, mtime)
@@ -549,15 +574,14 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 	if sum == f.metaSum && f.readPos == size {
 		return nil
 	}
-	metas, err := pi.ReadSessionsJSON(bytes.NewReader(data))
-	if err != nil && len(metas) == 0 {
-		return fmt.Errorf("%s: %w", path, err)
+	entries, err := formats.ReadSessionStore(bytes.NewReader(data), t.parseConfig(path))
+	if err != nil && len(entries) == 0 {
+		return err
 	}
-	msgs := make([]*nats.Msg, 0, len(metas))
+	msgs := make([]*nats.Msg, 0, len(entries))
 	limit := t.payloadLimit()
-	for _, m := range metas {
-		e := m.Entry(t.cfg.Host, path)
-		msgs = append(msgs, t.entryMsg(&e, limit))
+	for i := range entries {
+		msgs = append(msgs, t.entryMsg(&entries[i], limit))
 	}
 	if err := t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1}); err != nil {
 		return err
@@ -577,4 +601,4 @@ func (t *Tailer) setStat(f *file, size int64, mtime time.Time) {
 }
 
 // isMeta reports whether path is a session store.
-func isMeta(path string) bool { return filepath.Base(path) == formats.SessionsJSON }
+func isMeta(path string) bool { return formats.IsSessionStore(path) }

@@ -482,7 +482,7 @@ func sameFile(info fs.FileInfo, id fileID) bool {
 // newFile creates the state of a file seen for the first time in this
 // run, resuming from its checkpoint if it has one.
 func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
-	f := &file{id: id, path: path, meta: isMeta(path), size: -1}
+	f := &file{id: id, path: path, meta: isMeta(path), size: -1, static: t.cfg.Static && !t.scanned.Load()}
 	if s, ok := t.saved[id]; ok {
 		f.fpSum, f.fpLen = s.Fingerprint, s.FingerprintLen
 		f.format, f.skipped = s.Format, s.Skipped
