@@ -34,6 +34,9 @@ type Tailer struct {
 	Metrics      string
 	Drain        time.Duration
 	StateDir     string
+	// Static: the files present at start are complete (run -once), so a
+	// file that tells no format is skipped at once (tail.Config.Static).
+	Static bool
 }
 
 // globList is a repeatable flag.
@@ -143,7 +146,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	tl, err := tail.New(tail.Config{
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
-		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Logger: log,
+		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)
