@@ -218,6 +218,14 @@ func TestWriter_Closed(t *testing.T) {
 	require.NoError(t, w.Close(t.Context()))
 }
 
+// TestWriter_SeqZero: sequence 0 is refused, not silently skipped.
+func TestWriter_SeqZero(t *testing.T) {
+	w := mustWriter(t, export.Config{Dir: t.TempDir()})
+	e := entryAt("h", "s", "x")
+	require.ErrorIs(t, w.Write(t.Context(), &e, 0), export.ErrInvalidSeq)
+	require.Zero(t, w.Stats().Entries+w.Stats().Skipped)
+}
+
 // TestWriter_InvalidUTF8 writes entries holding invalid UTF-8 (a path
 // from a file system, a host name): each is counted and reported with its
 // location, written with U+FFFD in place, and DuckDB reads everything.

@@ -22,6 +22,11 @@ var (
 	// to list; an operator must repair or remove the manifest.
 	ErrManifest = errors.New("export: bad manifest")
 
+	// ErrInvalidSeq is returned by [Writer.Write] for sequence 0, which no
+	// stream message has; the entry is not taken. It is a bug in the
+	// caller.
+	ErrInvalidSeq = errors.New("export: stream sequence 0")
+
 	// ErrInvalidUTF8 is wrapped by the *[EntryError] reported for an entry
 	// with a string that is not valid UTF-8. Parquet strings must be UTF-8
 	// (DuckDB refuses to read a column chunk holding one that is not), so

@@ -101,8 +101,8 @@ func NewWriter(cfg Config) (*Writer, error) {
 	return w, nil
 }
 
-// Write takes the entry e with its stream sequence seq into its
-// partition's open part. Entries must come in stream order. An entry
+// Write takes the entry e with its stream sequence seq (1 or more) into
+// its partition's open part. Entries must come in stream order. An entry
 // whose sequence was handed over before, or that a committed file of its
 // partition already holds (a redelivery after a restart), is skipped: the
 // output stays exactly once.
@@ -115,6 +115,9 @@ func NewWriter(cfg Config) (*Writer, error) {
 func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 	if w.closed {
 		return ErrClosed
+	}
+	if seq == 0 {
+		return ErrInvalidSeq
 	}
 	if seq <= w.handed {
 		w.stats.Skipped++
