@@ -45,15 +45,15 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	var (
 		n    app.NATS
 		t    app.Tailer
+		ixf  app.Indexer
 		logs app.Logging
 	)
 	n.Register(fs, os.Getenv)
 	t.Register(fs, os.Getenv)
+	ixf.Register(fs, os.Getenv)
 	logs.Register(fs, os.Getenv)
 	once := fs.Bool("once", false, "stop once the files present at start are counted, and print the sessions")
 	asJSON := fs.Bool("json", false, "with -once, print a JSON array instead of a table")
-	httpAddr := fs.String("http", "127.0.0.1:7474", "address of the indexer's HTTP API (GET /api/sessions, ...); empty: none")
-	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -74,10 +74,6 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	table, err := loadPrices(*prices)
-	if err != nil {
-		return err
-	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -95,34 +91,24 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	ix, err := index.NewIndexer(index.IndexerConfig{
-		JS: b.JS, Stream: n.Stream, Dir: filepath.Join(n.DataDir, "indexer"), Pricer: table, Logger: log,
-	})
+	ri, err := app.StartIndexer(&ixf, &n, b, log)
 	if err != nil {
 		return err
-	}
-	api, err := app.Listen(*httpAddr, ix.Handler(index.APIConfig{Logger: log}))
-	if err != nil {
-		return err
-	}
-	if api != nil {
-		log.Info("sessions API", "url", "http://"+api.Addr()+"/api/sessions")
 	}
 
 	var wg sync.WaitGroup
-	var tailErr, apiErr, ixErr error
-	wg.Go(func() { apiErr = api.Run(ctx) })
+	var tailErr, ixErr error
 	wg.Go(func() { tailErr = rt.Run(ctx) })
 	wg.Go(func() {
-		if ixErr = ix.Run(ctx); ixErr != nil {
+		if ixErr = ri.Run(ctx); ixErr != nil {
 			cancel() // nothing is counted any more: stop the others
 		}
 	})
 	if *once {
-		all, err := waitCounted(ctx, rt, ix, b.JS, n.Stream)
+		all, err := waitCounted(ctx, rt, ri.Indexer, b.JS, n.Stream)
 		cancel()
 		wg.Wait()
-		if err := errors.Join(err, tailErr, apiErr, ixErr); err != nil {
+		if err := errors.Join(err, tailErr, ixErr); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -134,7 +120,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return writeSessionsTable(stdout, all)
 	}
 	wg.Wait()
-	return errors.Join(tailErr, apiErr, ixErr)
+	return errors.Join(tailErr, ixErr)
 }
 
 // waitCounted waits until the tailer has published everything it found

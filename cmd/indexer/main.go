@@ -1,0 +1,281 @@
+// Command indexer keeps live per-session aggregates of the entries that
+// tailers publish to NATS JetStream, fires token-spend alerts, and serves
+// them over HTTP; its query subcommands print what the API answers.
+//
+//	indexer serve [flags]            consume the stream, keep the state, serve the API
+//	indexer sessions [flags]         list sessions (GET /api/sessions)
+//	indexer session [flags] ID       one session with its turns
+//	indexer usage [-by model] [flags] usage by host, format, model, project, day or hour
+//	indexer alerts [flags]           recent alerts
+//
+// serve keeps its state in <data-dir>/indexer and resumes it after a
+// restart; the first SIGINT or SIGTERM stops it gracefully (the state is
+// committed), a second at once; SIGHUP reloads the alert rules.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+)
+
+const usage = `indexer keeps live per-session aggregates of a sessionpipe stream, fires
+token-spend alerts, and serves them over HTTP.
+
+Usage:
+  indexer serve [flags]              consume the stream, keep the state, serve the API
+  indexer sessions [flags]           list sessions, most recently active first
+  indexer session [flags] ID         one session with its turns
+  indexer usage [-by DIM] [flags]    usage by host, format, model, project, day or hour
+  indexer alerts [flags]             recent alerts
+
+Run 'indexer COMMAND -h' for the flags of a command.
+`
+
+func main() {
+	ctx, stop := app.SignalContext()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(os.Stderr, "indexer:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "indexer:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a command line mistake (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{"no command given"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, env, stderr)
+	case "sessions", "session", "usage", "alerts":
+		return query(ctx, cmd, rest, env, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+	fs := flag.NewFlagSet("indexer serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		n    app.NATS
+		ix   app.Indexer
+		logs app.Logging
+	)
+	n.Register(fs, env)
+	ix.Register(fs, env)
+	logs.Register(fs, env)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	}
+	log, err := logs.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	b, err := n.Connect(ctx, "sessionpipe-indexer", log)
+	if err != nil {
+		return err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	ri, err := app.StartIndexer(&ix, &n, b, log)
+	if err != nil {
+		return err
+	}
+	return ri.Run(ctx)
+}
+
+// query prints what the API of a running indexer answers.
+func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	api := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+app.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
+	token := fs.String("token", env("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
+	asJSON := fs.Bool("json", false, "print the API's JSON")
+	v := url.Values{}
+	str := func(name, help string) { fs.Func(name, help, func(s string) error { v.Set(name, s); return nil }) }
+	var by *string
+	switch cmd {
+	case "sessions":
+		for _, f := range []string{"host", "format", "model", "project"} {
+			str(f, "only sessions of this "+f)
+		}
+		str("since", "only sessions active at or after this time (RFC 3339 or YYYY-MM-DD)")
+		str("until", "only sessions active at or before this time")
+		str("sort", "last_ts (default), first_ts, cost_usd or total_tokens")
+		str("limit", "sessions at most (default 100, at most 1000)")
+		str("cursor", "continue after the page that printed this cursor")
+	case "session":
+		str("format", "the session's format, when ids collide")
+	case "usage":
+		by = fs.String("by", "day", "host, format, model, project, day or hour")
+		for _, f := range []string{"host", "format", "model", "project"} {
+			str(f, "only calls of this "+f)
+		}
+		str("since", "only calls at or after this time (RFC 3339 or YYYY-MM-DD)")
+		str("until", "only calls before this time")
+	case "alerts":
+		str("limit", "alerts at most, newest first")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	path := "/api/" + cmd
+	switch {
+	case cmd == "session" && fs.NArg() == 1:
+		path = "/api/sessions/" + url.PathEscape(fs.Arg(0))
+	case cmd == "session":
+		return usageError{"indexer session: give one session id"}
+	case fs.NArg() > 0:
+		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
+	}
+	if by != nil {
+		v.Set("group_by", *by)
+	}
+	body, err := get(ctx, strings.TrimRight(*api, "/")+path, v, *token)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		_, err := stdout.Write(body)
+		return err
+	}
+	switch cmd {
+	case "sessions":
+		var page struct {
+			Sessions   []index.Session `json:"sessions"`
+			NextCursor string          `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return err
+		}
+		if err := app.WriteSessionsTable(stdout, page.Sessions); err != nil {
+			return err
+		}
+		if page.NextCursor != "" {
+			fmt.Fprintf(stdout, "more: -cursor %s\n", page.NextCursor)
+		}
+	case "session":
+		var s struct {
+			Session index.Session `json:"session"`
+			Turns   []index.Turn  `json:"turns"`
+		}
+		if err := json.Unmarshal(body, &s); err != nil {
+			return err
+		}
+		if err := app.WriteSessionsTable(stdout, []index.Session{s.Session}); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout)
+		return writeTurns(stdout, s.Turns)
+	case "usage":
+		var u struct {
+			GroupBy string           `json:"group_by"`
+			Rows    []index.UsageRow `json:"rows"`
+		}
+		if err := json.Unmarshal(body, &u); err != nil {
+			return err
+		}
+		return app.WriteUsageTable(stdout, u.GroupBy, u.Rows)
+	case "alerts":
+		var a struct {
+			Alerts []alert.Event `json:"alerts"`
+		}
+		if err := json.Unmarshal(body, &a); err != nil {
+			return err
+		}
+		return app.WriteAlertsTable(stdout, a.Alerts)
+	}
+	return nil
+}
+
+// get fetches a URL of the API; an error answer is returned as an error
+// with the API's message.
+func get(ctx context.Context, u string, v url.Values, token string) ([]byte, error) {
+	if len(v) > 0 {
+		u += "?" + v.Encode()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("is the indexer running? %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
+		}
+		return nil, fmt.Errorf("%s", resp.Status)
+	}
+	return body, nil
+}
+
+// writeTurns prints a session's turns.
+func writeTurns(w io.Writer, turns []index.Turn) error {
+	for i, t := range turns {
+		prompt := strings.Join(strings.Fields(t.Prompt), " ")
+		if prompt == "" {
+			prompt = "(no prompt)"
+		}
+		if len(prompt) > 72 {
+			prompt = prompt[:71] + "…"
+		}
+		fmt.Fprintf(w, "%3d  %s  %s calls  %s tokens  $%.4f  %s\n", i+1, t.Start.UTC().Format("2006-01-02 15:04:05"),
+			strconv.FormatInt(t.APICalls, 10), app.Thousands(t.TotalTokens), t.CostUSD, prompt)
+	}
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// freeAddr returns a loopback address with a free port.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// TestIndexer_ServeAndQuery runs `indexer serve` against a JetStream
+// server holding the samples' entries and queries it with the
+// subcommands: the sessions are the offline ones, usage adds up, alerts
+// fire.
+func TestIndexer_ServeAndQuery(t *testing.T) {
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	mem := index.NewAggregator(nil)
+	found, err := formats.Walk([]string{"../../testdata/corpus"}, func(err error) { t.Fatal(err) })
+	require.NoError(t, err)
+	for _, f := range found {
+		if f.Meta {
+			continue
+		}
+		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}}, func(e *schema.Entry) {
+			mem.Add(e)
+			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+		}, func(error) {})
+		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, p.Close(t.Context()))
+	want := mem.Sessions()
+
+	rules := t.TempDir() + "/rules.yaml"
+	require.NoError(t, writeFile(rules, "rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
+	addr := freeAddr(t)
+	data := t.TempDir()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var serveErr error
+	var stderr bytes.Buffer
+	wg.Go(func() {
+		serveErr = run(ctx, []string{"serve", "-http", addr, "-rules", rules, "-data-dir", data, "-alert-max-lag", "0"}, env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &stderr)
+	})
+	defer func() {
+		cancel()
+		wg.Wait()
+		require.NoError(t, serveErr, stderr.String())
+	}()
+
+	api := "http://" + addr
+	var got []index.Session
+	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		var out bytes.Buffer
+		if err := run(t.Context(), []string{"sessions", "-api", api, "-json", "-limit", "1000"}, env(nil), &out, &bytes.Buffer{}); err != nil {
+			return err
+		}
+		var page struct{ Sessions []index.Session }
+		if err := json.Unmarshal(out.Bytes(), &page); err != nil {
+			return err
+		}
+		if len(page.Sessions) != len(want) {
+			return fmt.Errorf("%d sessions of %d", len(page.Sessions), len(want))
+		}
+		got = page.Sessions
+		return nil
+	})
+	var totalWant, totalGot int64
+	for i := range want {
+		totalWant += want[i].TotalTokens
+		totalGot += got[i].TotalTokens
+	}
+	require.Equal(t, totalWant, totalGot)
+
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), []string{"usage", "-api", api, "-by", "model"}, env(nil), &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "MODEL")
+	require.Contains(t, out.String(), "TOTAL")
+
+	out.Reset()
+	natstest.CheckFor(t, 10*time.Second, 50*time.Millisecond, func() error {
+		out.Reset()
+		if err := run(t.Context(), []string{"alerts", "-api", api}, env(nil), &out, &bytes.Buffer{}); err != nil {
+			return err
+		}
+		if !strings.Contains(out.String(), "big-session") {
+			return errors.New("no alert yet")
+		}
+		return nil
+	})
+
+	out.Reset()
+	require.NoError(t, run(t.Context(), []string{"session", "-api", api, want[0].SessionID}, env(nil), &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "TOTAL (1)")
+
+	err = run(t.Context(), []string{"session", "-api", api, "no-such-session"}, env(nil), &out, &bytes.Buffer{})
+	require.ErrorContains(t, err, "404")
+	require.ErrorContains(t, err, "not found")
+}
+
+// The API is not opened to the network without a token.
+func TestIndexer_ServeRefusesAnOpenAPI(t *testing.T) {
+	srv := natstest.RunServer(t)
+	err := run(t.Context(), []string{"serve", "-http", "0.0.0.0:0", "-data-dir", t.TempDir()}, env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorContains(t, err, "not a loopback address: set -token")
+}
+
+// An invalid rules file is refused at start with its file:line.
+func TestIndexer_ServeRejectsBadRules(t *testing.T) {
+	srv := natstest.RunServer(t)
+	rules := t.TempDir() + "/rules.yaml"
+	require.NoError(t, writeFile(rules, "rules:\n  - name: x\n    scope: galaxy\n    metric: total_tokens\n    above: 1\n"))
+	err := run(t.Context(), []string{"serve", "-http", "", "-rules", rules, "-data-dir", t.TempDir()}, env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &bytes.Buffer{})
+	require.ErrorContains(t, err, rules+":3")
+}
+
+func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

@@ -1,0 +1,184 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+)
+
+// DefaultHTTPAddr is the indexer's API address.
+const DefaultHTTPAddr = "127.0.0.1:7474"
+
+// Indexer holds the indexer's flags.
+type Indexer struct {
+	Name     string
+	HTTP     string
+	Token    string
+	Rules    string
+	Webhook  string
+	Prices   string
+	StateDir string
+	MaxLag   time.Duration
+}
+
+// Register adds the indexer flags to fs.
+func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
+	fs.StringVar(&ix.Name, "consumer", orDefault(env("SESSIONPIPE_INDEXER_CONSUMER"), index.DefaultConsumerName), "durable consumer name (env SESSIONPIPE_INDEXER_CONSUMER); indexers running at once need distinct names")
+	fs.StringVar(&ix.HTTP, "http", orDefault(env("SESSIONPIPE_HTTP"), DefaultHTTPAddr), "address of the HTTP API and /metrics (env SESSIONPIPE_HTTP); empty: none")
+	fs.StringVar(&ix.Token, "token", env("SESSIONPIPE_TOKEN"), "bearer token the API requires (env SESSIONPIPE_TOKEN); required when -http is not a loopback address")
+	fs.StringVar(&ix.Rules, "rules", env("SESSIONPIPE_RULES"), "alert rules file, YAML (env SESSIONPIPE_RULES); reloaded on SIGHUP")
+	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert (env SESSIONPIPE_WEBHOOK_URL)")
+	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
+	fs.DurationVar(&ix.MaxLag, "alert-max-lag", index.DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
+	fs.StringVar(&ix.StateDir, "index-dir", env("SESSIONPIPE_INDEX_DIR"), "indexer state directory (env SESSIONPIPE_INDEX_DIR; default <data-dir>/indexer)")
+}
+
+// LoadPrices returns the embedded price table, overridden by the file at
+// path when given.
+func LoadPrices(path string) (*price.Table, error) {
+	table := price.Default()
+	if path == "" {
+		return table, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	override, err := price.Load(f)
+	if err != nil {
+		return nil, fmt.Errorf("load prices %s: %w", path, err)
+	}
+	return table.Merge(override), nil
+}
+
+// IsLoopback reports whether a listen address binds loopback only.
+func IsLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// RunningIndexer is an indexer wired to its API server and webhook.
+type RunningIndexer struct {
+	Indexer *index.Indexer
+	API     *Server // nil without -http
+	webhook *alert.Webhook
+	rules   string
+	log     *slog.Logger
+}
+
+// StartIndexer builds the indexer the flags describe on the bus b and
+// opens its API listener; [RunningIndexer.Run] runs them.
+func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndexer, error) {
+	if ix.HTTP != "" && ix.Token == "" && !IsLoopback(ix.HTTP) {
+		return nil, fmt.Errorf("-http %s is not a loopback address: set -token (or SESSIONPIPE_TOKEN) so that the API is not open to the network", ix.HTTP)
+	}
+	table, err := LoadPrices(ix.Prices)
+	if err != nil {
+		return nil, err
+	}
+	var rules []alert.Rule
+	if ix.Rules != "" {
+		if rules, err = alert.Load(ix.Rules); err != nil {
+			return nil, err
+		}
+	}
+	var hook *alert.Webhook
+	if ix.Webhook != "" {
+		if hook, err = alert.NewWebhook(alert.WebhookConfig{URL: ix.Webhook, Logger: log}); err != nil {
+			return nil, err
+		}
+	}
+	dir := ix.StateDir
+	if dir == "" {
+		dir = filepath.Join(n.DataDir, "indexer")
+	}
+	idx, err := index.NewIndexer(index.IndexerConfig{
+		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Webhook: hook, Logger: log,
+		AlertMaxLag: cmp.Or(ix.MaxLag, -1),
+	})
+	if err != nil {
+		return nil, err
+	}
+	api, err := Listen(ix.HTTP, idx.Handler(index.APIConfig{Token: ix.Token, Logger: log}))
+	if err != nil {
+		return nil, err
+	}
+	if api != nil {
+		log.Info("indexer API", "url", "http://"+api.Addr()+"/api/sessions", "metrics", "http://"+api.Addr()+"/metrics", "rules", len(rules))
+	}
+	return &RunningIndexer{Indexer: idx, API: api, webhook: hook, rules: ix.Rules, log: log}, nil
+}
+
+// Run runs the indexer, its API, its webhook sender and the SIGHUP
+// reload of the rules until ctx ends or the indexer fails.
+func (ri *RunningIndexer) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var ixErr, apiErr error
+	wg.Go(func() {
+		if ixErr = ri.Indexer.Run(ctx); ixErr != nil {
+			cancel()
+		}
+	})
+	// The API outlives the indexer's stop only as long as Run waits.
+	wg.Go(func() { apiErr = ri.API.Run(ctx) })
+	if ri.webhook != nil {
+		wg.Go(func() {
+			if err := ri.webhook.Run(ctx); err != nil && !errors.Is(err, context.Cause(ctx)) {
+				ri.log.Error("webhook sender stopped", "err", err)
+			}
+		})
+	}
+	if ri.rules != "" {
+		wg.Go(func() { ri.reloadOnHUP(ctx) })
+	}
+	wg.Wait()
+	return errors.Join(ixErr, apiErr)
+}
+
+// reloadOnHUP reloads the rules file on every SIGHUP; an invalid file
+// keeps the rules in force and logs where it is wrong.
+func (ri *RunningIndexer) reloadOnHUP(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			rules, err := alert.Load(ri.rules)
+			if err == nil {
+				err = ri.Indexer.ReloadRules(rules)
+			}
+			if err != nil {
+				ri.log.Error("alert rules not reloaded; the previous rules stay in force", "file", ri.rules, "err", err)
+				continue
+			}
+			ri.log.Info("alert rules reloaded", "file", ri.rules, "rules", len(rules))
+		}
+	}
+}

@@ -1,0 +1,166 @@
+package app
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+)
+
+// WriteSessionsTable prints sessions as an aligned table with a total row.
+func WriteSessionsTable(w io.Writer, all []index.Session) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SESSION\tFORMAT\tLAST ACTIVE\tTURNS\tMSGS U/A\tCALLS\tTOOLS/ERR\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\tMODELS\t")
+	var t index.Session
+	var unpriced int64
+	for _, s := range all {
+		cost := fmt.Sprintf("%.2f", s.CostUSD)
+		if s.UnpricedCalls > 0 {
+			cost += "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			short(s.SessionID), s.Format, day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
+			s.ToolCalls, s.ToolErrors, Thousands(s.InputTokens), Thousands(s.OutputTokens), Thousands(s.CacheReadTokens),
+			Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens), cost, models(s.Models))
+		t.Turns += s.Turns
+		t.UserMessages += s.UserMessages
+		t.AssistantMessages += s.AssistantMessages
+		t.APICalls += s.APICalls
+		t.ToolCalls += s.ToolCalls
+		t.ToolErrors += s.ToolErrors
+		t.InputTokens += s.InputTokens
+		t.OutputTokens += s.OutputTokens
+		t.CacheReadTokens += s.CacheReadTokens
+		t.CacheWriteTokens += s.CacheWriteTokens
+		t.TotalTokens += s.TotalTokens
+		t.CostUSD += s.CostUSD
+		unpriced += s.UnpricedCalls
+	}
+	cost := fmt.Sprintf("%.2f", t.CostUSD)
+	if unpriced > 0 {
+		cost += "*"
+	}
+	fmt.Fprintf(tw, "TOTAL (%d)\t\t\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\t\n",
+		len(all), t.Turns, t.UserMessages, t.AssistantMessages, t.APICalls, t.ToolCalls, t.ToolErrors,
+		Thousands(t.InputTokens), Thousands(t.OutputTokens), Thousands(t.CacheReadTokens), Thousands(t.CacheWriteTokens),
+		Thousands(t.TotalTokens), cost)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if unpriced > 0 {
+		_, err := fmt.Fprintf(w, "* %d API calls of models without a price are not in the cost (see unpriced_models in --json).\n", unpriced)
+		return err
+	}
+	return nil
+}
+
+func short(id string) string {
+	if len(id) > 13 {
+		return id[:13] + "…"
+	}
+	return id
+}
+
+func day(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+func models(m []string) string {
+	s := strings.Join(m, ",")
+	if len(s) > 40 {
+		s = s[:39] + "…"
+	}
+	return s
+}
+
+// Thousands formats n with comma separators.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// HumanBytes formats n as B, KB, MB or GB (powers of 1000).
+func HumanBytes(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// WriteUsageTable prints usage rows as an aligned table with a total row.
+func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", strings.ToUpper(by))
+	var t index.UsageRow
+	for _, r := range rows {
+		key := r.Key
+		if key == "" {
+			key = "(none)"
+		}
+		cost := fmt.Sprintf("%.2f", r.CostUSD)
+		if r.UnpricedCalls > 0 {
+			cost += "*"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", key, Thousands(r.Calls), Thousands(r.InputTokens), Thousands(r.OutputTokens),
+			Thousands(r.CacheReadTokens), Thousands(r.CacheWriteTokens), Thousands(r.TotalTokens), cost)
+		t.Calls += r.Calls
+		t.InputTokens += r.InputTokens
+		t.OutputTokens += r.OutputTokens
+		t.CacheReadTokens += r.CacheReadTokens
+		t.CacheWriteTokens += r.CacheWriteTokens
+		t.TotalTokens += r.TotalTokens
+		t.CostUSD += r.CostUSD
+		t.UnpricedCalls += r.UnpricedCalls
+	}
+	cost := fmt.Sprintf("%.2f", t.CostUSD)
+	if t.UnpricedCalls > 0 {
+		cost += "*"
+	}
+	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", Thousands(t.Calls), Thousands(t.InputTokens), Thousands(t.OutputTokens),
+		Thousands(t.CacheReadTokens), Thousands(t.CacheWriteTokens), Thousands(t.TotalTokens), cost)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if t.UnpricedCalls > 0 {
+		_, err := fmt.Fprintf(w, "* %d API calls of models without a price are not in the cost.\n", t.UnpricedCalls)
+		return err
+	}
+	return nil
+}
+
+// WriteAlertsTable prints alerts, newest first, one per line.
+func WriteAlertsTable(w io.Writer, events []alert.Event) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TIME\tRULE\tSCOPE\tKEY\tMETRIC\tVALUE\tTHRESHOLD\tHOST")
+	for _, e := range events {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), e.Rule, e.Scope, short(e.Key), e.Metric, e.Value, e.Threshold, e.Host)
+	}
+	return tw.Flush()
+}
