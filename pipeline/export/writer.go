@@ -190,9 +190,10 @@ func (w *Writer) Committed() uint64 {
 }
 
 // Buffered returns the bytes held by open parts, as counted against
-// Config.MemoryBytes: the strings of their rows and the rows' fixed
-// sizes. The arena blocks that hold the strings may add up to 64 KiB per
-// open part, and never more than the strings themselves.
+// Config.MemoryBytes: the strings of their rows, their lists and structs,
+// and the row chunks allocated. The arena blocks that hold the strings
+// may add up to 64 KiB per open part beyond it, and never more than the
+// strings themselves.
 func (w *Writer) Buffered() int64 { return w.buffered }
 
 // Stats returns the counters.
