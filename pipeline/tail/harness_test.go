@@ -167,14 +167,34 @@ func (h *harness) waitMsgs(n int) []got {
 	return last
 }
 
-// stays asserts that the stream keeps exactly n messages for a while.
+// stays asserts that the stream holds n messages, and still n once the
+// tailer looked at every file again and caught up: nothing more was
+// going to arrive.
 func (h *harness) stays(n int) []got {
 	h.t.Helper()
-	got := h.waitMsgs(n)
-	time.Sleep(300 * time.Millisecond) // nothing more may arrive
-	got = h.stream()
+	h.waitMsgs(n)
+	h.settle(true)
+	got := h.stream()
 	require.Len(h.t, got, n)
 	return got
+}
+
+// settle waits until the tailer is idle, after a rescan that started
+// after the call when rescan is set (so that every change made before
+// the call was seen, notified or not).
+func (h *harness) settle(rescan bool) {
+	h.t.Helper()
+	target := h.tl.Metrics().Snapshot().Rescans + 2
+	natstest.CheckFor(h.t, 30*time.Second, 10*time.Millisecond, func() error {
+		if n := h.tl.Metrics().Snapshot().Rescans; rescan && n < target {
+			h.tl.requestRescan()
+			return fmt.Errorf("%d rescans of %d", n, target)
+		}
+		if !h.tl.Idle() {
+			return errors.New("tailer not idle")
+		}
+		return nil
+	})
 }
 
 // piHeader and piLine write pi v3 transcript lines: one entry each, with

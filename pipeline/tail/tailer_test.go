@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -57,7 +58,7 @@ func TestTailer_FromEnd(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s3.jsonl", piFile("s3", 0, 4))
 	h.start(func(c *Config) { c.FromEnd = true })
-	time.Sleep(500 * time.Millisecond)
+	h.settle(true)
 	require.Empty(t, h.stream())
 	h.appendTo(path, piLine(5))
 	msgs := h.stays(1)
@@ -136,7 +137,7 @@ func TestTailer_DeletedFile(t *testing.T) {
 func TestTailer_NewDirectoryAndFile(t *testing.T) {
 	h := newHarness(t)
 	h.start()
-	time.Sleep(100 * time.Millisecond)
+	h.settle(false) // the first scan is done: the directory is new to it
 	h.write("new/deep/dir/s9.jsonl", piFile("s9", 0, 3))
 	msgs := h.waitMsgs(4)
 	require.Equal(t, wantIDs("s9", 0, 3), ids(t, msgs, "s9"))
@@ -191,7 +192,12 @@ func TestTailer_NATSOutage(t *testing.T) {
 	h.waitMsgs(21)
 	h.srv.Stop()
 	h.appendTo(path, piFile("s12", 21, 60))
-	time.Sleep(500 * time.Millisecond)
+	natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if s := h.pub.Stats(); s.Errors == 0 {
+			return fmt.Errorf("no publish attempt failed yet (%+v)", s)
+		}
+		return nil
+	})
 	h.srv.Start(t)
 	msgs := h.stays(61)
 	require.Equal(t, wantIDs("s12", 0, 60), ids(t, msgs, "s12"))
@@ -327,7 +333,8 @@ func TestTailer_Poll(t *testing.T) {
 		h.start(func(c *Config) { c.Poll, c.RescanInterval = true, time.Hour })
 		h.waitMsgs(3)
 		h.appendTo(path, piLine(3))
-		h.stays(3)
+		h.settle(false)
+		require.Len(t, h.stream(), 3)
 	})
 	t.Run("same-size rewrite", func(t *testing.T) {
 		// No notification says it; the modification time does.
@@ -335,10 +342,11 @@ func TestTailer_Poll(t *testing.T) {
 		path := h.write("a/s1.jsonl", piFile("s1", 0, 2))
 		h.start(func(c *Config) { c.Poll, c.RescanInterval = true, 50*time.Millisecond })
 		h.waitMsgs(3)
-		time.Sleep(50 * time.Millisecond) // a later modification time
 		next := piFile("s9", 0, 2)
 		require.Len(t, next, len(piFile("s1", 0, 2)))
 		require.NoError(t, os.WriteFile(path, []byte(next), 0o644))
+		later := time.Now().Add(time.Second) // whatever the clock's resolution
+		require.NoError(t, os.Chtimes(path, later, later))
 		msgs := h.waitMsgs(6)
 		require.Equal(t, wantIDs("s9", 0, 2), ids(t, msgs, "s9"))
 	})
