@@ -8,8 +8,8 @@ import (
 
 // Arena block sizes: the first block is small, so that the many parts of a
 // quiet fleet cost little, and each next one doubles up to the maximum.
-// The unused end of the current block is thus at most 64 KiB, and never
-// more than the bytes already used.
+// The unused end of the current block is thus at most 64 KiB, and at most
+// the larger of 4 KiB and the bytes already used.
 const (
 	arenaMinBlock = 4 << 10
 	arenaMaxBlock = 64 << 10

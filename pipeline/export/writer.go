@@ -192,8 +192,8 @@ func (w *Writer) Committed() uint64 {
 // Buffered returns the bytes held by open parts, as counted against
 // Config.MemoryBytes: the strings of their rows, their lists and structs,
 // and the row chunks allocated. The arena blocks that hold the strings
-// may add up to 64 KiB per open part beyond it, and never more than the
-// strings themselves.
+// may add up to 64 KiB per open part beyond it (at most the larger of
+// 4 KiB and the part's strings).
 func (w *Writer) Buffered() int64 { return w.buffered }
 
 // Stats returns the counters.
