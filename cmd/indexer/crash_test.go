@@ -1,0 +1,145 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// buildIndexer compiles this command into a temporary directory.
+func buildIndexer(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "indexer")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
+}
+
+// TestIndexer_KilledAtRandomPoints kills `indexer serve` with SIGKILL at
+// random points while entries are published, state committed or not, and
+// restarts it each time; the final sessions equal the offline ones:
+// nothing counted twice, nothing missed.
+func TestIndexer_KilledAtRandomPoints(t *testing.T) {
+	bin := buildIndexer(t)
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+
+	var entries []schema.Entry
+	found, err := formats.Walk([]string{testcorpus.Generate(t, 3<<20, 41), "../../testdata/corpus"}, func(err error) { t.Fatal(err) })
+	require.NoError(t, err)
+	mem := index.NewAggregator(price.Default())
+	for _, f := range found {
+		if f.Meta {
+			continue
+		}
+		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}}, func(e *schema.Entry) {
+			mem.Add(e)
+			entries = append(entries, *e)
+		}, func(error) {})
+		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
+			require.NoError(t, err)
+		}
+	}
+	want := mem.Sessions()
+
+	data := t.TempDir()
+	addr := freeAddr(t)
+	start := func() *exec.Cmd {
+		cmd := exec.Command(bin, "serve", "-http", addr, "-data-dir", data, "-log-level", "warn")
+		cmd.Env = append(os.Environ(), "NATS_URL="+srv.URL())
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd
+	}
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(7, 7))
+	cmd := start()
+	kills := 0
+	for i := 0; i < len(entries); {
+		n := min(len(entries)-i, 1+rng.IntN(len(entries)/8))
+		for _, e := range entries[i : i+n] {
+			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, &e, nil), nil))
+		}
+		require.NoError(t, p.Flush(t.Context()))
+		i += n
+		// Let it apply some, sometimes past a commit, then kill it.
+		wait := time.Duration(rng.IntN(1500)) * time.Millisecond
+		deadline := time.Now().Add(wait)
+		natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			if time.Now().Before(deadline) {
+				return errors.New("waiting")
+			}
+			return nil
+		})
+		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+		cmd.Wait()
+		kills++
+		cmd = start()
+	}
+	require.NoError(t, p.Close(t.Context()))
+
+	var got []index.Session
+	natstest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		var out bytes.Buffer
+		if err := run(t.Context(), []string{"sessions", "-api", "http://" + addr, "-json", "-limit", "1000", "-sort", "first_ts"}, env(nil), &out, &bytes.Buffer{}); err != nil {
+			return err
+		}
+		var page struct{ Sessions []index.Session }
+		if err := json.Unmarshal(out.Bytes(), &page); err != nil {
+			return err
+		}
+		if len(page.Sessions) != len(want) {
+			return fmt.Errorf("%d sessions of %d", len(page.Sessions), len(want))
+		}
+		got = page.Sessions
+		var wt, gt int64
+		for i := range want {
+			wt += want[i].TotalTokens
+			gt += got[i].TotalTokens
+		}
+		if wt != gt {
+			return fmt.Errorf("tokens %d of %d", gt, wt)
+		}
+		return nil
+	})
+	byID := map[string]index.Session{}
+	for _, s := range got {
+		byID[string(s.Format)+"/"+s.SessionID] = s
+	}
+	for _, w := range want {
+		g, ok := byID[string(w.Format)+"/"+w.SessionID]
+		require.True(t, ok, "session %s missing", w.SessionID)
+		require.Equal(t, w.TotalTokens, g.TotalTokens, "session %s tokens", w.SessionID)
+		require.Equal(t, w.APICalls, g.APICalls, "session %s calls", w.SessionID)
+		require.Equal(t, w.Turns, g.Turns, "session %s turns", w.SessionID)
+		require.Equal(t, w.UserMessages, g.UserMessages, "session %s user messages", w.SessionID)
+		require.Equal(t, w.AssistantMessages, g.AssistantMessages, "session %s assistant messages", w.SessionID)
+		require.Equal(t, w.ToolCalls, g.ToolCalls, "session %s tool calls", w.SessionID)
+		require.InDelta(t, w.CostUSD, g.CostUSD, 1e-9, "session %s cost", w.SessionID)
+	}
+	require.GreaterOrEqual(t, kills, 3)
+}
