@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,3 +152,85 @@ func TestIndexer_ServeRejectsBadRules(t *testing.T) {
 }
 
 func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// SIGHUP reloads the rules: a lowered threshold fires for the sessions
+// already over it, and the webhook, failing at first, gets each event.
+func TestIndexer_ReloadAndWebhook(t *testing.T) {
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	found, err := formats.Walk([]string{"../../testdata/corpus/claude-code"}, func(err error) { t.Fatal(err) })
+	require.NoError(t, err)
+	for _, f := range found {
+		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h"}}, func(e *schema.Entry) {
+			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+		}, func(error) {})
+		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, p.Close(t.Context()))
+
+	var mu sync.Mutex
+	var posts []string
+	failures := 2
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if failures > 0 {
+			failures--
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		require.NotEmpty(t, r.Header.Get("Idempotency-Key"))
+		posts = append(posts, string(body))
+	}))
+	defer hook.Close()
+
+	rules := t.TempDir() + "/rules.yaml"
+	require.NoError(t, writeFile(rules, "rules:\n  - name: fleet-spend\n    scope: fleet\n    metric: total_tokens\n    above: 1e15\n    window: 87600h\n"))
+	addr := freeAddr(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() {
+		serveErr = run(ctx, []string{"serve", "-http", addr, "-rules", rules, "-webhook", hook.URL, "-data-dir", t.TempDir(), "-alert-max-lag", "0"},
+			env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &bytes.Buffer{})
+	})
+	defer func() {
+		cancel()
+		wg.Wait()
+		require.NoError(t, serveErr)
+	}()
+	api := "http://" + addr
+	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		var out bytes.Buffer
+		if err := run(t.Context(), []string{"usage", "-api", api, "-by", "host", "-json"}, env(nil), &out, &bytes.Buffer{}); err != nil {
+			return err
+		}
+		if !strings.Contains(out.String(), `"key":"h"`) {
+			return errors.New("nothing indexed yet")
+		}
+		return nil
+	})
+
+	require.NoError(t, writeFile(rules, "rules:\n  - name: fleet-spend\n    scope: fleet\n    metric: total_tokens\n    above: 1000\n    window: 87600h\n"))
+	require.NoError(t, syscall.Kill(os.Getpid(), syscall.SIGHUP))
+	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(posts) == 0 {
+			return errors.New("no webhook post yet")
+		}
+		return nil
+	})
+	mu.Lock()
+	require.Len(t, posts, 1, "the event once, after two failed attempts")
+	require.Contains(t, posts[0], "fleet-spend")
+	require.Contains(t, posts[0], `"text"`)
+	mu.Unlock()
+}
