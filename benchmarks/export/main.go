@@ -20,6 +20,9 @@
 //
 // Throughput is input bytes per CPU-second. The report is printed as a
 // Markdown table on stdout.
+//
+// For experiments, BENCH_ZSTD=fastest|better sets our zstd level and
+// BENCH_PAGE_BYTES our page size (export.Config.PageBytes).
 package main
 
 import (
@@ -36,6 +39,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -222,7 +226,7 @@ func runOurs(r *result, files []string, out string, raw bool, memLimit int64) er
 		debug.SetMemoryLimit(memLimit)
 	}
 	ctx := context.Background()
-	w, err := export.NewWriter(export.Config{Dir: out, WriterVersion: "sessionpipe-bench", CompressionLevel: zstdLevel()})
+	w, err := export.NewWriter(export.Config{Dir: out, WriterVersion: "sessionpipe-bench", CompressionLevel: zstdLevel(), PageBytes: pageBytes()})
 	if err != nil {
 		return err
 	}
@@ -344,4 +348,10 @@ func zstdLevel() pzstd.Level {
 		return pzstd.SpeedBetterCompression
 	}
 	return 0
+}
+
+// pageBytes reads BENCH_PAGE_BYTES, for experiments; 0 is the default.
+func pageBytes() int {
+	n, _ := strconv.Atoi(os.Getenv("BENCH_PAGE_BYTES"))
+	return n
 }
