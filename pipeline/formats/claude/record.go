@@ -129,9 +129,9 @@ func (p *Parser) boolean(name string) bool {
 // in badCount, not bad: the entry stays, without usage.
 func (p *Parser) count(name string) int64 {
 	v := p.s.Value()
-	n, err := parse.Count(v, name)
-	if err != nil && p.rec.badCount == nil {
-		p.rec.badCount = err
+	n, ok := parse.Count(v)
+	if !ok && p.rec.badCount == nil {
+		p.rec.badCount = parse.CountError(v, name)
 		p.rec.badCountOff = cap(p.line) - cap(v.Raw())
 		if v.Kind() == jsonl.String {
 			p.rec.badCountOff--

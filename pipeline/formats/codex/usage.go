@@ -216,10 +216,10 @@ func readCounters(s *jsonl.Scanner, c *counters, prefix string) (int, error) {
 		if v.IsNull() {
 			continue
 		}
-		n, err := parse.Count(v, prefix+string(key))
-		if err != nil {
+		n, ok := parse.Count(v)
+		if !ok {
 			if badErr == nil {
-				bad, badErr = off, err
+				bad, badErr = off, parse.CountError(v, prefix+string(key))
 			}
 			continue
 		}

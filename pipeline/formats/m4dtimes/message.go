@@ -230,11 +230,11 @@ func (p *Parser) usage(msg *message, line jsonl.Line, off int) error {
 		if s.Err() != nil {
 			return parse.ScanError(&p.cfg, line, s)
 		}
-		n, err := parse.Count(v, "message.usage."+string(key))
-		if err != nil {
+		n, ok := parse.Count(v)
+		if !ok {
 			// The entry stays, without usage; the line reports it.
 			if p.countErr == nil {
-				p.countErr = parse.Fail(&p.cfg, line, foff, err)
+				p.countErr = parse.Fail(&p.cfg, line, foff, parse.CountError(v, "message.usage."+string(key)))
 			}
 			bad = true
 			continue

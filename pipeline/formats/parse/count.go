@@ -21,28 +21,36 @@ var ErrImplausibleCount = errors.New("parse: token counter outside 0..10^12")
 
 // Count decodes a token counter: null or absent is 0, an integer from 0 to
 // MaxTokens (written with a fraction or exponent too, 5.0 or 1e3) is its
-// value. Any other value gives an error naming field: wrapping
-// ErrImplausibleCount for a number out of range, ErrBadField for anything
-// else.
-func Count(v jsonl.Value, field string) (int64, error) {
+// value. For any other value ok is false: report [CountError]. It does
+// not allocate.
+func Count(v jsonl.Value) (n int64, ok bool) {
 	switch v.Kind() {
 	case jsonl.Invalid, jsonl.Null:
-		return 0, nil
+		return 0, true
 	case jsonl.Number:
-		n, ok := Int(v)
-		switch {
-		case ok && n >= 0 && n <= MaxTokens:
-			return n, nil
-		case ok || isNumberOutOfRange(v):
-			return 0, fmt.Errorf("%w: %s = %s", ErrImplausibleCount, field, v.Raw())
+		if n, ok := Int(v); ok && n >= 0 && n <= MaxTokens {
+			return n, true
 		}
 	}
-	return 0, fmt.Errorf("%w: %s", ErrBadField, field)
+	return 0, false
 }
 
-// isNumberOutOfRange reports an integral number beyond int64 (1e30): out
-// of range, not malformed.
+// CountError returns the error for a counter that [Count] refused, naming
+// its field: wrapping ErrImplausibleCount for a number out of range,
+// ErrBadField for anything else (a string, a fraction).
+func CountError(v jsonl.Value, field string) error {
+	if v.Kind() == jsonl.Number {
+		_, integral := Int(v)
+		if integral || isNumberOutOfRange(v) {
+			return fmt.Errorf("%w: %s = %s", ErrImplausibleCount, field, v.Raw())
+		}
+	}
+	return fmt.Errorf("%w: %s", ErrBadField, field)
+}
+
+// isNumberOutOfRange reports a number beyond the range, integral or not
+// (1e30, -0.5): out of range, not malformed.
 func isNumberOutOfRange(v jsonl.Value) bool {
 	f, ok := v.Float()
-	return ok && (f >= MaxTokens || f < 0)
+	return ok && (f > MaxTokens || f < 0)
 }

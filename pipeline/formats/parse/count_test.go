@@ -37,16 +37,20 @@ func TestCount(t *testing.T) {
 			s.Reset([]byte(`{"n":` + tc.json + `}`))
 			require.True(t, s.EnterObject())
 			require.True(t, s.NextField())
-			got, err := parse.Count(s.Value(), "usage.n")
-			require.ErrorIs(t, err, tc.err, "Count(%s)", tc.json)
+			v := s.Value()
+			got, ok := parse.Count(v)
+			require.Equal(t, tc.err == nil, ok, "Count(%s)", tc.json)
 			require.Equal(t, tc.want, got, "Count(%s)", tc.json)
-			if err != nil {
+			if !ok {
+				err := parse.CountError(v, "usage.n")
+				require.ErrorIs(t, err, tc.err, "CountError(%s)", tc.json)
 				require.Contains(t, err.Error(), "usage.n")
 			}
+			require.Zero(t, testing.AllocsPerRun(10, func() { parse.Count(v) }))
 		})
 	}
 	// Absent is 0.
-	got, err := parse.Count(jsonl.Value{}, "x")
-	require.NoError(t, err)
+	got, ok := parse.Count(jsonl.Value{})
+	require.True(t, ok)
 	require.Zero(t, got)
 }

@@ -205,10 +205,10 @@ func (p *Parser) usage(e *schema.Entry, u *usageVals, field, model string, msgTi
 // count decodes one token counter (see parse.Count). A bad one is
 // recorded in countErr: the entry stays, without usage.
 func (p *Parser) count(v jsonl.Value, field, name string) int64 {
-	n, err := parse.Count(v, field+"."+name)
-	if err != nil && p.r.countErr == nil {
+	n, ok := parse.Count(v)
+	if !ok && p.r.countErr == nil {
 		p.r.countErrOff = p.offset(v)
-		p.r.countErr = err
+		p.r.countErr = parse.CountError(v, field+"."+name)
 	}
 	return n
 }
