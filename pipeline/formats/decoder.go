@@ -171,8 +171,9 @@ func (d *Decoder) Decode(line jsonl.Line, fn func(*Result) error) error {
 	f, strong := d.det.line(line.Bytes)
 	start := len(d.arena)
 	d.arena = append(d.arena, line.Bytes...)
-	d.held = append(d.held, heldLine{line: line, start: start, end: len(d.arena)})
 	d.heldBytes += len(line.Bytes)
+	line.Bytes = nil // the caller's buffer: not kept
+	d.held = append(d.held, heldLine{line: line, start: start, end: len(d.arena)})
 	if strong {
 		return d.release(f, fn)
 	}

@@ -97,8 +97,8 @@ func NewFileReader(cfg FileReaderConfig) (*FileReader, error) {
 	return &FileReader{cfg: cfg}, nil
 }
 
-// Stats returns the counts so far; it may be called while [FileReader.Read]
-// runs (a progress line).
+// Stats returns the counts so far, summed over the calls of
+// [FileReader.Read]; it may be called while Read runs (a progress line).
 func (r *FileReader) Stats() ReadStats {
 	st := ReadStats{
 		Files: r.files.Load(), Stores: r.stores.Load(), Skipped: r.skipped.Load(),
