@@ -1,7 +1,12 @@
-// Package formats detects the transcript format of a file from its first
-// lines and creates the parser for it. The parsers themselves live in the
-// sub-packages claude, pi, codex, fluux and m4dtimes; what they share is in
-// package parse.
+// Package formats decodes transcript files: the one [Decoder] that the
+// tailer, the offline commands and the exporter feed a file's lines to
+// (format detection from the first lines, never the path; parsing; located
+// errors), the OpenClaw session store ([ReadSessionStore]), the files a
+// user names ([Walk]: files, directories, globs; regular files only), and
+// the parallel reader of the offline commands ([FileReader]). The parsers
+// live in the sub-packages claude, pi, codex, fluux and m4dtimes; what they
+// share is in package parse. Nothing outside this package needs a
+// sub-package but parse.
 package formats
 
 import (
