@@ -32,6 +32,7 @@ type tfile struct {
 	lines   []tline
 	partial string // the rest of a line whose beginning is written
 	pending tline  // the line partial completes
+	content []int  // the lines the file holds now, as indexes in lines
 }
 
 // tline is one complete line of a tfile, in write order.
@@ -59,6 +60,7 @@ func (f *tfile) newGen(tag string) {
 // header returns the session header line of the current generation and
 // records it.
 func (f *tfile) header() string {
+	f.content = []int{len(f.lines)}
 	f.lines = append(f.lines, tline{key: f.session + "/" + f.session, must: true})
 	return piHeader(f.session)
 }
@@ -83,18 +85,52 @@ func (f *tfile) next(rng *rand.Rand) (string, tline) {
 	return line, tline{key: f.session + "/" + id, must: true}
 }
 
+// minSizedLine is the shortest line sized can make.
+const minSizedLine = 300
+
+// sized returns new complete lines of size bytes in all (at least
+// minSizedLine), and records them.
+func (f *tfile) sized(rng *rand.Rand, size int) string {
+	var b strings.Builder
+	for size-b.Len() >= 2*minSizedLine && rng.IntN(3) > 0 {
+		line, tl := f.next(rng)
+		if size-b.Len()-len(line) < minSizedLine {
+			f.n--
+			break
+		}
+		b.WriteString(line)
+		f.content = append(f.content, len(f.lines))
+		f.lines = append(f.lines, tl)
+	}
+	f.n++
+	id := fmt.Sprintf("%s.%d", f.session, f.n)
+	line := fmt.Sprintf(`{"type":"message","id":%q,"parentId":null,"timestamp":"2026-01-01T00:00:%02d.000Z","message":{"role":"user","content":"%s ","timestamp":1767225600000}}`+"\n",
+		id, f.n%60, id)
+	pad := size - b.Len() - len(line)
+	if pad < 0 {
+		panic(fmt.Sprintf("sized: no room for a line of %d bytes in %d", len(line), size-b.Len()))
+	}
+	line = strings.Replace(line, id+" ", id+" "+strings.Repeat("p", pad), 1)
+	b.WriteString(line)
+	f.content = append(f.content, len(f.lines))
+	f.lines = append(f.lines, tline{key: f.session + "/" + id, must: true})
+	return b.String()
+}
+
 // more returns k new complete lines, after the rest of a pending
 // partial line if there is one, and records them.
 func (f *tfile) more(rng *rand.Rand, k int) string {
 	var b strings.Builder
 	if f.partial != "" {
 		b.WriteString(f.partial)
+		f.content = append(f.content, len(f.lines))
 		f.lines = append(f.lines, f.pending)
 		f.partial, f.pending = "", tline{}
 	}
 	for range k {
 		line, tl := f.next(rng)
 		b.WriteString(line)
+		f.content = append(f.content, len(f.lines))
 		f.lines = append(f.lines, tl)
 	}
 	return b.String()

@@ -1,7 +1,9 @@
 package tail
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
@@ -206,21 +209,27 @@ func (m *model) step() {
 		appendFile(m.t, f.path, f.half(m.rng))
 	case r < 45 && len(live) < 5:
 		m.create()
-	case r < 50 && len(live) > 0:
+	case r < 49 && len(live) > 0:
 		m.rotate(live[m.rng.IntN(len(live))])
-	case r < 55 && len(live) > 0:
+	case r < 53 && len(live) > 0:
 		m.rewrite(live[m.rng.IntN(len(live))])
-	case r < 58 && len(live) > 1:
+	case r < 58 && len(live) > 0:
+		m.overwrite(live[m.rng.IntN(len(live))])
+	case r < 60 && len(live) > 1:
 		m.remove(live[m.rng.IntN(len(live))])
-	case r < 63:
+	case r < 64:
 		m.restart()
-	case r < 68:
+	case r < 66:
+		m.editCheckpoint()
+	case r < 67 && m.tl != nil:
+		m.secondOwner()
+	case r < 70:
 		if m.down {
 			m.serverUp()
 		} else {
 			m.serverDown()
 		}
-	case r < 74 && !m.down && m.tl != nil:
+	case r < 75 && !m.down && m.tl != nil:
 		m.logf("wait until the stream holds every line")
 		m.obs.waitAll(m.t, 30*time.Second, m.files)
 	default:
@@ -299,6 +308,133 @@ func (m *model) rewrite(f *tfile) {
 	appendFile(m.t, f.path, data)
 }
 
+// overwrite keeps the first lines of f (its header at least, so that its
+// first kilobyte usually stays the same) and replaces the others with
+// new ones: fewer, more, or as many bytes. While the tailer runs, a
+// same-size replacement is written in place (dd conv=notrunc), once the
+// tailer has caught up (a read in the middle of the write would see a
+// torn line); the others are written as a truncate and rewrite. Lines not
+// seen in the stream yet may be lost with the old content.
+func (m *model) overwrite(f *tfile) {
+	if f.partial != "" {
+		appendFile(m.t, f.path, f.more(m.rng, 0))
+	}
+	data, err := os.ReadFile(f.path)
+	require.NoError(m.t, err)
+	n := strings.Count(string(data), "\n")
+	require.Len(m.t, f.content, n, "%s: the model's lines and the file's", f.label)
+	keep := 1 + m.rng.IntN(n)
+	at := 0
+	for range keep {
+		at += strings.IndexByte(string(data[at:]), '\n') + 1
+	}
+	old := len(data) - at
+	m.refresh()
+	for _, i := range f.content[keep:] {
+		if _, ok := m.obs.seen[f.lines[i].key]; !ok {
+			f.lines[i].must = false
+		}
+	}
+	f.content = f.content[:keep]
+
+	var repl string
+	same := m.rng.IntN(2) == 0 && old >= minSizedLine
+	if same {
+		repl = f.sized(m.rng, old)
+	} else {
+		repl = f.more(m.rng, m.rng.IntN(8))
+	}
+	inPlace := same && m.tl != nil && !m.down
+	m.logf("overwrite %s after line %d (offset %d): %d bytes replace %d (in place %v, tailer running %v)", f.label, keep, at, len(repl), old, inPlace, m.tl != nil)
+	before, err := os.Stat(f.path)
+	require.NoError(m.t, err)
+	if inPlace {
+		natstest.CheckFor(m.t, 30*time.Second, 10*time.Millisecond, func() error {
+			if !m.tl.Idle() {
+				return errors.New("tailer not idle")
+			}
+			return nil
+		})
+		h, err := os.OpenFile(f.path, os.O_WRONLY, 0)
+		require.NoError(m.t, err)
+		_, err = h.WriteAt([]byte(repl), int64(at)) // one write
+		require.NoError(m.t, err)
+		require.NoError(m.t, h.Close())
+	} else {
+		require.NoError(m.t, os.WriteFile(f.path, append(data[:at:at], repl...), 0o644))
+	}
+	// Time passed: a file system's clock tick is coarser than this
+	// test (a same-size change within the tick of the last read is not
+	// seen by its modification time).
+	if after, err := os.Stat(f.path); err == nil && !after.ModTime().After(before.ModTime()) {
+		later := before.ModTime().Add(time.Millisecond)
+		require.NoError(m.t, os.Chtimes(f.path, later, later))
+	}
+}
+
+// editCheckpoint stops the tailer, edits its checkpoint file as a user
+// might (an offset past the end of a file, an offset into a line, or
+// garbage) and starts it again: a bad offset makes the file read again
+// from its start (the stream drops what it holds); garbage stops the
+// start with an error saying to move the file away, which is done.
+func (m *model) editCheckpoint() {
+	m.stopTailer(false)
+	path := filepath.Join(m.state, checkpointFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		m.startTailer()
+		return
+	}
+	require.NoError(m.t, err)
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	require.NoError(m.t, dec.Decode(&doc))
+	files, _ := doc["files"].([]any)
+	switch r := m.rng.IntN(3); {
+	case r == 0 || len(files) == 0:
+		m.logf("corrupt the checkpoint file")
+		require.NoError(m.t, os.WriteFile(path, data[:len(data)/2], 0o644))
+		tl, err := New(Config{Watch: []string{m.dir}, StateDir: m.state, Host: "modelhost", Publisher: m.pub})
+		require.NoError(m.t, err)
+		err = tl.Run(m.t.Context())
+		require.ErrorIs(m.t, err, ErrCheckpoint)
+		require.ErrorContains(m.t, err, "move it away")
+		require.NoError(m.t, os.Rename(path, path+".bad"))
+	default:
+		fe := files[m.rng.IntN(len(files))].(map[string]any)
+		info, err := os.Stat(fe["path"].(string))
+		if err != nil {
+			break // gone since
+		}
+		off := info.Size() + 1 + m.rng.Int64N(5000)
+		if r == 1 && info.Size() > 1 {
+			off = 1 + m.rng.Int64N(info.Size()-1)
+		}
+		m.logf("checkpoint of %s: offset %v -> %d (size %d)", fe["path"], fe["offset"], off, info.Size())
+		fe["offset"] = off
+		out, err := json.Marshal(doc)
+		require.NoError(m.t, err)
+		require.NoError(m.t, os.WriteFile(path, out, 0o644))
+	}
+	m.startTailer()
+}
+
+// secondOwner starts a second tailer on the running one's state
+// directory: it must refuse at once, naming the holder.
+func (m *model) secondOwner() {
+	m.logf("second tailer on the same state directory")
+	tl, err := New(Config{Watch: []string{m.dir}, StateDir: m.state, Host: "modelhost", Publisher: m.pub})
+	require.NoError(m.t, err)
+	ctx, cancel := context.WithTimeout(m.t.Context(), 10*time.Second)
+	defer cancel()
+	err = tl.Run(ctx)
+	require.ErrorIs(m.t, err, dirlock.ErrHeld)
+	var held *dirlock.HeldError
+	require.ErrorAs(m.t, err, &held)
+	require.Equal(m.t, os.Getpid(), held.PID)
+}
+
 // remove deletes f. Lines not seen in the stream yet may be lost.
 func (m *model) remove(f *tfile) {
 	m.refresh()
@@ -363,6 +499,13 @@ func (m *model) restart() {
 			require.NoError(m.t, os.Remove(cp.Path()))
 		} else {
 			require.NoError(m.t, os.WriteFile(cp.Path(), saved, 0o644))
+		}
+	}
+	if m.rng.IntN(4) == 0 {
+		// A file rewritten while no tailer runs, its first kilobyte
+		// kept.
+		if live := m.live(); len(live) > 0 {
+			m.overwrite(live[m.rng.IntN(len(live))])
 		}
 	}
 	if m.rng.IntN(4) == 0 {
