@@ -64,7 +64,7 @@ func loadBenchCorpus(tb testing.TB, sub string) []benchFile {
 		for _, l := range files[i].lines[:min(len(files[i].lines), DetectLines)] {
 			head = append(head, l.Bytes)
 		}
-		files[i].format, err = Detect(head)
+		files[i].format, err = detect(head)
 		require.NoError(tb, err, files[i].path)
 	}
 	return files

@@ -11,14 +11,11 @@ import (
 // while the format is undecided.
 const DetectLines = 20
 
-// Detect returns the format of a file from its first non-blank lines (at
-// most [DetectLines] are looked at), never from its path, as a [Decoder]
-// fed these lines and ended as final would decide it. It returns
-// ErrUnknownFormat when no line tells the format.
-//
-// It is kept for callers that hold the first lines already; new code
-// feeds a Decoder, which decides as early as a line allows.
-func Detect(head [][]byte) (schema.Format, error) {
+// detect returns the format of a file from its first non-blank lines (at
+// most [DetectLines] are looked at), as a [Decoder] fed these lines and
+// ended as final decides it. It returns ErrUnknownFormat when no line
+// tells the format.
+func detect(head [][]byte) (schema.Format, error) {
 	var d detector
 	for i, line := range head {
 		if i >= DetectLines {

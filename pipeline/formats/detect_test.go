@@ -36,7 +36,7 @@ func TestDetect_Corpus(t *testing.T) {
 		}[strings.Split(rel, string(filepath.Separator))[0]]
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
-		got, err := Detect(headLines(data))
+		got, err := detect(headLines(data))
 		require.NoError(t, err, rel)
 		require.Equal(t, want, got, rel)
 		n++
@@ -66,7 +66,7 @@ func TestDetect(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Detect(headLines([]byte(tc.in)))
+			got, err := detect(headLines([]byte(tc.in)))
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 		})
@@ -81,7 +81,7 @@ func TestDetect_Unknown(t *testing.T) {
 		`{"type":"permission-mode","permissionMode":"default"}`,
 		`[1,2,3]`,
 	} {
-		_, err := Detect(headLines([]byte(in)))
+		_, err := detect(headLines([]byte(in)))
 		require.ErrorIs(t, err, ErrUnknownFormat, in)
 	}
 }
@@ -152,13 +152,13 @@ func TestDetect_OneLine(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Detect([][]byte{[]byte(tc.line)})
+			got, err := detect([][]byte{[]byte(tc.line)})
 			if tc.want == "" {
-				require.ErrorIs(t, err, ErrUnknownFormat, "Detect(%s) = %q", tc.line, got)
+				require.ErrorIs(t, err, ErrUnknownFormat, "detect(%s) = %q", tc.line, got)
 				return
 			}
 			require.NoError(t, err, tc.line)
-			require.Equal(t, tc.want, got, "Detect(%s)", tc.line)
+			require.Equal(t, tc.want, got, "detect(%s)", tc.line)
 		})
 	}
 }
