@@ -1,0 +1,403 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// run is the state of one [Consumer.Run].
+type run struct {
+	c      *Consumer
+	h      Handler
+	status chan nats.Status
+
+	cons     jetstream.Consumer // nil: must (re)position before fetching
+	epoch    uint64             // connection reconnect count when positioned
+	lastDSeq uint64             // last consumer delivery sequence seen since positioning
+	next     uint64             // next stream sequence to take
+	gap      *Gap               // gap to report with the next batch
+
+	batch Batch
+	last  jetstream.Msg // last message taken into the batch: its AckAll covers the batch
+
+	held     jetstream.Msg // message taken from the fetch but kept for the next batch
+	heldMeta *jetstream.MsgMetadata
+	heldGap  *Gap // the gap that precedes held
+}
+
+// takeResult says what [run.check] decided about a message.
+type takeResult int
+
+const (
+	takeOK   takeResult = iota // add it to the batch
+	takeSkip                   // already taken: a redelivery the next ack covers
+	takeCut                    // a gap precedes it: hand the batch over first
+	takeLost                   // a delivery was lost: hand the batch over, then reposition
+)
+
+// loop positions the consumer and fetches until ctx ends.
+func (r *run) loop(ctx context.Context) error {
+	attempt := 0
+	for {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if r.cons == nil || r.reconnected() {
+			if !r.waitConnected(ctx) {
+				return context.Cause(ctx)
+			}
+			pctx, cancel := context.WithTimeout(ctx, positionTimeout)
+			err := r.position(pctx)
+			cancel()
+			if err != nil {
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
+				if errors.Is(err, ErrStartAhead) {
+					return err
+				}
+				attempt++
+				wait := backoff(attempt, DefaultReconnectWait, DefaultMaxReconnectWait)
+				if ok, n := r.c.warnLog.allow(time.Now()); ok {
+					r.c.log.Warn("consumer cannot position; retrying", KeyAttempt, attempt,
+						KeyNextRetry, wait.Round(time.Millisecond), KeyError, errText(err), KeySuppressed, n)
+				}
+				if !sleepCtx(ctx, wait) {
+					return context.Cause(ctx)
+				}
+				continue
+			}
+			attempt = 0
+		}
+		if err := r.fetch(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// waitConnected waits until the connection is up (a request sent while
+// it reconnects would only time out) or ctx ends; it reports whether the
+// connection is up.
+func (r *run) waitConnected(ctx context.Context) bool {
+	nc := r.c.nc
+	if nc == nil || nc.IsConnected() {
+		return true
+	}
+	ch := nc.StatusChanged(nats.CONNECTED, nats.CLOSED)
+	defer nc.RemoveStatusListener(ch)
+	for !nc.IsConnected() && !nc.IsClosed() {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// reconnected reports whether the connection reconnected since the
+// consumer was positioned: deliveries may have been lost in between.
+func (r *run) reconnected() bool {
+	return r.c.nc != nil && r.c.nc.Stats().Reconnects != r.epoch
+}
+
+// fetch runs one pull request: it hands what arrives to the handler in
+// batches and acknowledges them. It returns nil to go on (the request
+// ended, or r.cons is nil and the consumer must reposition), or the
+// error that ends Run.
+func (r *run) fetch(ctx context.Context) error {
+	c := r.c
+	fctx, cancel := context.WithTimeout(ctx, c.cfg.FetchWait)
+	defer cancel()
+	mb, err := r.cons.Fetch(c.cfg.MaxBatch, jetstream.FetchMaxBytes(c.cfg.MaxBatchBytes), jetstream.FetchContext(fctx))
+	if err != nil {
+		r.cons = nil
+		return nil
+	}
+	msgs := mb.Messages()
+	defer func() {
+		cancel()
+		for range msgs { // the fetch goroutine closes it once it sees cancel
+		}
+	}()
+	for {
+		r.batch.reset()
+		var m jetstream.Msg
+		var meta *jetstream.MsgMetadata
+		if r.held != nil {
+			m, meta, r.gap = r.held, r.heldMeta, r.heldGap
+			r.held, r.heldMeta, r.heldGap = nil, nil, nil
+		} else {
+			var ok bool
+			select {
+			case m, ok = <-msgs:
+			case <-r.status:
+				cancel() // disconnected: deliveries may be lost from here on
+				r.cons = nil
+				continue
+			case <-ctx.Done():
+				return context.Cause(ctx)
+			}
+			if !ok {
+				if err := mb.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+					r.cons = nil // cancelled or failed: deliveries may be lost
+				}
+				return nil
+			}
+			var res takeResult
+			meta, res = r.check(ctx, m)
+			switch res {
+			case takeSkip:
+				continue
+			case takeLost:
+				return nil
+			}
+		}
+		r.add(m, meta)
+		res := r.drain(ctx, msgs)
+		if err := r.deliver(ctx); err != nil {
+			return err
+		}
+		if res == takeLost || r.cons == nil {
+			return nil
+		}
+	}
+}
+
+// drain adds to the batch the messages already received, without
+// waiting, up to MaxBatch. It stops early at a gap (the message is held
+// for the next batch) or a lost delivery (r.cons is nil).
+func (r *run) drain(ctx context.Context, msgs <-chan jetstream.Msg) takeResult {
+	for r.batch.Len() < r.c.cfg.MaxBatch {
+		var m jetstream.Msg
+		var ok bool
+		select {
+		case m, ok = <-msgs:
+		default:
+			return takeOK
+		}
+		if !ok {
+			return takeOK
+		}
+		meta, res := r.check(ctx, m)
+		switch res {
+		case takeSkip:
+			continue
+		case takeCut:
+			r.held, r.heldMeta = m, meta
+			return takeCut
+		case takeLost:
+			return takeLost
+		}
+		r.add(m, meta)
+	}
+	return takeOK
+}
+
+// check decides what to do with a delivered message. A consumer delivery
+// sequence that does not follow the previous one means a delivery was
+// lost (a disconnect, an abandoned pull request): the consumer must
+// reposition, or it would skip that message. A stream sequence below the
+// next one is a redelivery of a message already taken. One above it is
+// normal when messages of other subjects lie between; if the stream's
+// first sequence has moved past the next one meanwhile, a gap is
+// recorded (and the batch cut when it is not empty).
+func (r *run) check(ctx context.Context, m jetstream.Msg) (*jetstream.MsgMetadata, takeResult) {
+	c := r.c
+	meta, err := m.Metadata()
+	if err != nil || meta.Sequence.Consumer != r.lastDSeq+1 {
+		c.log.Debug("delivery lost; repositioning", KeySeq, r.next, "delivery_seq", r.lastDSeq+1)
+		r.cons = nil
+		return nil, takeLost
+	}
+	r.lastDSeq = meta.Sequence.Consumer
+	seq := meta.Sequence.Stream
+	if seq < r.next {
+		c.count(func(s *ConsumerStats) { s.Dropped++ })
+		return meta, takeSkip
+	}
+	if seq > r.next {
+		s, err := c.js.Stream(ctx, c.cfg.Stream.Name)
+		if err != nil {
+			// Cannot tell: reposition, which checks the stream again.
+			r.cons = nil
+			return nil, takeLost
+		}
+		if first := s.CachedInfo().State.FirstSeq; first > r.next {
+			g := &Gap{FirstMissing: r.next, FirstAvailable: min(first, seq)}
+			if r.batch.Len() > 0 {
+				r.heldGap = g
+				return meta, takeCut
+			}
+			if r.gap == nil {
+				r.gap = g
+			} else {
+				r.gap.FirstAvailable = g.FirstAvailable
+			}
+		}
+	}
+	return meta, takeOK
+}
+
+// add decodes m into the batch.
+func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
+	c, b := r.c, &r.batch
+	seq := meta.Sequence.Stream
+	if b.Len() == 0 {
+		b.First, b.Gap = seq, r.gap
+	}
+	b.Last, b.Pending = seq, meta.NumPending
+	r.last, r.next = m, seq+1
+	d := Delivery{
+		Seq:          seq,
+		Subject:      m.Subject(),
+		NumDelivered: meta.NumDelivered,
+		Redelivered:  meta.NumDelivered > 1 || seq <= c.handedMax,
+	}
+	var err error
+	if c.cfg.DeadLetters {
+		var dl DeadLetter
+		if err = checkSchema(m.Headers()); err == nil {
+			dl, err = DecodeDeadLetter(m.Data())
+		}
+		if err == nil {
+			b.DeadLetters = append(b.DeadLetters, DeliveredDead{Delivery: d, Dead: dl})
+		}
+	} else {
+		n := len(b.Entries)
+		if n < cap(b.Entries) {
+			b.Entries = b.Entries[:n+1]
+		} else {
+			b.Entries = append(b.Entries, DeliveredEntry{})
+		}
+		b.Entries[n].Delivery = d
+		if err = DecodeEntry(m.Headers(), m.Data(), &b.Entries[n].Entry); err != nil {
+			b.Entries = b.Entries[:n]
+		}
+	}
+	if err != nil {
+		me := &MessageError{Stream: c.cfg.Stream.Name, Seq: seq, Subject: d.Subject, Err: err}
+		b.Undecodable = append(b.Undecodable, me)
+		if ok, n := c.warnLog.allow(time.Now()); ok {
+			c.log.Warn("undecodable message skipped", KeySeq, seq, KeySubject, d.Subject, KeyError, err.Error(), KeySuppressed, n)
+		}
+	}
+}
+
+// checkSchema checks a dead letter's Sessionpipe-Schema header as
+// [DecodeEntry] checks an entry's.
+func checkSchema(h nats.Header) error {
+	if v := h.Get(HeaderSchema); v != strconv.Itoa(schema.Version) {
+		return fmt.Errorf("%w: header %s=%q, want %d", ErrSchemaVersion, HeaderSchema, v, schema.Version)
+	}
+	return nil
+}
+
+// deliver hands the batch to the handler until it accepts it, then
+// acknowledges it. It returns the error that ends Run: the context's
+// cause, or the handler's error wrapping ErrStopConsuming.
+func (r *run) deliver(ctx context.Context) error {
+	c, b := r.c, &r.batch
+	if b.Len() == 0 {
+		return nil
+	}
+	for attempt := 1; ; attempt++ {
+		b.Attempt = attempt
+		err := r.h(ctx, b)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, ErrStopConsuming) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		c.count(func(s *ConsumerStats) { s.HandlerErrors++ })
+		wait := backoff(attempt, c.cfg.RetryMin, c.cfg.RetryMax)
+		if ok, n := c.warnLog.allow(time.Now()); ok {
+			c.log.Warn("handler failed; retrying the same batch", "first_seq", b.First, "last_seq", b.Last,
+				KeyAttempt, attempt, KeyNextRetry, wait.Round(time.Millisecond), KeyError, err.Error(), KeySuppressed, n)
+		}
+		markRedelivered(b)
+		if !sleepCtx(ctx, wait) {
+			return context.Cause(ctx)
+		}
+	}
+	if b.Gap != nil {
+		c.log.Warn("messages aged out of the stream before they were consumed",
+			"first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
+	}
+	redelivered := countRedelivered(b)
+	actx, cancel := context.WithTimeout(ctx, ackTimeout)
+	ackErr := r.last.DoubleAck(actx)
+	cancel()
+	c.mu.Lock()
+	c.next = b.Last + 1
+	c.explicit = true
+	c.handedMax = max(c.handedMax, b.Last)
+	s := &c.stats
+	s.Batches++
+	s.Entries += uint64(len(b.Entries) + len(b.DeadLetters))
+	s.Undecodable += uint64(len(b.Undecodable))
+	s.Redelivered += uint64(redelivered)
+	s.Pending = b.Pending
+	if b.Gap != nil {
+		s.Gaps++
+		s.GapMessages += b.Gap.FirstAvailable - b.Gap.FirstMissing
+	}
+	if ackErr == nil {
+		s.AckedSeq = b.Last
+	}
+	c.mu.Unlock()
+	r.gap, r.last = nil, nil
+	if ackErr != nil {
+		// Repositioning at the next sequence moves the server's ack floor
+		// to b.Last: it acknowledges the batch.
+		c.log.Debug("ack failed; repositioning", KeySeq, b.Last, KeyError, ackErr.Error())
+		r.cons = nil
+	}
+	return nil
+}
+
+// markRedelivered marks every message of b as redelivered, before the
+// handler sees b again.
+func markRedelivered(b *Batch) {
+	for i := range b.Entries {
+		b.Entries[i].Redelivered = true
+	}
+	for i := range b.DeadLetters {
+		b.DeadLetters[i].Redelivered = true
+	}
+}
+
+// countRedelivered counts the messages of b marked redelivered.
+func countRedelivered(b *Batch) int {
+	n := 0
+	for i := range b.Entries {
+		if b.Entries[i].Redelivered {
+			n++
+		}
+	}
+	for i := range b.DeadLetters {
+		if b.DeadLetters[i].Redelivered {
+			n++
+		}
+	}
+	return n
+}
+
+// count updates the stats under the lock.
+func (c *Consumer) count(f func(*ConsumerStats)) {
+	c.mu.Lock()
+	f(&c.stats)
+	c.mu.Unlock()
+}
