@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,12 +31,76 @@ const (
 	crashEntries = 3000
 )
 
+// envTermDir runs the test binary as a writer that buffers entries and
+// commits them when SIGTERM comes, as an exporter daemon does.
+const envTermDir = "EXPORT_TERM_DIR"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(envCrashDir); dir != "" {
 		crashChild(dir, os.Getenv(envCrashStep), os.Getenv(envCrashAt))
 		return
 	}
+	if dir := os.Getenv(envTermDir); dir != "" {
+		termChild(dir)
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// termChild writes crashEntries with the default part size and age (so
+// nothing is committed yet), says "ready", and on SIGTERM closes the
+// writer, prints the sequence it may acknowledge and exits 0.
+func termChild(dir string) {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	w, err := export.NewWriter(export.Config{Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "term child:", err)
+		os.Exit(2)
+	}
+	entries := genEntries(crashEntries)
+	for i := range entries {
+		if err := w.Write(ctx, &entries[i], uint64(i+1)); err != nil {
+			fmt.Fprintln(os.Stderr, "term child:", err)
+			os.Exit(2)
+		}
+	}
+	fmt.Println("ready", w.Committed())
+	<-ctx.Done()
+	if err := w.Close(context.WithoutCancel(ctx)); err != nil {
+		fmt.Fprintln(os.Stderr, "term child:", err)
+		os.Exit(2)
+	}
+	fmt.Println("committed", w.Committed())
+	os.Exit(0)
+}
+
+// TestWriter_SIGTERM: a writer whose process gets SIGTERM commits every
+// open part before it exits, and may then acknowledge everything.
+func TestWriter_SIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envTermDir+"="+dir)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	r := bufio.NewReader(out)
+	line, err := r.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready 0\n", line, "nothing committed before the signal")
+	_, parts := scan(t, dir)
+	require.Empty(t, parts)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	line, err = r.ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, fmt.Sprintf("committed %d\n", crashEntries), line)
+	require.NoError(t, cmd.Wait())
+
+	var n, distinct int64
+	require.NoError(t, openDuckDB(t).QueryRow(`SELECT count(*), count(DISTINCT seq) FROM `+glob(dir)).Scan(&n, &distinct))
+	require.Equal(t, []int64{crashEntries, crashEntries}, []int64{n, distinct})
 }
 
 // crashConfig makes parts small, so that writing crashEntries commits
