@@ -3,9 +3,10 @@
 //
 // Usage:
 //
-//	sessionpipe run [flags] [PATH...]      embedded JetStream, tailer, live aggregates
+//	sessionpipe run [flags] [PATH...]      embedded JetStream, tailer, indexer
 //	sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
+//	sessionpipe top [flags]                live view of a running indexer
 //	sessionpipe version                    print the version
 //
 // PATH is a transcript file or a directory searched recursively. Run
@@ -32,9 +33,11 @@ per-session token and cost aggregates.
 
 Usage:
   sessionpipe run [flags] [PATH...]      the pipeline on this machine: embedded JetStream,
-                                         tailer and live aggregates (-once: print and stop)
+                                         tailer and indexer (-once: print and stop)
   sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost (offline)
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
+  sessionpipe top [flags]                live view of a running indexer: active sessions,
+                                         spend today, burn rate, alerts
   sessionpipe version                    print the version
 
 PATH is a transcript file or a directory searched recursively.
@@ -71,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runEntries(ctx, rest, stdout, stderr)
 	case "run":
 		err = runRun(ctx, rest, stdout, stderr)
+	case "top":
+		err = runTop(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sessionpipe", version)
 	case "help", "-h", "--help", "-help":
