@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"syscall"
 	"time"
@@ -33,7 +34,15 @@ type Indexer struct {
 	Prices   string
 	StateDir string
 	MaxLag   time.Duration
+	// MemoryLimit is Go's soft memory limit for the process, in MiB;
+	// 0 leaves Go's (or GOMEMLIMIT's).
+	MemoryLimit int64
 }
+
+// DefaultMemoryLimitMiB is the indexer's default soft memory limit: its
+// state is bounded by design (a cache of recent facts over the store), and
+// the limit keeps garbage from growing the heap past it.
+const DefaultMemoryLimitMiB = 384
 
 // Register adds the indexer flags to fs.
 func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
@@ -44,6 +53,11 @@ func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert (env SESSIONPIPE_WEBHOOK_URL)")
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", index.DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
+	limit := int64(DefaultMemoryLimitMiB)
+	if env("GOMEMLIMIT") != "" {
+		limit = 0 // the environment decides
+	}
+	fs.Int64Var(&ix.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector (0: none; GOMEMLIMIT, when set, wins)")
 	fs.StringVar(&ix.StateDir, "index-dir", env("SESSIONPIPE_INDEX_DIR"), "indexer state directory (env SESSIONPIPE_INDEX_DIR; default <data-dir>/indexer)")
 }
 
@@ -97,6 +111,9 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	table, err := LoadPrices(ix.Prices)
 	if err != nil {
 		return nil, err
+	}
+	if ix.MemoryLimit > 0 {
+		debug.SetMemoryLimit(ix.MemoryLimit << 20)
 	}
 	var rules []alert.Rule
 	if ix.Rules != "" {

@@ -28,7 +28,7 @@ const (
 	DefaultCommitInterval = time.Second
 	// DefaultMaxFacts bounds the facts kept in memory between commits;
 	// sessions, file states and rollup cells are bounded alongside.
-	DefaultMaxFacts = 1 << 20
+	DefaultMaxFacts = 200_000
 )
 
 // IndexerConfig configures an [Indexer].
