@@ -43,7 +43,7 @@ func (w *Writer) recover() error {
 			return fmt.Errorf("remove leftover %s: %w", p, err)
 		}
 		w.stats.Removed++
-		w.log.Info("removed leftover of an interrupted commit", "file", rel)
+		w.log.Info("removed leftover of an interrupted commit", KeyFile, rel)
 		return syncDir(filepath.Dir(p))
 	})
 	if err != nil {
@@ -51,7 +51,7 @@ func (w *Writer) recover() error {
 	}
 	for rel := range listed {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {
-			w.log.Warn("committed file missing", "file", rel, "error", err)
+			w.log.Warn("committed file missing", KeyFile, rel, KeyError, err.Error())
 		}
 	}
 	return nil

@@ -80,7 +80,7 @@ func NewWriter(cfg Config) (*Writer, error) {
 	}
 	w := &Writer{
 		cfg:   cfg,
-		log:   cfg.Logger.With("component", "export"),
+		log:   cfg.Logger.With(KeyComponent, "export"),
 		lock:  lock,
 		enc:   newEncoder(cfg),
 		high:  make(map[Partition]uint64),
@@ -161,7 +161,7 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 		if w.cfg.OnEntryError != nil {
 			w.cfg.OnEntryError(err)
 		} else {
-			w.log.Warn("entry altered", "error", err.Error())
+			w.log.Warn("entry altered", KeyError, err.Error())
 		}
 	}
 	w.handed = seq
@@ -343,7 +343,7 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 	w.stats.Files++
 	w.stats.Rows += f.Rows
 	w.stats.Bytes += f.Bytes
-	w.log.Debug("committed", "file", f.Path, "rows", f.Rows, "bytes", f.Bytes, "first_seq", f.FirstSeq, "last_seq", f.LastSeq)
+	w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
 	return nil
 }
 
