@@ -55,6 +55,42 @@
 // summed in integer nano-dollars (each call rounded to the nearest one),
 // so that it is exact and independent of the order of addition.
 //
+// # The indexer
+//
+// The [Indexer] is the live consumer: a durable JetStream consumer
+// (pipeline/bus) applies the stream's entries to an Aggregator over a
+// [Store], a pebble database under the data directory. The Aggregator's
+// maps are then a write-back cache: facts, sessions, file turn states and
+// rollup cells are read from the store when not cached, changed in
+// memory, and written at each commit in one synced batch together with
+// the last stream sequence applied, the stream's identity, the alert
+// state and the running totals. Memory follows the sessions active
+// lately: the cache keeps about [DefaultMaxFacts] facts and whatever they
+// reference, the rest of the history (tens of millions of facts) stays on
+// disk behind bloom filters and a bounded block cache.
+//
+// A restart resumes at the sequence after the one committed (the durable
+// consumer is repositioned there, whatever it acknowledged), so an entry
+// is applied exactly once to the committed state; a redelivered message at
+// or below the applied sequence is skipped. A state without a sequence is
+// built from the start of the stream. A state whose stream identity
+// differs from the stream's (deleted and recreated, another cluster), or
+// that does not decode, is discarded and rebuilt, never applied to.
+// Entries that aged out of the stream before they were applied are
+// reported (a log line, a metric): the aggregates lack them.
+//
+// Duplicates past the stream's duplicate window (a tailer that re-sent
+// acknowledged lines after a long outage) reach the indexer as new
+// messages; they change nothing, since every count is a fact counted once.
+//
+// # Rollups and turns
+//
+// Every counted API call is also in a cell of a cube (UTC hour, host,
+// format, model, project): [Aggregator.Usage] sums cells by any of them,
+// by day or by hour. With Config.Turns each session keeps a ledger of its
+// turn starts and calls, from which [Aggregator.Turns] gives tokens and
+// cost per turn. Both move with the facts they come from.
+//
 // # Plans and implementations
 //
 // Claude Code sessions that share a slug are linked: a session whose first
