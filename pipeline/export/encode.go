@@ -29,39 +29,38 @@ const statsBytes = 64
 // writeBatch is how many rows are handed to the Parquet writer at once.
 const writeBatch = 1024
 
-// encoder writes parts as Parquet files. It keeps one Parquet writer,
-// reset for each file, so that its column buffers and the zstd encoders
-// are allocated once.
+// encoder writes parts as Parquet files. It keeps the zstd codec (and so
+// its encoders) from file to file, and a fresh Parquet writer per file:
+// parquet-go v0.32.0's Writer.Reset leaves the column chunks of the next
+// file without their metadata (path_in_schema, type, codec), which DuckDB
+// tolerates and other readers need.
 type encoder struct {
 	cfg   Config
+	codec *zstd.Codec
 	pw    *parquet.GenericWriter[row]
 	batch []row
 }
 
 func newEncoder(cfg Config) *encoder {
-	return &encoder{cfg: cfg}
+	return &encoder{cfg: cfg, codec: &zstd.Codec{Level: cfg.CompressionLevel, Concurrency: 1}, batch: make([]row, 0, writeBatch)}
 }
 
 // encode writes p's rows, sorted, as one Parquet file to w.
 func (c *encoder) encode(w io.Writer, p *part) error {
-	if c.pw == nil {
-		c.pw = parquet.NewGenericWriter[row](w,
-			parquet.Compression(&zstd.Codec{Level: c.cfg.CompressionLevel, Concurrency: 1}),
-			parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
-			parquet.PageBufferSize(c.cfg.PageBytes),
-			parquet.DataPageStatistics(true),
-			parquet.ColumnIndexSizeLimit(func([]string) int { return statsBytes }),
-			parquet.CreatedBy(c.cfg.WriterVersion, "", ""),
-			parquet.SortingWriterConfig(parquet.SortingColumns(
-				parquet.Ascending("session_id"),
-				parquet.NullsFirst(parquet.Ascending("ts")),
-				parquet.Ascending("seq"),
-			)),
-		)
-		c.batch = make([]row, 0, writeBatch)
-	} else {
-		c.pw.Reset(w)
-	}
+	c.pw = parquet.NewGenericWriter[row](w,
+		parquet.Compression(c.codec),
+		parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
+		parquet.PageBufferSize(c.cfg.PageBytes),
+		parquet.DataPageStatistics(true),
+		parquet.ColumnIndexSizeLimit(func([]string) int { return statsBytes }),
+		parquet.CreatedBy(c.cfg.WriterVersion, "", ""),
+		parquet.SortingWriterConfig(parquet.SortingColumns(
+			parquet.Ascending("session_id"),
+			parquet.NullsFirst(parquet.Ascending("ts")),
+			parquet.Ascending("seq"),
+		)),
+	)
+	defer func() { c.pw = nil }()
 	pw := c.pw
 	for _, kv := range [...][2]string{
 		{MetaSchemaVersion, strconv.Itoa(schema.Version)},
@@ -99,7 +98,6 @@ func (c *encoder) flush() error {
 	clear(c.batch) // drop references to the part's strings
 	c.batch = c.batch[:0]
 	if err != nil {
-		c.pw.Reset(io.Discard) // the next file starts clean
 		return fmt.Errorf("write parquet rows: %w", err)
 	}
 	return nil

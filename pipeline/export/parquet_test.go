@@ -132,6 +132,22 @@ func TestWriter_ParquetLayout(t *testing.T) {
 	require.Contains(t, string(b), `"path":"format=claude-code/date=2026-08-09/host=h/part-1-1000.parquet"`)
 }
 
+// TestWriter_ColumnMetadata: every column chunk of every row group of
+// every file names its column and codec (parquet-go's writer reuse once
+// dropped them from the second file on; DuckDB does not mind, other
+// readers do).
+func TestWriter_ColumnMetadata(t *testing.T) {
+	dir := t.TempDir()
+	writeAll(t, mustWriter(t, export.Config{Dir: dir, PartBytes: 256 << 10, RowGroupRows: 100}), sessionsEntries(3000))
+	_, parts := scan(t, dir)
+	require.Greater(t, len(parts), 2)
+	var chunks, bad, groups int64
+	require.NoError(t, openDuckDB(t).QueryRow(`SELECT count(*), count(*) FILTER (WHERE path_in_schema = '' OR compression <> 'ZSTD' OR type IS NULL),
+		count(DISTINCT (file_name, row_group_id)) FROM parquet_metadata('`+dir+`/**/*.parquet')`).Scan(&chunks, &bad, &groups))
+	require.Greater(t, groups, int64(len(parts)), "several row groups per file")
+	require.Zero(t, bad, "of %d column chunks", chunks)
+}
+
 // TestWriter_Statistics shows that row-group statistics let DuckDB skip
 // row groups: the file is sorted by session, so each session lies in one
 // row group of ten, and its min/max say so. To prove DuckDB does not read
