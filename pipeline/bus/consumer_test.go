@@ -487,6 +487,49 @@ func TestConsumer_SlowHandlerRedeliveriesDropped(t *testing.T) {
 	require.Equal(t, append(want, want[4]+1, want[4]+2, want[4]+3), got, "nothing handed twice")
 }
 
+// A delivery this consumer never sees (here taken by a stale pull
+// request on the same durable consumer, as an abandoned fetch can leave
+// behind) is detected by the gap in delivery sequences: the consumer
+// repositions and delivers it, instead of skipping it for good.
+func TestConsumer_LostDeliveryRepositions(t *testing.T) {
+	e := mustEnv(t)
+	want := publishEntries(t, e.js, 0, 10)
+	s := newSink()
+	release := make(chan struct{})
+	first := true
+	s.fail = func(b *bus.Batch) error {
+		if first {
+			first = false
+			<-release
+		}
+		return nil
+	}
+	c := mustConsumer(t, e.js, bus.ConsumerConfig{MaxBatch: 2, MaxAckPending: 100})
+	runConsumer(t, c, s.handle)
+	natstest.CheckFor(t, waitLong, waitPoll, func() error {
+		if _, b := s.snapshot(); len(b) == 0 {
+			return errors.New("no batch yet")
+		}
+		return nil
+	})
+	thief, err := e.js.Consumer(t.Context(), bus.DefaultStream, "test")
+	require.NoError(t, err)
+	mb, err := thief.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+	require.NoError(t, err)
+	var stolen []uint64
+	for m := range mb.Messages() {
+		meta, err := m.Metadata()
+		require.NoError(t, err)
+		stolen = append(stolen, meta.Sequence.Stream)
+	}
+	require.Equal(t, []uint64{want[2]}, stolen, "the thief took the message after the first pull")
+	close(release)
+	waitCount(t, s, 10)
+	got, _ := s.snapshot()
+	require.Equal(t, want, got, "the stolen delivery was delivered again, in order")
+	require.GreaterOrEqual(t, c.Stats().Repositions, uint64(2))
+}
+
 func TestConsumer_ServerRestart(t *testing.T) {
 	e := mustEnv(t)
 	const n = 600
