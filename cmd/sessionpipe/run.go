@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,16 +57,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// A PATH is a watch like -watch: a file, a directory or a glob; one
+	// named without a wildcard must exist.
 	for _, p := range fs.Args() {
-		info, err := os.Stat(p)
-		if err != nil {
-			return err
-		}
-		if info.IsDir() {
-			p = filepath.Join(p, "**")
+		if !strings.ContainsAny(p, "*?[{") {
+			if _, err := os.Stat(p); err != nil {
+				return err
+			}
 		}
 		t.Watch = append(t.Watch, p)
 	}
+	t.Static = *once
 	if *once && fs.Lookup("log-level").Value.String() == "info" {
 		logs.Level = "warn" // the table is the output
 	}
