@@ -100,3 +100,32 @@ func streamMsgs(t *testing.T, data string) uint64 {
 	require.NoError(t, err)
 	return info.State.Msgs
 }
+
+// Stub files beside a real session (a lone teleported-from line, only
+// title and agent-name lines, a file that tells no format) do not keep
+// `run -once` waiting for more lines: it returns as soon as the real
+// session is counted, well before the 30 s a growing file would be given.
+func TestRun_OnceDoesNotWaitOnStubs(t *testing.T) {
+	dir := t.TempDir()
+	real, err := os.ReadFile(filepath.Join(corpus, "claude-code", "claude-code-transcripts", "sample_session.jsonl"))
+	require.NoError(t, err)
+	for name, content := range map[string]string{
+		"real.jsonl":       string(real),
+		"teleported.jsonl": `{"type":"teleported-from","sessionId":"8c0e0a7e-0000-4000-8000-000000000001","from":"web"}` + "\n",
+		"titled.jsonl":     `{"type":"ai-title","sessionId":"8c0e0a7e-0000-4000-8000-000000000002","aiTitle":"Fix the build"}` + "\n" + `{"type":"agent-name","sessionId":"8c0e0a7e-0000-4000-8000-000000000002","agentName":"builder"}` + "\n",
+		"unknown.jsonl":    `{"hello":"world"}` + "\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+	}
+	offline := ours(t, dir)
+	require.Len(t, offline, 1)
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"run", "-once", "-json", "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "", "-metrics", "", dir}, &stdout, &stderr)
+	require.NoError(t, ctx.Err(), "run -once waited on the stub files")
+	require.Equal(t, exitOK, code, stderr.String())
+	var live []index.Session
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &live))
+	require.Equal(t, offline, live)
+}
