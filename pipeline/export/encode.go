@@ -26,6 +26,19 @@ const (
 // long enough for whole session ids and keys.
 const statsBytes = 64
 
+// blobColumns returns the free-text columns: their min/max values say
+// nothing useful to a query and can be large (a tool result of
+// megabytes), so neither the footer nor the page headers carry them.
+func blobColumns() [][]string {
+	return [][]string{
+		{"text"},
+		{"raw"},
+		{"command_args"},
+		{"tool_calls", "list", "element", "input"},
+		{"tool_results", "list", "element", "content"},
+	}
+}
+
 // writeBatch is how many rows are handed to the Parquet writer at once.
 const writeBatch = 1024
 
@@ -47,7 +60,7 @@ func newEncoder(cfg Config) *encoder {
 
 // encode writes p's rows, sorted, as one Parquet file to w.
 func (c *encoder) encode(w io.Writer, p *part) error {
-	c.pw = parquet.NewGenericWriter[row](w,
+	opts := []parquet.WriterOption{
 		parquet.Compression(c.codec),
 		parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
 		parquet.PageBufferSize(c.cfg.PageBytes),
@@ -59,7 +72,11 @@ func (c *encoder) encode(w io.Writer, p *part) error {
 			parquet.NullsFirst(parquet.Ascending("ts")),
 			parquet.Ascending("seq"),
 		)),
-	)
+	}
+	for _, path := range blobColumns() {
+		opts = append(opts, parquet.SkipPageBounds(path...), parquet.SkipPageStatistics(path...))
+	}
+	c.pw = parquet.NewGenericWriter[row](w, opts...)
 	defer func() { c.pw = nil }()
 	pw := c.pw
 	for _, kv := range [...][2]string{

@@ -76,6 +76,12 @@ func TestWriter_ParquetLayout(t *testing.T) {
 	require.Contains(t, sessEnc, "RLE_DICTIONARY")
 	require.NotContains(t, textEnc, "DICTIONARY")
 
+	// Statistics where they serve a filter, none on free text.
+	var textStats, sessionStats int64
+	require.NoError(t, db.QueryRow(`SELECT count(stats_max_value) FILTER (WHERE path_in_schema = 'text'),
+		count(stats_max_value) FILTER (WHERE path_in_schema = 'session_id') FROM parquet_metadata(?)`, file).Scan(&textStats, &sessionStats))
+	require.Equal(t, []int64{0, 10}, []int64{textStats, sessionStats})
+
 	var typ, logical string
 	require.NoError(t, db.QueryRow(`SELECT type, logical_type FROM parquet_schema(?) WHERE name = 'ts'`, file).Scan(&typ, &logical))
 	require.Equal(t, "INT64", typ)
