@@ -58,7 +58,9 @@
 // (format, host, path, session_id, kind, role, model, cwd, tool names,
 // ...), delta for seq, offset, line and key, plain for text and random
 // ids; every column zstd-compressed; page statistics and column indexes
-// written; rows sorted by (session_id, ts, seq) inside a file (declared as
+// written, except min/max on free text (text, raw, command_args, tool
+// input and result content), which no filter uses and which can be
+// megabytes long; rows sorted by (session_id, ts, seq) inside a file (declared as
 // the row groups' sorting_columns), so that a filter on a session or a
 // time range skips whole row groups. Row groups hold Config.RowGroupRows
 // rows. The key-value metadata holds the schema version, the stream range,
