@@ -1,9 +1,10 @@
 // Package bus is sessionpipe's NATS JetStream layer: the subjects and the
 // one stream, connections, the embedded server of laptop mode, the entry
-// and dead-letter messages, and the [Publisher] the tailer publishes
-// through. It does not read files or decide what to publish; consumers
-// (indexer, exporter) read the stream with the jetstream package and
-// [DecodeEntry].
+// and dead-letter messages, the [Publisher] the tailer publishes
+// through, the [Consumer] the indexer and the exporter read through, the
+// [Lease] that keeps one of them active per role, and the stream's
+// [StreamIdentity]. It does not read files or decide what to publish,
+// and it does not apply entries.
 //
 // # Subjects and stream
 //
@@ -58,4 +59,77 @@
 // The publisher counts such messages ([Stats].Reordered) and logs them;
 // entries carry path, offset and line, so a consumer that needs strict
 // order within a file can restore it.
+//
+// # Consuming
+//
+// [Consumer] reads one durable JetStream pull consumer, filtered to the
+// entry subjects (or, with [ConsumerConfig.DeadLetters], to the
+// dead-letter subjects, under another name), and hands the handler
+// [Batch]es: consecutive messages in stream order with their first and
+// last stream sequence, each entry decoded with its sequence, subject and
+// delivery count. What it guarantees:
+//
+//   - At least once, in order. Every message of the filter from the start
+//     position on reaches the handler, in stream order, unless it left the
+//     stream first (a gap, below). A batch is acknowledged only after the
+//     handler returned nil: the consumer uses AckAll and acknowledges the
+//     batch's last message, waiting for the server's confirmation. A
+//     process that dies before that gets the batch again.
+//   - A handler error means no acknowledgement: the consumer calls the
+//     handler again with the same batch (same range, same entries, from
+//     memory) after a backoff, marked redelivered with [Batch.Attempt]
+//     counting; no later message is handed over before it succeeds. An
+//     error wrapping [ErrStopConsuming] ends [Consumer.Run] instead.
+//   - Undecodable messages (another schema version, a body that is not an
+//     entry) never block the stream: they are listed in the batch as
+//     *[MessageError] with sequence and subject, counted, logged
+//     (rate-limited), and acknowledged with it.
+//   - Start position: [ConsumerConfig.StartSeq] is the caller's, from its
+//     own state (the last sequence applied plus one); the durable
+//     consumer is reset to it whatever position it had (the caller's state
+//     is the truth; see below). Zero resumes after the durable's last
+//     acknowledgement.
+//   - Gaps: messages that aged out of the stream (or were purged) before
+//     they were consumed, at the start or while the consumer was behind,
+//     are reported once as a *[Gap] (first missing, first available) on
+//     the next batch; the caller decides to rebuild or to accept the loss.
+//     A start position beyond the stream's end fails with [ErrStartAhead]:
+//     the state belongs to another stream (see [CheckIdentity]).
+//   - Flow control: a pull request asks for at most MaxBatch messages and
+//     MaxBatchBytes, and the server stops at MaxAckPending unacknowledged,
+//     so a consumer that falls behind holds about one pull request's worth
+//     plus the batch being applied. [Batch.Pending] and
+//     [ConsumerStats].Pending give the lag (messages of the filter not yet
+//     received); AckedSeq the position.
+//   - Disconnects and server restarts are ridden out: after a reconnect, a
+//     failed pull request or a delivery sequence that skips one (a
+//     delivery lost on the way), the consumer resets the durable consumer
+//     to the sequence after the last one it took, so nothing is skipped
+//     and nothing arrives out of order. Copies of messages already taken
+//     (the server redelivers after AckWait while a handler is slow) are
+//     dropped.
+//
+// Resetting the durable consumer to the caller's position is safe because
+// only one process runs a durable consumer at a time (hold a [Lease] for
+// its role) and the caller's state, saved with the last sequence it
+// applied, says what is applied; whatever the server remembered
+// (acknowledgements past it, deliveries not yet acknowledged) is
+// superseded. A reset is one API call (nats-server 2.15 has it); a server that
+// refuses it gets the consumer deleted and created at the sequence.
+//
+// Exactly-once effects are the caller's job: the consumer delivers at
+// least once. The indexer applies entries idempotently by entry key and
+// saves the last sequence applied with its state, so a batch applied
+// again after a crash changes nothing; the exporter names files by their
+// sequence range, so a batch written again replaces the same file.
+//
+// # Leases and stream identity
+//
+// A [Lease] is held by one process per role, renewed in the background,
+// and lost (the holder's context cancelled) a fifth of its TTL before
+// anyone else can take it; a stand-by waiting in [Lease.Acquire] takes
+// over as soon as the holder releases it or its key expires.
+// [StreamIdentity] (name, creation time, cluster) tells a state built
+// from this stream from one built from a stream since deleted and
+// recreated, whose sequences mean something else.
 package bus
