@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -50,9 +51,9 @@ func runEntries(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return usageError{fmt.Sprintf("entries: --max-line-bytes %d is not positive", *maxLine)}
 	}
 	o := &offline{
-		paths: fs.Args(), host: hostName(*host), text: !*noText, raw: *raw,
+		paths: fs.Args(), host: app.Hostname(*host), text: !*noText, raw: *raw,
 		workers: 1, // one file at a time keeps the output in file order
-		stderr:  stderr, maxLineBytes: *maxLine, maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
+		stderr:  stderr, maxLineBytes: *maxLine, maxErrors: *maxErrors, progress: !*quiet && app.IsTerminal(os.Stderr),
 	}
 	start := time.Now()
 	w := bufio.NewWriterSize(stdout, 256<<10)

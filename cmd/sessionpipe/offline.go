@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -78,7 +78,7 @@ func (o *offline) summary(elapsed time.Duration) {
 	defer o.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "read %d files (%s), %s lines, %s entries in %s",
-		st.Files, humanBytes(st.Bytes), thousands(st.Lines), thousands(st.Entries), elapsed.Round(time.Millisecond))
+		st.Files, app.HumanBytes(st.Bytes), app.Thousands(st.Lines), app.Thousands(st.Entries), elapsed.Round(time.Millisecond))
 	if st.Stores > 0 {
 		fmt.Fprintf(&b, "; %d session metadata files", st.Stores)
 	}
@@ -131,7 +131,7 @@ func (o *offline) showProgress() func() {
 				rate := float64(st.Bytes) / time.Since(start).Seconds()
 				o.mu.Lock()
 				fmt.Fprintf(o.stderr, "\r\033[K%d/%d files, %s of %s, %s/s",
-					st.Files+st.Skipped+st.Stores, st.FilesFound, humanBytes(st.Bytes), humanBytes(st.BytesFound), humanBytes(int64(rate)))
+					st.Files+st.Skipped+st.Stores, st.FilesFound, app.HumanBytes(st.Bytes), app.HumanBytes(st.BytesFound), app.HumanBytes(int64(rate)))
 				o.mu.Unlock()
 			}
 		}
@@ -140,10 +140,4 @@ func (o *offline) showProgress() func() {
 		close(done)
 		wg.Wait()
 	}
-}
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	info, err := f.Stat()
-	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }

@@ -118,7 +118,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			enc.SetEscapeHTML(false)
 			return enc.Encode(all)
 		}
-		return writeSessionsTable(stdout, all)
+		return app.WriteSessionsTable(stdout, all)
 	}
 	wg.Wait()
 	return errors.Join(tailErr, ixErr)

@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
-	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -67,13 +67,13 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "" && !schema.Format(*format).Valid() {
 		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
 	}
-	table, err := loadPrices(*prices)
+	table, err := app.LoadPrices(*prices)
 	if err != nil {
 		return err
 	}
 	o := &offline{
-		paths: fs.Args(), host: hostName(*host), workers: *workers, stderr: stderr, maxLineBytes: *maxLine,
-		maxErrors: *maxErrors, progress: !*quiet && isTerminal(os.Stderr),
+		paths: fs.Args(), host: app.Hostname(*host), workers: *workers, stderr: stderr, maxLineBytes: *maxLine,
+		maxErrors: *maxErrors, progress: !*quiet && app.IsTerminal(os.Stderr),
 	}
 	start := time.Now()
 	defer tuneGC(ctx)()
@@ -109,7 +109,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		enc.SetEscapeHTML(false)
 		return enc.Encode(all)
 	}
-	return writeSessionsTable(stdout, all)
+	return app.WriteSessionsTable(stdout, all)
 }
 
 // gcBudget is the heap size at which the offline commands collect
@@ -153,25 +153,6 @@ func tuneGC(ctx context.Context) (restore func()) {
 	}
 }
 
-// loadPrices returns the embedded price table, overridden by the
-// LiteLLM-shaped file at path when path is not empty.
-func loadPrices(path string) (*price.Table, error) {
-	table := price.Default()
-	if path == "" {
-		return table, nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	override, err := price.Load(f)
-	if err != nil {
-		return nil, fmt.Errorf("load prices %s: %w", path, err)
-	}
-	return table.Merge(override), nil
-}
-
 func formatList() string {
 	var names []string
 	for _, f := range schema.Formats() {
@@ -213,15 +194,4 @@ func parseWhen(s string) (t time.Time, day bool, err error) {
 		return t.UTC(), false, nil
 	}
 	return time.Time{}, false, fmt.Errorf("%q is not a date (YYYY-MM-DD or YYYYMMDD) nor an RFC 3339 time", s)
-}
-
-func hostName(flagValue string) string {
-	if flagValue != "" {
-		return flagValue
-	}
-	h, err := os.Hostname()
-	if err != nil {
-		return "localhost"
-	}
-	return h
 }
