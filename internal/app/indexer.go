@@ -42,7 +42,7 @@ type Indexer struct {
 // DefaultMemoryLimitMiB is the indexer's default soft memory limit: its
 // state is bounded by design (a cache of recent facts over the store), and
 // the limit keeps garbage from growing the heap past it.
-const DefaultMemoryLimitMiB = 384
+const DefaultMemoryLimitMiB = 256
 
 // Register adds the indexer flags to fs.
 func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {

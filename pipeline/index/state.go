@@ -44,7 +44,7 @@ type StoreConfig struct {
 	// locked: a second process on it fails with dirlock.ErrHeld.
 	Dir string
 
-	// CacheBytes is the block cache's size. Default 64 MiB.
+	// CacheBytes is the block cache's size. Default 32 MiB.
 	CacheBytes int64
 
 	// Logger receives the store's own messages at Debug (errors at
@@ -53,7 +53,7 @@ type StoreConfig struct {
 }
 
 // DefaultStoreCacheBytes is the default block cache size.
-const DefaultStoreCacheBytes = 64 << 20
+const DefaultStoreCacheBytes = 32 << 20
 
 // OpenStore opens (or creates) the state in cfg.Dir.
 func OpenStore(cfg StoreConfig) (*Store, error) {
@@ -72,7 +72,7 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 	defer cache.Unref()
 	opts := &pebble.Options{
 		Cache:        cache,
-		MemTableSize: 16 << 20,
+		MemTableSize: 8 << 20,
 		Logger:       pebbleLogger{log: discard(cfg.Logger)},
 	}
 	for i := range opts.Levels {

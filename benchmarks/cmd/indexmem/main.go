@@ -36,7 +36,7 @@ func main() {
 	restart := flag.Bool("restart", false, "open an existing state and time the first queries")
 	maxFacts := flag.Int("max-facts", index.DefaultMaxFacts, "facts kept in memory between commits")
 	memprofile := flag.String("memprofile", "", "write a heap profile at the end")
-	limit := flag.Int64("memory-limit", 384<<20, "Go's soft memory limit in bytes, as the daemons set it (0: none)")
+	limit := flag.Int64("memory-limit", 256<<20, "Go's soft memory limit in bytes, as the daemons set it (0: none)")
 	flag.Parse()
 	if *limit > 0 {
 		debug.SetMemoryLimit(*limit)
