@@ -260,3 +260,19 @@ func TestWriter_InvalidUTF8(t *testing.T) {
 	require.Equal(t, "text \uFFFD( end", text)
 	require.Equal(t, "{\"a\":\"\uFFFD\"}", input)
 }
+
+// TestNewWriter_LostManifest: part files in a directory without a
+// manifest are not leftovers of a crash: the writer refuses to start and
+// removes nothing.
+func TestNewWriter_LostManifest(t *testing.T) {
+	dir := t.TempDir()
+	writeAll(t, mustWriter(t, export.Config{Dir: dir}), genEntries(50))
+	_, before := scan(t, dir)
+	require.NotEmpty(t, before)
+	require.NoError(t, os.Remove(filepath.Join(dir, export.ManifestName)))
+
+	_, err := export.NewWriter(export.Config{Dir: dir})
+	require.ErrorIs(t, err, export.ErrManifest)
+	_, after := scan(t, dir)
+	require.ElementsMatch(t, before, after)
+}

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,12 +15,17 @@ import (
 // the manifest recorded them, so their entries were never acknowledged and
 // will be delivered again). Files the manifest lists but that are missing
 // are logged, not fatal: an operator removed them.
+//
+// Part files in a directory without a manifest at all are not a crash's
+// leftover (a lost manifest, or a directory of another writer): recover
+// then removes nothing and returns an error wrapping [ErrManifest].
 func (w *Writer) recover() error {
+	root := w.cfg.Dir
 	listed := make(map[string]bool, len(w.manifest.Files))
 	for _, f := range w.manifest.Files {
 		listed[f.Path] = true
 	}
-	root := w.cfg.Dir
+	var tmps, orphans []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -27,27 +33,38 @@ func (w *Writer) recover() error {
 		if d.IsDir() {
 			return nil
 		}
-		base := d.Name()
 		rel, err := filepath.Rel(root, p)
 		if err != nil {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
-		switch {
+		switch base := d.Name(); {
 		case isTmp(base):
+			tmps = append(tmps, rel)
 		case isPartName(base) && strings.Count(rel, "/") == 3 && !listed[rel]:
-		default:
-			return nil
+			orphans = append(orphans, rel)
 		}
-		if err := os.Remove(p); err != nil {
-			return fmt.Errorf("remove leftover %s: %w", p, err)
-		}
-		w.stats.Removed++
-		w.log.Info("removed leftover of an interrupted commit", KeyFile, rel)
-		return syncDir(filepath.Dir(p))
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("recover %s: %w", root, err)
+	}
+	if len(orphans) > 0 && len(w.manifest.Files) == 0 {
+		if _, err := os.Stat(filepath.Join(root, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s holds %d part files (%s, ...) but no %s: not removing them",
+				ErrManifest, root, len(orphans), orphans[0], ManifestName)
+		}
+	}
+	for _, rel := range append(tmps, orphans...) {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", p, err)
+		}
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		w.stats.Removed++
+		w.log.Info("removed leftover of an interrupted commit", KeyFile, rel)
 	}
 	for rel := range listed {
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err != nil {

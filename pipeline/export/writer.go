@@ -5,8 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -65,10 +67,11 @@ type Stats struct {
 // lock, reads its manifest and removes what a crash left behind: temporary
 // files, and Parquet files that were renamed into place but not yet
 // recorded in the manifest (their entries were never acknowledged, so
-// they are delivered again). It returns an error wrapping
-// [dirlock.ErrHeld] if another Writer owns the directory, and one
-// wrapping [ErrManifest] if the manifest is damaged (nothing is removed
-// then).
+// they are delivered again). A directory without a manifest gets an
+// empty one. It returns an error wrapping [dirlock.ErrHeld] if another
+// Writer owns the directory, and one wrapping [ErrManifest] if the
+// manifest is damaged, or missing while part files are there (a lost
+// manifest): nothing is removed then.
 func NewWriter(cfg Config) (*Writer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -97,6 +100,14 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err := w.recover(); err != nil {
 		lock.Release()
 		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		// An empty manifest from the start: part files found later without
+		// one are then not mistaken for a crash's leftovers.
+		if err := w.manifest.write(cfg.Dir); err != nil {
+			lock.Release()
+			return nil, err
+		}
 	}
 	return w, nil
 }
