@@ -95,7 +95,9 @@
 // At [NewWriter], what a crash left is cleaned: temporary files are
 // removed, and part files the manifest does not list (renamed, not
 // recorded) are removed too: their entries were never acknowledged, so
-// they come again. A redelivered entry whose partition already has a
+// they come again. (A directory that holds part files but no manifest
+// at all, a lost manifest, is refused with [ErrManifest] and left as it
+// is; a new directory gets an empty manifest at once.) A redelivered entry whose partition already has a
 // committed file at or past its sequence is skipped, so a redelivered
 // range never yields a second copy; other entries of the range go to new
 // parts. The directory is locked (internal/dirlock): one Writer per
