@@ -60,9 +60,9 @@
 // ids; every column zstd-compressed; page statistics and column indexes
 // written, except min/max on free text (text, raw, command_args, tool
 // input and result content), which no filter uses and which can be
-// megabytes long; rows sorted by (session_id, ts, seq) inside a file (declared as
-// the row groups' sorting_columns), so that a filter on a session or a
-// time range skips whole row groups. Row groups hold Config.RowGroupRows
+// megabytes long; rows sorted by (session_id, ts, seq) inside a file
+// (declared as the row groups' sorting_columns), so that a filter on a
+// session or a time range skips whole row groups. Row groups hold Config.RowGroupRows
 // rows. The key-value metadata holds the schema version, the stream range,
 // the partition values and the writer ([MetaSchemaVersion] and the other
 // Meta keys).
@@ -97,10 +97,10 @@
 // recorded) are removed too: their entries were never acknowledged, so
 // they come again. (A directory that holds part files but no manifest
 // at all, a lost manifest, is refused with [ErrManifest] and left as it
-// is; a new directory gets an empty manifest at once.) A redelivered entry whose partition already has a
-// committed file at or past its sequence is skipped, so a redelivered
-// range never yields a second copy; other entries of the range go to new
-// parts. The directory is locked (internal/dirlock): one Writer per
+// is; a new directory gets an empty manifest at once.) A redelivered
+// entry whose partition already has a committed file at or past its
+// sequence is skipped, so a redelivered range never yields a second copy;
+// other entries of the range go to new parts. The directory is locked (internal/dirlock): one Writer per
 // output root. Compaction, when it comes, must hold the same lock or
 // follow the same rule: a file is live if and only if the manifest lists
 // it.
