@@ -24,6 +24,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -233,4 +234,17 @@ func TestIndexer_ReloadAndWebhook(t *testing.T) {
 	require.Contains(t, posts[0], "fleet-spend")
 	require.Contains(t, posts[0], `"text"`)
 	mu.Unlock()
+}
+
+// The rules shown in the README are valid.
+func TestReadmeRulesParse(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(readme), "```yaml\nrules:")
+	require.True(t, ok, "the README shows a rules file")
+	block, _, ok = strings.Cut(block, "```")
+	require.True(t, ok)
+	rules, err := alert.Parse("README.md", []byte("rules:"+block))
+	require.NoError(t, err)
+	require.Len(t, rules, 3)
 }
