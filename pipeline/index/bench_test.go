@@ -1,14 +1,20 @@
 package index_test
 
 import (
+	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // BenchmarkAggregator_Add folds the entries of a generated mixed corpus
@@ -41,4 +47,55 @@ func BenchmarkAggregator_Add(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n)/float64(b.N), "ns/entry")
+}
+
+// BenchmarkIndexer_Apply measures the indexer end to end: a stream
+// pre-filled with the entries of a generated mixed corpus is consumed,
+// decoded, applied to a stored Aggregator and committed, from a new state,
+// by one indexer per iteration (in-process JetStream server).
+func BenchmarkIndexer_Apply(b *testing.B) {
+	dir := b.TempDir()
+	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: 32 << 20, Seed: 5, ResumeRate: 0.05})
+	require.NoError(b, err)
+	files := readFiles(b, dir)
+	var entries []*schema.Entry
+	for _, f := range files {
+		for i := range f {
+			entries = append(entries, &f[i])
+		}
+	}
+	srv := natstest.RunServer(b)
+	js := natstest.JetStream(b, natstest.Connect(b, srv.URL()))
+	_, err = bus.EnsureStream(b.Context(), js, bus.StreamConfig{})
+	require.NoError(b, err)
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(b, err)
+	for _, e := range entries {
+		require.NoError(b, p.Publish(b.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+	}
+	require.NoError(b, p.Close(b.Context()))
+	s, err := js.Stream(b.Context(), bus.DefaultStream)
+	require.NoError(b, err)
+	info, err := s.Info(b.Context())
+	require.NoError(b, err)
+	last := info.State.LastSeq
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		ix, err := index.NewIndexer(index.IndexerConfig{JS: js, Dir: b.TempDir(), Name: fmt.Sprint("bench", i), Pricer: price.Default()})
+		require.NoError(b, err)
+		ctx, cancel := context.WithCancel(b.Context())
+		done := make(chan error, 1)
+		go func() { done <- ix.Run(ctx) }()
+		for ix.Stats().Applied < last {
+			select {
+			case err := <-done:
+				b.Fatal(err)
+			case <-time.After(time.Millisecond):
+			}
+		}
+		cancel()
+		require.NoError(b, <-done)
+	}
+	b.ReportMetric(float64(len(entries))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
