@@ -40,9 +40,15 @@ type FileState struct {
 	// Offset, or whose byte before Offset is not a "\n", was rewritten
 	// while the tailer was stopped (or the checkpoint was edited): it is
 	// read again from its start. Version 1 files have none.
-	CheckLen int           `json:"check_len,omitempty"`
-	CheckSum uint32        `json:"check_sum,omitempty"`
-	Format   schema.Format `json:"format,omitempty"`
+	CheckLen int    `json:"check_len,omitempty"`
+	CheckSum uint32 `json:"check_sum,omitempty"`
+	// LineAt, LineCheckLen and LineCheckSum check the start of the line
+	// ending at Offset when it is longer than the bytes CheckLen covers
+	// (two long lines may end alike).
+	LineAt       int64         `json:"line_at,omitempty"`
+	LineCheckLen int           `json:"line_check_len,omitempty"`
+	LineCheckSum uint32        `json:"line_check_sum,omitempty"`
+	Format       schema.Format `json:"format,omitempty"`
 	// Skipped marks a file that is not a transcript.
 	Skipped bool `json:"skipped,omitempty"`
 	// Size and MTime (Unix nanoseconds) are the file's at its last read;

@@ -62,6 +62,7 @@ type file struct {
 	resumeAt int64            // lines ending at or before it were acknowledged before: not published again
 	metaSum  uint64
 	end      mark // of the last line read, before readPos
+	recheck  bool // the file changed while read: check end at the next read
 	// loaded: the checkpoint's mark (acked) is not checked against the
 	// file yet; the first read does.
 	loaded bool
@@ -90,6 +91,7 @@ func (f *file) state() (FileState, bool) {
 		Dev: f.id.dev, Ino: f.id.ino,
 		Fingerprint: f.fpSum, FingerprintLen: f.fpLen,
 		Path: f.path, Offset: f.acked.at, CheckLen: int(f.acked.n), CheckSum: f.acked.sum,
+		LineAt: f.acked.hAt, LineCheckLen: int(f.acked.hn), LineCheckSum: f.acked.hsum,
 		Format: f.format, Skipped: f.skipped, Size: f.size,
 	}
 	if !f.mtime.IsZero() {
@@ -189,6 +191,7 @@ func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 // context's error if ctx ended, and other errors for the file (logged by
 // the caller, the file is retried at the next change or rescan).
 func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, path string) (err error) {
+	defer t.changes.Add(1) // offsets, sizes, fingerprints, formats
 	info, err := h.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", path, err)
@@ -223,7 +226,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			m = f.acked
 			f.mu.Unlock()
 		}
-		if f.loaded || moved && m.at > 0 {
+		if f.loaded || (moved || f.recheck) && m.at > 0 {
 			ok, b, err := checkMark(h, size, m, &w.check)
 			if err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
@@ -240,7 +243,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		f.reset()
 		before = nil
 	}
-	f.loaded = false
+	f.loaded, f.recheck = false, false
 	if f.fpLen < n {
 		f.mu.Lock()
 		f.fpSum, f.fpLen = fnv64a(head[:n]), n
@@ -269,7 +272,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		before = nil
 	}
 
-	w.src = checkedReader{sr: *io.NewSectionReader(h, f.readPos, size-f.readPos), h: h, fpLen: f.fpLen, fpSum: f.fpSum}
+	w.src = newCheckedReader(h, f.readPos, size, f.fpLen, f.fpSum, before)
 	w.rd.Reset(&w.src, f.readPos, f.lines)
 	w.win.seed(f.readPos, before)
 	w.last = w.win.mark()
@@ -284,6 +287,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			err = ferr
 		}
 		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), w.last
+		w.rd.Reset(nil, 0, 0) // an idle worker keeps no buffer grown by a long line
 		if rewind {
 			f.dec.Reset()
 			f.readPos, f.lines, f.end = 0, 0, mark{}
@@ -311,7 +315,9 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 			err = f.dec.TooLong(tooLong, w.rd.Offset(), deliver)
 		case errors.Is(err, errRewritten):
 			// Read it again at once: the next read sees the new
-			// fingerprint and starts over.
+			// fingerprint, or checks the last line read, and starts
+			// over if it changed.
+			f.recheck = true
 			t.mu.Lock()
 			f.again = true
 			t.mu.Unlock()
@@ -393,6 +399,9 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 		e.Path = path
 		msgs = append(msgs, t.entryMsg(e, limit))
 	}
+	// The decoder keeps its entries for the next line: let go of their
+	// strings (a huge message's text) now that they are encoded.
+	clear(res.Entries)
 	if res.Err != nil {
 		t.m.badLines.Add(1)
 		t.log.Debug("bad line", "file", path, "line", res.Line.Number, "err", res.Err)
@@ -432,6 +441,7 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 	f.readEnd = after
 	if f.inflight == 0 && !f.stuck {
 		f.acked = later(f.acked, after)
+		t.changes.Add(1)
 	}
 	epoch := f.epoch
 	f.mu.Unlock()
@@ -473,6 +483,7 @@ func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, ep
 		return
 	}
 	t.m.acked.Add(1)
+	t.changes.Add(1)
 	if f.stuck || epoch != f.epoch {
 		// Frozen, or published from content the file no longer has (it
 		// was rewritten since): at is no offset of the file as it is.

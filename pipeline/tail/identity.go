@@ -1,6 +1,7 @@
 package tail
 
 import (
+	"bytes"
 	"hash/crc32"
 	"io"
 	"os"
@@ -76,21 +77,40 @@ func fnv64a(b []byte) uint64 {
 }
 
 // checkedReader reads a section of a file and, after every read, checks
-// that the file still starts with the bytes of its fingerprint. A file
-// rewritten in place while it is read would otherwise have its new bytes
-// parsed as the continuation of the old content, at the old offsets and
-// with the old session: the read that may hold them fails with
-// errRewritten instead, before any line of it is handed out.
+// that the file still starts with the bytes of its fingerprint and still
+// holds, just before the bytes read, the last bytes of the previous read.
+// A file rewritten while it is read (in place, or truncated and written
+// again, keeping its first kilobyte or not) would otherwise have its new
+// bytes parsed as the continuation of the old content: a line torn
+// between the two, and the new lines before the read position never
+// read. The read that may hold new bytes fails with errRewritten instead,
+// before any line of it is handed out.
 type checkedReader struct {
 	sr    io.SectionReader
 	h     io.ReaderAt
 	fpLen int
 	fpSum uint64
+	pos   int64 // file offset of the next byte read
+
+	prev  [checkBytes]byte // the last bytes read, ending at pos
+	prevN int
+	buf   [checkBytes]byte
+}
+
+// newCheckedReader reads h from off to size. before, if not nil, holds
+// the bytes just before off as they were read.
+func newCheckedReader(h io.ReaderAt, off, size int64, fpLen int, fpSum uint64, before []byte) checkedReader {
+	c := checkedReader{sr: *io.NewSectionReader(h, off, size-off), h: h, fpLen: fpLen, fpSum: fpSum, pos: off}
+	c.keep(before)
+	return c
 }
 
 func (c *checkedReader) Read(p []byte) (int, error) {
 	n, err := c.sr.Read(p)
-	if n > 0 && c.fpLen > 0 {
+	if n <= 0 {
+		return n, err
+	}
+	if c.fpLen > 0 {
 		same, ferr := prefixMatches(c.h, c.fpLen, c.fpSum)
 		if ferr != nil {
 			return 0, ferr
@@ -99,7 +119,29 @@ func (c *checkedReader) Read(p []byte) (int, error) {
 			return 0, errRewritten
 		}
 	}
+	if c.prevN > 0 {
+		got, rerr := c.h.ReadAt(c.buf[:c.prevN], c.pos-int64(c.prevN))
+		if rerr != nil && rerr != io.EOF {
+			return 0, rerr
+		}
+		if got < c.prevN || !bytes.Equal(c.buf[:c.prevN], c.prev[:c.prevN]) {
+			return 0, errRewritten
+		}
+	}
+	c.keep(p[:n])
+	c.pos += int64(n)
 	return n, err
+}
+
+// keep adds b to the last bytes read.
+func (c *checkedReader) keep(b []byte) {
+	if len(b) >= checkBytes {
+		c.prevN = copy(c.prev[:], b[len(b)-checkBytes:])
+		return
+	}
+	k := min(c.prevN, checkBytes-len(b))
+	copy(c.prev[:k], c.prev[c.prevN-k:c.prevN])
+	c.prevN = k + copy(c.prev[k:], b)
 }
 
 // checkBytes is how much of what precedes a checkpoint offset its check
@@ -113,12 +155,22 @@ const checkBytes = 1024
 // arm64.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// headBytes is how much of the start of a long last line a mark covers
+// besides the bytes before its offset: two long lines (a tool output, a
+// pasted file) may end alike; their starts (type, id, timestamp) differ.
+const headBytes = 256
+
 // mark is a line end in a file with a checksum of the bytes just before
-// it. A checkpoint offset always comes with its mark.
+// it and, when the line ending there is longer than those, of its first
+// bytes. A checkpoint offset always comes with its mark.
 type mark struct {
 	at  int64  // offset just past a line's "\n"
 	n   int32  // bytes before at that sum covers, at most checkBytes
 	sum uint32 // CRC-32C of the file's bytes [at-n, at)
+
+	hAt  int64  // start of the line's bytes (after a byte order mark), when hn > 0
+	hn   int32  // bytes from hAt that hsum covers, at most headBytes
+	hsum uint32 // CRC-32C of the file's bytes [hAt, hAt+hn)
 }
 
 // later returns whichever of a and b lies further in the file.
@@ -148,6 +200,19 @@ func checkMark(r io.ReaderAt, size int64, m mark, buf *[checkBytes]byte) (bool, 
 	if got < n || buf[n-1] != '\n' {
 		return false, nil, nil
 	}
+	if m.hn > 0 {
+		var head [headBytes]byte
+		if m.hn > headBytes || m.hAt < 0 || m.hAt+int64(m.hn) > m.at {
+			return false, nil, nil
+		}
+		got, err := r.ReadAt(head[:m.hn], m.hAt)
+		if err != nil && err != io.EOF {
+			return false, nil, err
+		}
+		if got < int(m.hn) || crc32.Checksum(head[:m.hn], castagnoli) != m.hsum {
+			return false, nil, nil
+		}
+	}
 	if m.n == 0 {
 		return true, nil, nil
 	}
@@ -161,10 +226,15 @@ type window struct {
 	buf [2 * checkBytes]byte
 	n   int
 	end int64 // file offset just past buf[:n]
+
+	// The head of the last line, when it is longer than the window.
+	hAt  int64
+	hn   int32
+	hsum uint32
 }
 
 // reset empties w at offset at.
-func (w *window) reset(at int64) { w.n, w.end = 0, at }
+func (w *window) reset(at int64) { w.n, w.end, w.hn = 0, at, 0 }
 
 // seed empties w at offset at and fills it with b, the bytes just before
 // at.
@@ -182,9 +252,16 @@ func (w *window) add(l jsonl.Line) {
 		w.reset(l.Offset)
 	}
 	extra := l.End - l.Offset - int64(len(l.Bytes))
+	start := l.Offset
 	if l.Offset == 0 && extra >= 4 {
 		w.append(bom)
 		extra -= 3
+		start += 3
+	}
+	w.hn = 0
+	if len(l.Bytes) >= checkBytes {
+		h := l.Bytes[:headBytes]
+		w.hAt, w.hn, w.hsum = start, headBytes, crc32.Checksum(h, castagnoli)
 	}
 	body := l.Bytes[max(0, len(l.Bytes)-checkBytes):]
 	switch extra {
@@ -224,5 +301,9 @@ func (w *window) append(b []byte) {
 // mark returns the mark of w's end.
 func (w *window) mark() mark {
 	k := min(w.n, checkBytes)
-	return mark{at: w.end, n: int32(k), sum: crc32.Checksum(w.buf[w.n-k:w.n], castagnoli)}
+	m := mark{at: w.end, n: int32(k), sum: crc32.Checksum(w.buf[w.n-k:w.n], castagnoli)}
+	if w.hn > 0 {
+		m.hAt, m.hn, m.hsum = w.hAt, w.hn, w.hsum
+	}
+	return m
 }

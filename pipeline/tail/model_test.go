@@ -32,6 +32,7 @@ var (
 	modelSeed  = flag.Uint64("tail.seed", 0, "run the tailer model test with this seed only")
 	modelSeeds = flag.Int("tail.seeds", 0, "number of seeds of the tailer model test (default 6, 100 with SESSIONPIPE_SOAK=1)")
 	modelOps   = flag.Int("tail.ops", 0, "operations per seed of the tailer model test (default 80, 300 with SESSIONPIPE_SOAK=1)")
+	modelLogs  = flag.String("tail.logs", "", "directory to write the whole log of a failed seed of the tailer model test to")
 )
 
 // TestTailer_Model runs seeded random sequences of what can happen to
@@ -154,6 +155,12 @@ func (m *model) dumpLogs() {
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	m.t.Logf("last lines of the tailer log:\n%s", strings.Join(lines[max(0, len(lines)-60):], "\n"))
+	if *modelLogs != "" {
+		path := filepath.Join(*modelLogs, strings.ReplaceAll(m.t.Name(), "/", "_")+".log")
+		if err := os.WriteFile(path, data, 0o644); err == nil {
+			m.t.Logf("whole log: %s", path)
+		}
+	}
 }
 
 // logf records a step of the model in the tailer log, between the
@@ -423,6 +430,13 @@ func (m *model) editCheckpoint() {
 // secondOwner starts a second tailer on the running one's state
 // directory: it must refuse at once, naming the holder.
 func (m *model) secondOwner() {
+	// The running tailer holds the directory once it has started.
+	natstest.CheckFor(m.t, 10*time.Second, time.Millisecond, func() error {
+		if !m.tl.scanned.Load() {
+			return errors.New("tailer not started")
+		}
+		return nil
+	})
 	m.logf("second tailer on the same state directory")
 	tl, err := New(Config{Watch: []string{m.dir}, StateDir: m.state, Host: "modelhost", Publisher: m.pub})
 	require.NoError(m.t, err)

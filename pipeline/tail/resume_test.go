@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
 
 // This file tests that a restart resumes only where the file still holds
@@ -250,4 +252,73 @@ func TestBackoff(t *testing.T) {
 		time.Minute, time.Minute, time.Minute, time.Minute,
 	}, waits)
 	require.Equal(t, 10, b.failures)
+}
+
+// Two long lines may end with the same kilobyte (padding, a repeated tool
+// output): the last line replaced by another of the same length that
+// ends alike is told apart by its start.
+func TestTailer_RewrittenLongLineEndingAlike(t *testing.T) {
+	long := func(id string) string {
+		return fmt.Sprintf(`{"type":"message","id":"%s","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"%s","timestamp":1767225600000}}`+"\n",
+			id, strings.Repeat("p", 3000))
+	}
+	h := newHarness(t)
+	path := h.write("s.jsonl", piFile("s", 0, 10)+long("old-long")) // the long line starts past the first kilobyte
+	h.start()
+	h.waitMsgs(12)
+	h.stop()
+	require.NoError(t, os.WriteFile(path, []byte(piFile("s", 0, 10)+long("new-long")), 0o644))
+	h.start()
+	msgs := h.stays(13)
+	require.ElementsMatch(t, append(wantIDs("s", 0, 10), "old-long", "new-long"), ids(t, msgs, "s"))
+}
+
+// A file rewritten while it is read, its first kilobyte kept and the rest
+// replaced (truncated and written again): the reader must not go on with
+// the new bytes at its old position, which would tear a line and skip
+// the new lines before it.
+func TestTailer_RewriteWhileReadingKeepsHead(t *testing.T) {
+	h := newHarness(t)
+	head := piFile("w", 0, 20) // well over a kilobyte
+	path := h.write("w.jsonl", head+piLinesAs("o", 21, 5000, "line"))
+	h.start()
+	natstest.CheckFor(t, 10*time.Second, time.Millisecond, func() error {
+		if h.tl.Metrics().Snapshot().Lines < 100 {
+			return fmt.Errorf("not reading yet")
+		}
+		return nil
+	})
+	require.NoError(t, os.WriteFile(path, []byte(head+piLinesAs("n", 21, 5000, "line")), 0o644))
+	obs := newObserver(h.js)
+	natstest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
+		if err := obs.refresh(t.Context()); err != nil {
+			return err
+		}
+		n := 0
+		for _, id := range ids(t, obs.msgs, "w") {
+			if strings.HasPrefix(id, "n") {
+				n++
+			}
+		}
+		if n < 4980 {
+			return fmt.Errorf("%d entries of the new content stored", n)
+		}
+		return nil
+	})
+	h.settle(true)
+	require.NoError(t, obs.refresh(t.Context()))
+	for _, g := range obs.msgs {
+		if g.dead != nil {
+			require.Failf(t, "dead letter", "line %d offset %d: %s", g.dead.Line, g.dead.Offset, g.dead.Error)
+		}
+	}
+	got := ids(t, obs.msgs, "w")
+	require.Subset(t, got, append(wantIDs("w", 0, 20), idsAs("n", 21, 5000)...))
+	old := 0
+	for _, id := range got {
+		if strings.HasPrefix(id, "o") {
+			old++
+		}
+	}
+	require.Less(t, old, 4980, "the test must rewrite the file before the tailer read all of it")
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -47,11 +48,18 @@ type Tailer struct {
 	scanned     atomic.Bool                      // the first scan of the globs is done
 	watcher     atomic.Pointer[fsnotify.Watcher] // while Run has one, for the watched-directories gauge
 
-	lastSaved []FileState    // as last written, sorted by path; owned by save's callers (loop, then Run)
-	savedAt   map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
-	rejects   chan *bus.DeadLetter
-	wake      chan struct{}
-	rescanC   chan struct{}
+	lastSaved []FileState // as last written, sorted by path; owned by save's callers (loop, then Run)
+	savedGen  uint64      // changes when lastSaved was taken
+	// changes counts the changes of what checkpoints hold (offsets,
+	// paths, formats, sizes, files found or forgotten), so that an idle
+	// tailer's saves cost nothing.
+	changes atomic.Uint64
+	// readAtFree is t.m.bytes when memory was last given back to the OS.
+	readAtFree int64
+	savedAt    map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
+	rejects    chan *bus.DeadLetter
+	wake       chan struct{}
+	rescanC    chan struct{}
 }
 
 // New returns a Tailer for cfg. It opens the checkpoint store but reads
@@ -230,6 +238,7 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 		case <-t.rescanC:
 			t.rescan(watcher)
 		case now := <-save.C:
+			t.freeMemory()
 			if !retry.due(now) {
 				continue
 			}
@@ -259,6 +268,25 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 			t.requestRescan()
 		}
 	}
+}
+
+// freeAfterBytes is how much reading makes a burst after which memory
+// is given back to the operating system at once.
+const freeAfterBytes = 64 << 20
+
+// freeMemory gives the heap's free memory back to the operating system
+// once a burst of reading (a backfill, a huge line) is over and the
+// tailer is idle. The Go runtime returns it by itself, but over minutes:
+// meanwhile a laptop tailer that read a 200 MB line or 20,000 files
+// would hold hundreds of MB it no longer uses. It costs one garbage
+// collection per burst, none while idle.
+func (t *Tailer) freeMemory() {
+	read := t.m.bytes.Load()
+	if read-t.readAtFree < freeAfterBytes || !t.Idle() {
+		return
+	}
+	t.readAtFree = read
+	debug.FreeOSMemory()
 }
 
 // maxSaveBackoff bounds the wait between two attempts to save the
@@ -378,6 +406,7 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 			continue
 		}
 		if !f.busy && !f.queued && f.drained() {
+			t.changes.Add(1)
 			delete(t.files, id)
 			if t.byPath[f.path] == f {
 				delete(t.byPath, f.path)
@@ -416,6 +445,7 @@ func (t *Tailer) found(path string, info fs.FileInfo, watch int) {
 		f = t.newFile(id, path, info)
 		f.watch = watch
 		t.files[id] = f
+		t.changes.Add(1)
 	}
 	// A file seen gone, or under another name, may be another file that
 	// got the inode of a deleted one: a read compares its first bytes
@@ -453,6 +483,7 @@ func (t *Tailer) rename(f *file, path string, watch int) {
 	}
 	t.log.Info("file renamed", "from", f.path, "to", path)
 	t.m.renames.Add(1)
+	t.changes.Add(1)
 	f.path, f.watch, f.aliasLogged = path, watch, false
 	if old := t.byPath[path]; old != nil && old != f {
 		old.gone = true
@@ -486,7 +517,8 @@ func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 	if s, ok := t.saved[id]; ok {
 		f.fpSum, f.fpLen = s.Fingerprint, s.FingerprintLen
 		f.format, f.skipped = s.Format, s.Skipped
-		f.acked = mark{at: s.Offset, n: int32(s.CheckLen), sum: s.CheckSum}
+		f.acked = mark{at: s.Offset, n: int32(s.CheckLen), sum: s.CheckSum,
+			hAt: s.LineAt, hn: int32(s.LineCheckLen), hsum: s.LineCheckSum}
 		f.resumeAt, f.loaded = s.Offset, true
 		if f.skipped {
 			// Look again only if it grew since it was judged.
@@ -791,6 +823,10 @@ func (t *Tailer) lagBytes() int64 {
 // Nothing is written when no state changed since the last save: an idle
 // tailer does no I/O.
 func (t *Tailer) save() error {
+	gen := t.changes.Load()
+	if t.lastSaved != nil && gen == t.savedGen {
+		return nil // nothing that a checkpoint holds changed
+	}
 	t.mu.Lock()
 	states := make([]FileState, 0, len(t.files))
 	for _, f := range t.files {
@@ -800,13 +836,14 @@ func (t *Tailer) save() error {
 	}
 	t.mu.Unlock()
 	if t.lastSaved != nil && t.unchanged(states) {
+		t.savedGen = gen
 		return nil
 	}
 	slices.SortFunc(states, func(a, b FileState) int { return strings.Compare(a.Path, b.Path) })
 	if err := t.cp.Save(states); err != nil {
 		return err
 	}
-	t.lastSaved = states
+	t.lastSaved, t.savedGen = states, gen
 	clear(t.savedAt)
 	if t.savedAt == nil {
 		t.savedAt = make(map[fileID]int, len(states))

@@ -20,9 +20,15 @@ import (
 // glob ("**" for any number of directories). A path that exists is taken
 // as it is, even if its name holds glob characters; one that does not
 // exist and holds none is a file or directory that may appear later.
+//
+// A watchSet is owned by one goroutine (the tailer's loop): walk keeps
+// the matches of the paths it saw, so that a rescan of thousands of
+// known files matches none of them against the patterns again.
 type watchSet struct {
 	watches []watch
 	roots   []string // directories to walk: the outermost bases
+
+	known, seen map[string]int // path → watch index, of the last walk and of this one
 }
 
 // watch is one configured watch, resolved.
@@ -128,6 +134,20 @@ func (s *watchSet) match(path string) int {
 	return -1
 }
 
+// cachedMatch is match, remembered across walks for the paths seen by
+// the last one.
+func (s *watchSet) cachedMatch(path string) int {
+	if name := filepath.Base(path); !formats.IsCandidate(name) && name != formats.SessionsJSON {
+		return -1
+	}
+	w, ok := s.known[path]
+	if !ok {
+		w = s.match(path)
+	}
+	s.seen[path] = w
+	return w
+}
+
 // wanted reports whether path is a file to follow.
 func (s *watchSet) wanted(path string) bool { return s.match(path) >= 0 }
 
@@ -161,6 +181,13 @@ func depthBelow(dir, base string) int {
 // watch it matched, and dir for every directory worth watching under the
 // roots. Roots that do not exist are skipped; other errors go to onErr.
 func (s *watchSet) walk(file func(path string, info fs.FileInfo, watch int), dir func(path string), onErr func(error)) {
+	if s.seen == nil {
+		s.known, s.seen = make(map[string]int), make(map[string]int)
+	}
+	defer func() {
+		s.known, s.seen = s.seen, s.known
+		clear(s.seen)
+	}()
 	for _, root := range s.roots {
 		if s.fileRoot(root, file, dir, onErr) {
 			continue
@@ -183,7 +210,7 @@ func (s *watchSet) walk(file func(path string, info fs.FileInfo, watch int), dir
 				dir(path)
 				return nil
 			}
-			w := s.match(path)
+			w := s.cachedMatch(path)
 			if w < 0 {
 				return nil
 			}
