@@ -71,6 +71,11 @@ type ConsumerConfig struct {
 	// [Batch.DeadLetters]. Use another Name than the entries consumer's.
 	DeadLetters bool
 
+	// Lite decodes entries without what counting does not read (see
+	// [EntryDecoder].Lite): the indexer's choice. The exporter, which
+	// writes every field, leaves it off.
+	Lite bool
+
 	// StartSeq is the stream sequence to deliver from: the caller's own
 	// state holds the last sequence it applied, L, and passes L+1. Zero
 	// resumes where the durable consumer's acknowledgements stopped, or,

@@ -31,6 +31,8 @@ type run struct {
 	held     jetstream.Msg // message taken from the fetch but kept for the next batch
 	heldMeta *jetstream.MsgMetadata
 	heldGap  *Gap // the gap that precedes held
+
+	dec EntryDecoder // keeps its scanner and intern table from batch to batch
 }
 
 // takeResult says what [run.check] decided about a message.
@@ -279,7 +281,11 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 			b.Entries = append(b.Entries, DeliveredEntry{})
 		}
 		b.Entries[n].Delivery = d
-		if err = DecodeEntry(m.Headers(), m.Data(), &b.Entries[n].Entry); err != nil {
+		if err = checkSchema(m.Headers()); err == nil {
+			r.dec.Lite = c.cfg.Lite
+			err = r.dec.Decode(m.Data(), &b.Entries[n].Entry)
+		}
+		if err != nil {
 			b.Entries = b.Entries[:n]
 		}
 	}

@@ -20,10 +20,21 @@ import (
 //
 // An EntryDecoder is not safe for concurrent use; its zero value is ready.
 type EntryDecoder struct {
+	// Lite leaves out what counting does not read: tool call inputs, tool
+	// result contents and the raw record are skipped (validated, not
+	// copied), and the text is cut to its first [LiteTextBytes] bytes (on a
+	// character boundary). The indexer decodes so; the exporter, which
+	// keeps everything, does not.
+	Lite bool
+
 	s      jsonl.Scanner
 	buf    []byte
 	intern map[string]string
 }
+
+// LiteTextBytes is how much text a Lite decoder keeps: more than any
+// prompt head the indexer shows.
+const LiteTextBytes = 1024
 
 // maxInterned bounds the intern table; it is emptied when full.
 const maxInterned = 4096
@@ -92,7 +103,7 @@ func (d *EntryDecoder) decode(data []byte, e *schema.Entry) error {
 		case "subtype":
 			e.Subtype, err = d.str(true)
 		case "text":
-			e.Text, err = d.str(false)
+			e.Text, err = d.text()
 		case "meta":
 			e.Meta, err = d.bool()
 		case "copy":
@@ -156,6 +167,10 @@ func (d *EntryDecoder) decode(data []byte, e *schema.Entry) error {
 		case "origin":
 			e.Origin, err = d.origin()
 		case "raw":
+			if d.Lite {
+				s.Skip()
+				break
+			}
 			e.Raw, err = d.raw()
 		default:
 			s.Skip()
@@ -206,6 +221,40 @@ func (d *EntryDecoder) str(intern bool) (string, error) {
 	s := string(b)
 	d.intern[s] = s
 	return s, nil
+}
+
+// text reads the text, cut to LiteTextBytes in Lite mode.
+func (d *EntryDecoder) text() (string, error) {
+	if !d.Lite {
+		return d.str(false)
+	}
+	v := d.s.Value()
+	switch v.Kind() {
+	case jsonl.Null:
+		return "", nil
+	case jsonl.String:
+	default:
+		return "", d.typeErr(v, "a string")
+	}
+	raw := v.Raw()
+	if v.Plain() {
+		return cutText(raw, LiteTextBytes), nil
+	}
+	// Unescape a little more than kept: escapes shrink.
+	d.buf = v.AppendText(d.buf[:0])
+	return cutText(d.buf, LiteTextBytes), nil
+}
+
+// cutText returns the first n bytes of b, less to end on a character
+// boundary.
+func cutText(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && b[n]&0xC0 == 0x80 {
+		n--
+	}
+	return string(b[:n])
 }
 
 func (d *EntryDecoder) typeErr(v jsonl.Value, want string) error {
@@ -369,6 +418,10 @@ func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
 			case "name":
 				tc.Name, err = d.str(true)
 			case "input":
+				if d.Lite {
+					d.s.Skip()
+					break
+				}
 				tc.Input, err = d.raw()
 			default:
 				d.s.Skip()
@@ -395,6 +448,10 @@ func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
 			case "is_error":
 				tr.IsError, err = d.bool()
 			case "content":
+				if d.Lite {
+					d.s.Skip()
+					break
+				}
 				tr.Content, err = d.str(false)
 			default:
 				d.s.Skip()

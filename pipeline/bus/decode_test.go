@@ -3,7 +3,9 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +137,37 @@ func BenchmarkEntryDecode(b *testing.B) {
 		}
 		b.ReportMetric(float64(len(cases))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 	})
+}
+
+// A Lite decoder gives the full entry but for tool inputs, tool result
+// contents and the raw record, and a text cut on a character boundary.
+func TestEntryDecoder_Lite(t *testing.T) {
+	cases := corpusJSON(t)
+	long := `{"format":"pi","session_id":"s","entry_id":"e","kind":"message","text":"` + strings.Repeat("é", bus.LiteTextBytes) + `"}`
+	cases = append(cases, []byte(long))
+	var full, lite bus.EntryDecoder
+	lite.Lite = true
+	cut := 0
+	for i, data := range cases {
+		var want, got schema.Entry
+		require.NoError(t, full.Decode(data, &want))
+		require.NoError(t, lite.Decode(data, &got))
+		for j := range want.ToolCalls {
+			want.ToolCalls[j].Input = nil
+		}
+		for j := range want.ToolResults {
+			want.ToolResults[j].Content = ""
+		}
+		want.Raw = nil
+		if len(want.Text) > bus.LiteTextBytes {
+			cut++
+			require.True(t, strings.HasPrefix(want.Text, got.Text), "case %d", i)
+			require.LessOrEqual(t, len(got.Text), bus.LiteTextBytes)
+			require.Greater(t, len(got.Text), bus.LiteTextBytes-4)
+			require.True(t, utf8.ValidString(got.Text), "case %d: cut on a character boundary", i)
+			want.Text = got.Text
+		}
+		require.Equal(t, want, got, "case %d", i)
+	}
+	require.Positive(t, cut)
 }

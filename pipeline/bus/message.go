@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -49,18 +50,21 @@ func EntryMsg(prefix string, e *schema.Entry, buf []byte) *nats.Msg {
 //
 // It fails with [ErrSchemaVersion] when the Sessionpipe-Schema header is
 // missing or names another version, and with a wrapped JSON error when
-// the body is not an entry; e is then zeroed.
+// the body is not an entry; e is then zeroed. It decodes with an
+// [EntryDecoder] from a pool.
 func DecodeEntry(header nats.Header, data []byte, e *schema.Entry) error {
 	if v := header.Get(HeaderSchema); v != strconv.Itoa(schema.Version) {
 		*e = schema.Entry{}
 		return fmt.Errorf("%w: header %s=%q, want %d", ErrSchemaVersion, HeaderSchema, v, schema.Version)
 	}
-	if err := schema.UnmarshalEntry(data, e); err != nil {
-		*e = schema.Entry{}
-		return fmt.Errorf("decode entry: %w", err)
-	}
-	return nil
+	d := decoders.Get().(*EntryDecoder)
+	defer decoders.Put(d)
+	return d.Decode(data, e)
 }
+
+// decoders keeps decoders, with their scanners and intern tables, from
+// message to message.
+var decoders = sync.Pool{New: func() any { return new(EntryDecoder) }}
 
 // DeadLetter records a source line that could not be turned into entries
 // (invalid JSON, an over-long line, invalid UTF-8, an unknown format), so

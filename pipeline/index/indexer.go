@@ -195,7 +195,7 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		return err
 	}
 	c, err := bus.NewConsumer(ix.cfg.JS, bus.ConsumerConfig{
-		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: seq + 1, Logger: ix.cfg.Logger,
+		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: seq + 1, Lite: true, Logger: ix.cfg.Logger,
 	})
 	if err != nil {
 		return err
