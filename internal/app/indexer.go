@@ -165,7 +165,7 @@ func (ri *RunningIndexer) Run(ctx context.Context) error {
 	if ri.webhook != nil {
 		wg.Go(func() {
 			if err := ri.webhook.Run(ctx); err != nil && !errors.Is(err, context.Cause(ctx)) {
-				ri.log.Error("webhook sender stopped", "err", err)
+				ri.log.Error("webhook sender stopped", "error", err)
 			}
 		})
 	}
@@ -192,7 +192,7 @@ func (ri *RunningIndexer) reloadOnHUP(ctx context.Context) {
 				err = ri.Indexer.ReloadRules(rules)
 			}
 			if err != nil {
-				ri.log.Error("alert rules not reloaded; the previous rules stay in force", "file", ri.rules, "err", err)
+				ri.log.Error("alert rules not reloaded; the previous rules stay in force", "file", ri.rules, "error", err)
 				continue
 			}
 			ri.log.Info("alert rules reloaded", "file", ri.rules, "rules", len(rules))

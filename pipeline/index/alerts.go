@@ -95,7 +95,7 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 		return err
 	} else if v != nil {
 		if err := json.Unmarshal(v, &al.recent); err != nil {
-			ix.log.Warn("recent alerts unreadable; starting an empty list", "err", err)
+			ix.log.Warn("recent alerts unreadable; starting an empty list", KeyError, err)
 		}
 	}
 	ix.alerts = al
@@ -122,7 +122,7 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 	} else if v != nil {
 		events, err := ev.Restore(v)
 		if err != nil {
-			ix.log.Warn("alert state unreadable; rules start empty and may fire again", "err", err)
+			ix.log.Warn("alert state unreadable; rules start empty and may fire again", KeyError, err)
 		}
 		ix.mu.Lock()
 		ix.fire(events) // thresholds changed since the snapshot
@@ -163,7 +163,7 @@ func (ix *Indexer) observe(c UsageChange) {
 func (ix *Indexer) fire(events []alert.Event) {
 	al := ix.alerts
 	for _, e := range events {
-		ix.log.Warn("alert", "alert", e)
+		ix.log.Warn("alert", KeyAlert, e)
 		al.recent = append(al.recent, e)
 		if n := len(al.recent) - DefaultRecentAlerts; n > 0 {
 			al.recent = append(al.recent[:0], al.recent[n:]...)
@@ -179,7 +179,7 @@ func (ix *Indexer) fire(events []alert.Event) {
 				err = al.pub.Publish(context.Background(), m, nil)
 			}
 			if err != nil {
-				ix.log.Error("publishing an alert", "alert", e.ID, "err", err)
+				ix.log.Error("publishing an alert", "alert", e.ID, KeyError, err)
 			}
 		}
 		if al.webhook != nil {

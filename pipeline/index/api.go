@@ -44,7 +44,7 @@ type APIConfig struct {
 
 // Handler returns the HTTP API over the indexer's state.
 func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
-	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With("component", "index.api")}
+	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With(KeyComponent, "index.api")}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/sessions", a.sessions)
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
@@ -87,7 +87,7 @@ func (a *api) reply(w http.ResponseWriter, status int, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		a.log.Debug("writing a response", "err", err)
+		a.log.Debug("writing a response", KeyError, err)
 	}
 }
 

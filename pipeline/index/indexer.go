@@ -155,7 +155,7 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	cfg.Stream = cfg.Stream.WithDefaults()
 	return &Indexer{
 		cfg:     cfg,
-		log:     discard(cfg.Logger).With("component", "index"),
+		log:     discard(cfg.Logger).With(KeyComponent, "index"),
 		changed: make(map[sessionKey]bool),
 		ready:   make(chan struct{}),
 		hub:     newHub(),
@@ -202,7 +202,7 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 	}
 	ix.consumer = c
 	close(ix.ready)
-	ix.log.Info("indexer started", "state", ix.cfg.Dir, "resume_seq", seq+1, "stream", ix.identity.String())
+	ix.log.Info("indexer started", KeyState, ix.cfg.Dir, "resume_seq", seq+1, KeyStream, ix.identity.String())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -259,7 +259,7 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 	acfg := Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe}
 	agg, err := New(acfg)
 	if errors.Is(err, ErrCorruptState) {
-		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", "err", err)
+		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
 		if err = st.Reset(); err == nil {
 			seq = 0
 			agg, err = New(acfg)
@@ -356,7 +356,7 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 			if err := ix.commitLocked(); err != nil {
 				msg := err.Error()
 				ix.commitErr.Store(&msg)
-				ix.log.Error("committing the indexer state", "err", err)
+				ix.log.Error("committing the indexer state", KeyError, err)
 			}
 			ix.mu.Unlock()
 		}

@@ -551,14 +551,14 @@ type pebbleLogger struct{ log *slog.Logger }
 
 func (l pebbleLogger) Infof(format string, args ...any) { l.log.Debug(fmt.Sprintf(format, args...)) }
 func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), "component", "index.store")
+	l.log.Error(fmt.Sprintf(format, args...), KeyComponent, "index.store")
 }
 
 // Fatalf logs and panics: pebble calls it on unrecoverable corruption of
 // its own files, after which it must not go on.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	l.log.Error(msg, "component", "index.store")
+	l.log.Error(msg, KeyComponent, "index.store")
 	panic("index state: " + msg)
 }
 
