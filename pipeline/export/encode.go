@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -43,19 +42,23 @@ func blobColumns() [][]string {
 const writeBatch = 1024
 
 // encoder writes parts as Parquet files. It keeps the zstd codec (and so
-// its encoders) from file to file, and a fresh Parquet writer per file:
+// its encoder) from file to file, and a fresh Parquet writer per file:
 // parquet-go v0.32.0's Writer.Reset leaves the column chunks of the next
 // file without their metadata (path_in_schema, type, codec), which DuckDB
 // tolerates and other readers need.
 type encoder struct {
 	cfg   Config
-	codec *zstd.Codec
+	codec *codec
 	pw    *parquet.GenericWriter[row]
 	batch []row
 }
 
-func newEncoder(cfg Config) *encoder {
-	return &encoder{cfg: cfg, codec: &zstd.Codec{Level: cfg.CompressionLevel, Concurrency: 1}, batch: make([]row, 0, writeBatch)}
+func newEncoder(cfg Config) (*encoder, error) {
+	c, err := newCodec(cfg.CompressionLevel)
+	if err != nil {
+		return nil, fmt.Errorf("create zstd encoder: %w", err)
+	}
+	return &encoder{cfg: cfg, codec: c, batch: make([]row, 0, writeBatch)}, nil
 }
 
 // encode writes p's rows, sorted, as one Parquet file to w.

@@ -35,6 +35,7 @@ type Writer struct {
 	log  *slog.Logger
 	lock *dirlock.Lock
 	enc  *encoder
+	buf  *bufio.Writer // between the encoder and the file, reused
 
 	manifest *Manifest
 	high     map[Partition]uint64 // last committed sequence per partition
@@ -81,11 +82,16 @@ func NewWriter(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	enc, err := newEncoder(cfg)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
 	w := &Writer{
 		cfg:   cfg,
 		log:   cfg.Logger.With(KeyComponent, "export"),
 		lock:  lock,
-		enc:   newEncoder(cfg),
+		enc:   enc,
 		high:  make(map[Partition]uint64),
 		parts: make(map[Partition]*part),
 		dirs:  make(map[string]bool),
@@ -367,7 +373,12 @@ func (w *Writer) writeTemp(tmp string, pt *part) (string, int64, error) {
 	}
 	h := sha256.New()
 	cw := &countWriter{w: io.MultiWriter(f, h)}
-	bw := bufio.NewWriterSize(cw, 1<<20)
+	if w.buf == nil {
+		w.buf = bufio.NewWriterSize(cw, 1<<20)
+	} else {
+		w.buf.Reset(cw)
+	}
+	bw := w.buf
 	err = w.enc.encode(bw, pt)
 	if err == nil {
 		err = bw.Flush()
