@@ -45,10 +45,10 @@ func (c Config) Validate() error {
 	switch c.Mix {
 	case "", MixMixed, Mix1K, MixClaude, MixPi, MixCodex:
 	default:
-		return &ConfigError{Field: "mix", Value: c.Mix, Err: ErrInvalid}
+		return &ConfigError{Field: "mix", Value: c.Mix, Err: ErrInvalidConfig}
 	}
 	if c.Bytes <= 0 {
-		return &ConfigError{Field: "bytes", Value: c.Bytes, Err: ErrInvalid}
+		return &ConfigError{Field: "bytes", Value: c.Bytes, Err: ErrInvalidConfig}
 	}
 	return nil
 }

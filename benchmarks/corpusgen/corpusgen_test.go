@@ -76,7 +76,7 @@ func TestConfig_Validate(t *testing.T) {
 			var ce *ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tt.field, ce.Field)
-			assert.ErrorIs(t, err, ErrInvalid)
+			assert.ErrorIs(t, err, ErrInvalidConfig)
 		})
 	}
 }
@@ -269,7 +269,7 @@ func TestEncodeClaudeDir(t *testing.T) {
 func TestConfigError(t *testing.T) {
 	err := Config{Mix: "x", Bytes: 1}.Validate()
 	assert.Equal(t, "corpusgen: invalid configuration: mix=x", err.Error())
-	assert.True(t, errors.Is(err, ErrInvalid))
+	assert.True(t, errors.Is(err, ErrInvalidConfig))
 }
 
 // TestClaude_SnapshotKeysDistinct renders many file-history snapshots:

@@ -7,17 +7,17 @@ import (
 
 // Sentinel errors of the corpusgen package.
 var (
-	// ErrInvalid reports a configuration value out of range. It is
+	// ErrInvalidConfig reports a configuration value out of range. It is
 	// wrapped in a *ConfigError naming the field; fix the configuration,
 	// retrying does not help.
-	ErrInvalid = errors.New("corpusgen: invalid configuration")
+	ErrInvalidConfig = errors.New("corpusgen: invalid configuration")
 )
 
 // ConfigError names the configuration field that failed validation.
 type ConfigError struct {
 	Field string // the field's name, as the command's flag spells it
 	Value any    // the rejected value
-	Err   error  // ErrInvalid
+	Err   error  // ErrInvalidConfig
 }
 
 // Error returns "corpusgen: invalid configuration: field=value".

@@ -58,19 +58,19 @@ func (c TreeConfig) Validate() error {
 	switch c.Format {
 	case "", MixMixed, MixClaude, MixPi, MixCodex:
 	default:
-		return &ConfigError{Field: "format", Value: c.Format, Err: ErrInvalid}
+		return &ConfigError{Field: "format", Value: c.Format, Err: ErrInvalidConfig}
 	}
 	switch {
 	case c.Dir == "":
-		return &ConfigError{Field: "out", Value: c.Dir, Err: ErrInvalid}
+		return &ConfigError{Field: "out", Value: c.Dir, Err: ErrInvalidConfig}
 	case c.Bytes <= 0:
-		return &ConfigError{Field: "size", Value: c.Bytes, Err: ErrInvalid}
+		return &ConfigError{Field: "size", Value: c.Bytes, Err: ErrInvalidConfig}
 	case c.MinSessionBytes < 0:
-		return &ConfigError{Field: "min_session_bytes", Value: c.MinSessionBytes, Err: ErrInvalid}
+		return &ConfigError{Field: "min_session_bytes", Value: c.MinSessionBytes, Err: ErrInvalidConfig}
 	case c.MaxSessionBytes < 0 || (c.MaxSessionBytes > 0 && c.MaxSessionBytes < c.MinSessionBytes):
-		return &ConfigError{Field: "max_session_bytes", Value: c.MaxSessionBytes, Err: ErrInvalid}
+		return &ConfigError{Field: "max_session_bytes", Value: c.MaxSessionBytes, Err: ErrInvalidConfig}
 	case c.ResumeRate > 1:
-		return &ConfigError{Field: "resume_rate", Value: c.ResumeRate, Err: ErrInvalid}
+		return &ConfigError{Field: "resume_rate", Value: c.ResumeRate, Err: ErrInvalidConfig}
 	}
 	return nil
 }

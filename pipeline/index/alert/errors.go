@@ -27,6 +27,10 @@ var (
 	// ErrInvalidValue: a field has a value of the wrong type or out of range
 	// (a negative threshold, a zero window, an unknown time zone).
 	ErrInvalidValue = errors.New("alert: invalid value")
+	// ErrInvalidConfig: a field of an evaluator's or a webhook's
+	// configuration is out of range; always wrapped in a *ConfigError
+	// naming the field. Fix the configuration; retrying cannot help.
+	ErrInvalidConfig = errors.New("alert: invalid configuration")
 	// ErrWindow: a window where it means nothing, or one a metric cannot use.
 	ErrWindow = errors.New("alert: invalid window")
 

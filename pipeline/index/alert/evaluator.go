@@ -53,29 +53,29 @@ type Config struct {
 // Validate checks the configuration and its rules.
 func (c Config) Validate() error {
 	if c.IdleTTL < 0 {
-		return &ConfigError{Field: "IdleTTL", Value: c.IdleTTL, Err: ErrInvalidValue}
+		return &ConfigError{Field: "idle_ttl", Value: c.IdleTTL, Err: ErrInvalidConfig}
 	}
 	if c.MaxKeys < 0 {
-		return &ConfigError{Field: "MaxKeys", Value: c.MaxKeys, Err: ErrInvalidValue}
+		return &ConfigError{Field: "max_keys", Value: c.MaxKeys, Err: ErrInvalidConfig}
 	}
 	if c.MaxLag < 0 {
-		return &ConfigError{Field: "MaxLag", Value: c.MaxLag, Err: ErrInvalidValue}
+		return &ConfigError{Field: "max_lag", Value: c.MaxLag, Err: ErrInvalidConfig}
 	}
 	_, err := checkRules(c.Rules)
 	return err
 }
 
-// ConfigError is an invalid configuration field.
+// ConfigError names the configuration field that failed validation.
 type ConfigError struct {
-	Field string
-	Value any
-	Err   error
+	Field string // configuration field, snake_case
+	Value any    // the rejected value
+	Err   error  // ErrInvalidConfig, possibly wrapped with a reason
 }
 
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("alert: config %s = %v: %v", e.Field, e.Value, e.Err)
-}
+// Error formats the error as "alert: invalid configuration: field=value".
+func (e *ConfigError) Error() string { return fmt.Sprintf("%v: %s=%v", e.Err, e.Field, e.Value) }
 
+// Unwrap returns the underlying error, which wraps [ErrInvalidConfig].
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 // checkRules normalises a copy of rules and checks names are unique.

@@ -444,7 +444,8 @@ func TestEvaluator_InvalidConfig(t *testing.T) {
 	_, err = New(Config{MaxKeys: -1})
 	var ce *ConfigError
 	require.ErrorAs(t, err, &ce)
-	require.Equal(t, "MaxKeys", ce.Field)
+	require.Equal(t, "max_keys", ce.Field)
+	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
 func TestEvaluator_NaNIgnored(t *testing.T) {

@@ -67,19 +67,19 @@ type WebhookConfig struct {
 func (c WebhookConfig) Validate() error {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return &ConfigError{Field: "URL", Value: c.URL, Err: fmt.Errorf("%w: want an http or https URL", ErrInvalidValue)}
+		return &ConfigError{Field: "url", Value: c.URL, Err: fmt.Errorf("%w: want an http or https URL", ErrInvalidConfig)}
 	}
-	for name, v := range map[string]time.Duration{"Timeout": c.Timeout, "MaxElapsed": c.MaxElapsed,
-		"MinBackoff": c.MinBackoff, "MaxBackoff": c.MaxBackoff} {
+	for name, v := range map[string]time.Duration{"timeout": c.Timeout, "max_elapsed": c.MaxElapsed,
+		"min_backoff": c.MinBackoff, "max_backoff": c.MaxBackoff} {
 		if v < 0 {
-			return &ConfigError{Field: name, Value: v, Err: ErrInvalidValue}
+			return &ConfigError{Field: name, Value: v, Err: ErrInvalidConfig}
 		}
 	}
 	if c.MaxAttempts < 0 {
-		return &ConfigError{Field: "MaxAttempts", Value: c.MaxAttempts, Err: ErrInvalidValue}
+		return &ConfigError{Field: "max_attempts", Value: c.MaxAttempts, Err: ErrInvalidConfig}
 	}
 	if c.QueueSize < 0 {
-		return &ConfigError{Field: "QueueSize", Value: c.QueueSize, Err: ErrInvalidValue}
+		return &ConfigError{Field: "queue_size", Value: c.QueueSize, Err: ErrInvalidConfig}
 	}
 	return nil
 }

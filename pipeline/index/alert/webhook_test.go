@@ -234,6 +234,6 @@ func TestWebhook_StopPutsEventBack(t *testing.T) {
 func TestWebhookConfig_Validate(t *testing.T) {
 	for _, c := range []WebhookConfig{{}, {URL: "ftp://x"}, {URL: "http://"}, {URL: "http://x", Timeout: -1}, {URL: "http://x", QueueSize: -1}} {
 		_, err := NewWebhook(c)
-		require.ErrorIs(t, err, ErrInvalidValue, "NewWebhook(%+v)", c)
+		require.ErrorIs(t, err, ErrInvalidConfig, "NewWebhook(%+v)", c)
 	}
 }
