@@ -25,9 +25,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
-// DefaultEmbeddedPort is the embedded JetStream server's client port.
-const DefaultEmbeddedPort = 4222
-
 // Env reads an environment variable; commands pass os.Getenv.
 type Env func(string) string
 
@@ -47,7 +44,7 @@ func (n *NATS) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&n.TLSKey, "tls-key", env("NATS_TLS_KEY"), "client key file (env NATS_TLS_KEY)")
 	fs.StringVar(&n.TLSCA, "tls-ca", env("NATS_TLS_CA"), "CA bundle verifying the server (env NATS_TLS_CA)")
 	fs.StringVar(&n.DataDir, "data-dir", orDefault(env("SESSIONPIPE_DATA_DIR"), defaultDataDir(env)), "state directory: embedded JetStream store, checkpoints (env SESSIONPIPE_DATA_DIR)")
-	fs.IntVar(&n.Port, "nats-port", DefaultEmbeddedPort, "client port of the embedded server (-1: any free port; if the default is taken, any free port)")
+	fs.IntVar(&n.Port, "nats-port", bus.DefaultEmbeddedPort, "client port of the embedded server (-1: any free port; if the default is taken, any free port)")
 	fs.StringVar(&n.Stream.Prefix, "prefix", orDefault(env("SESSIONPIPE_PREFIX"), bus.DefaultPrefix), "subject prefix (env SESSIONPIPE_PREFIX)")
 	fs.StringVar(&n.Stream.Name, "stream", orDefault(env("SESSIONPIPE_STREAM"), bus.DefaultStream), "stream name (env SESSIONPIPE_STREAM)")
 	fs.IntVar(&n.Stream.Replicas, "replicas", 1, "stream replicas (1 to 5; more than 1 needs a cluster)")
@@ -88,7 +85,7 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 	if n.URL == "" {
 		cfg := bus.EmbeddedConfig{StoreDir: filepath.Join(n.DataDir, "jetstream"), Port: n.Port, Logger: log}
 		e, err := bus.StartEmbedded(ctx, cfg)
-		if err != nil && n.Port == DefaultEmbeddedPort && !errors.Is(err, dirlock.ErrHeld) {
+		if err != nil && n.Port == bus.DefaultEmbeddedPort && !errors.Is(err, dirlock.ErrHeld) {
 			// The usual port is taken (another server): any free one will
 			// do for the processes of this command.
 			log.Info("port taken, using any free port", "port", n.Port)

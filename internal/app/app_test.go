@@ -59,7 +59,7 @@ func TestConnect_SecondOnSameDataDirRefused(t *testing.T) {
 	defer b.Close(context.WithoutCancel(t.Context()))
 
 	n2 := n
-	n2.Port = DefaultEmbeddedPort
+	n2.Port = bus.DefaultEmbeddedPort
 	_, err = n2.Connect(t.Context(), "second", log)
 	require.ErrorIs(t, err, dirlock.ErrHeld)
 	require.ErrorIs(t, err, bus.ErrServerStart)

@@ -19,8 +19,14 @@ const (
 	// loopback only, since laptop mode has no authentication.
 	DefaultEmbeddedHost = "127.0.0.1"
 
-	// DefaultEmbeddedPort picks a random free port.
-	DefaultEmbeddedPort = -1
+	// DefaultEmbeddedPort is the client port an embedded server is given
+	// by the commands: NATS's standard port, so that the nats CLI and
+	// other daemons find it without being told. [EmbeddedConfig].Port 0
+	// or -1 picks a random free port instead (tests, a second server).
+	DefaultEmbeddedPort = 4222
+
+	// randomPort asks the server for any free port.
+	randomPort = -1
 
 	// DefaultEmbeddedName is the embedded server's name.
 	DefaultEmbeddedName = "sessionpipe"
@@ -48,7 +54,7 @@ type EmbeddedConfig struct {
 	Host string
 
 	// Port is the client port; 0 or -1 picks a random free port (the
-	// default), the CLI may pass a fixed one such as 4222.
+	// default); the commands pass [DefaultEmbeddedPort].
 	Port int
 
 	// ServerName is the server's name. Default [DefaultEmbeddedName].
@@ -98,7 +104,7 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 		cfg.Host = DefaultEmbeddedHost
 	}
 	if cfg.Port == 0 {
-		cfg.Port = DefaultEmbeddedPort
+		cfg.Port = randomPort
 	}
 	if cfg.ServerName == "" {
 		cfg.ServerName = DefaultEmbeddedName
