@@ -295,7 +295,11 @@ func (a *api) health(w http.ResponseWriter, _ *http.Request) {
 	if s.CommitError != "" {
 		status, code = "failing: "+s.CommitError, http.StatusServiceUnavailable
 	}
-	a.reply(w, code, map[string]any{"status": status, "applied_seq": s.Applied, "committed_seq": s.Committed,
+	role := "standby"
+	if s.Active {
+		role = "active"
+	}
+	a.reply(w, code, map[string]any{"status": status, "role": role, "applied_seq": s.Applied, "committed_seq": s.Committed,
 		"pending": s.Consumer.Pending})
 }
 
@@ -317,6 +321,11 @@ func (ix *Indexer) WriteMetrics(w *prom.Writer) {
 	w.Int("sessionpipe_index_undecodable_total", prom.Counter, "Stream messages skipped as undecodable.", int64(s.Consumer.Undecodable))
 	w.Int("sessionpipe_index_rebuilds_total", prom.Counter, "States discarded as belonging to another stream.", int64(s.Rebuilds))
 	w.Int("sessionpipe_alerts_fired_total", prom.Counter, "Alerts fired since start.", int64(s.Alerts))
+	active := int64(0)
+	if s.Active {
+		active = 1
+	}
+	w.Int("sessionpipe_index_active", prom.Gauge, "1 while this indexer holds its consumer's lease and applies the stream, 0 while it stands by.", active)
 	totals := ix.hostModelTotals()
 	tokens := make([]prom.Sample, 0, 4*len(totals))
 	cost := make([]prom.Sample, 0, len(totals))

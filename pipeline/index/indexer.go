@@ -73,6 +73,11 @@ type IndexerConfig struct {
 	// Now is the clock of the alert windows; default time.Now.
 	Now func() time.Time
 
+	// LeaseTTL is how long the lease on the consumer name outlives its
+	// holder (default bus.DefaultLeaseTTL): a stand-by takes over at most
+	// this long after the active indexer died, at once after it stopped.
+	LeaseTTL time.Duration
+
 	// Logger receives lifecycle events; nil discards.
 	Logger *slog.Logger
 }
@@ -119,6 +124,7 @@ type Indexer struct {
 	consumer    *bus.Consumer
 	ready       chan struct{} // closed once the state is open and the consumer positioned
 	alerts      *alerting
+	active      atomic.Bool
 	hub         *hub
 	totals      map[hostModel]*hmTotals
 	totalsDirty bool
@@ -194,16 +200,58 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 	if err := ix.startAlerts(ctx, st); err != nil {
 		return err
 	}
+	lease, err := bus.NewLease(ix.cfg.JS, bus.LeaseConfig{Role: "indexer." + ix.cfg.Name, TTL: ix.cfg.LeaseTTL, Logger: ix.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	close(ix.ready)
+	ix.log.Info("indexer started", KeyState, ix.cfg.Dir, "resume_seq", seq+1, KeyStream, ix.identity.String(), "consumer", ix.cfg.Name)
+	for {
+		// One process per durable consumer: a second indexer of the same
+		// name stands by here, serving the state it has, and takes over
+		// when the active one stops or dies.
+		held, err := lease.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		ix.active.Store(true)
+		err = ix.consume(held)
+		ix.active.Store(false)
+		ix.mu.Lock()
+		cerr := ix.commitLocked()
+		ix.mu.Unlock()
+		rerr := lease.Release(context.WithoutCancel(ctx))
+		switch {
+		case ctx.Err() != nil:
+			return cerr
+		case errors.Is(context.Cause(held), bus.ErrLeaseLost):
+			ix.log.Warn("indexer lease lost; standing by", "consumer", ix.cfg.Name)
+			continue
+		}
+		return errors.Join(err, cerr, rerr)
+	}
+}
+
+// consume applies the stream from the sequence after the last committed
+// one until ctx ends (the lease lost, or the indexer stopped).
+func (ix *Indexer) consume(ctx context.Context) error {
+	ix.mu.Lock()
+	start := ix.committed + 1
+	ix.applied = ix.committed // a stand-by resumes from what its state holds
+	ix.mu.Unlock()
 	c, err := bus.NewConsumer(ix.cfg.JS, bus.ConsumerConfig{
-		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: seq + 1, Lite: true, Logger: ix.cfg.Logger,
+		Name: ix.cfg.Name, Stream: ix.cfg.Stream, StartSeq: start, Lite: true, Logger: ix.cfg.Logger,
 	})
 	if err != nil {
 		return err
 	}
+	ix.mu.Lock()
 	ix.consumer = c
-	close(ix.ready)
-	ix.log.Info("indexer started", KeyState, ix.cfg.Dir, "resume_seq", seq+1, KeyStream, ix.identity.String())
-
+	ix.mu.Unlock()
+	ix.log.Info("indexer active", "resume_seq", start, "consumer", ix.cfg.Name)
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -215,10 +263,14 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		return nil
 	}
 	if errors.Is(err, bus.ErrStartAhead) {
-		return fmt.Errorf("indexer state is ahead of the stream (applied %d): remove %s to rebuild it: %w", seq, ix.cfg.Dir, err)
+		return fmt.Errorf("indexer state is ahead of the stream (applied %d): remove %s to rebuild it: %w", start-1, ix.cfg.Dir, err)
 	}
 	return err
 }
+
+// Active reports whether the indexer holds its consumer's lease and
+// applies the stream (false while it stands by).
+func (ix *Indexer) Active() bool { return ix.active.Load() }
 
 // open opens the state, checks that it belongs to the stream, and returns
 // the last sequence it applied.
@@ -349,7 +401,7 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if c := ix.consumer; c != nil && c.Stats().Pending == 0 {
+			if ix.Stats().Consumer.Pending == 0 {
 				ix.advanceAlerts() // caught up: the clock may slide the windows
 			}
 			ix.mu.Lock()
@@ -415,6 +467,7 @@ type IndexerStats struct {
 	GapMessages        uint64 // messages that aged out before they were indexed
 	Rebuilds           uint64
 	Alerts             uint64 // alerts fired since start
+	Active             bool   // holds the consumer's lease (else stands by)
 	Consumer           bus.ConsumerStats
 	CommitError        string // the last commit failure, if any
 }
@@ -426,9 +479,13 @@ func (ix *Indexer) Stats() IndexerStats {
 	ix.mu.Unlock()
 	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
 	s.Alerts = ix.alertsFired.Load()
-	if ix.consumer != nil {
-		s.Consumer = ix.consumer.Stats()
+	ix.mu.Lock()
+	c := ix.consumer
+	ix.mu.Unlock()
+	if c != nil {
+		s.Consumer = c.Stats()
 	}
+	s.Active = ix.active.Load()
 	if p := ix.commitErr.Load(); p != nil {
 		s.CommitError = *p
 	}

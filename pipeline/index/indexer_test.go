@@ -259,3 +259,54 @@ func TestIndexer_Alerts(t *testing.T) {
 		require.Greater(t, e.Value, 10000.0)
 	}
 }
+
+// Two indexers of one consumer name: one applies the stream, the other
+// stands by (serving its own state); when the active one stops, the
+// stand-by takes the lease over, catches up from its own state and
+// counts exactly what the stream holds: a handover counts nothing twice
+// and misses nothing.
+func TestIndexer_ActiveAndStandby(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus", testcorpus.Generate(t, 1<<20, 17))
+	stream := interleave(files, rand.New(rand.NewPCG(2, 2)))
+	mem := mustNew(t, index.Config{})
+	for _, e := range stream {
+		mem.Add(e)
+	}
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	half := len(stream) / 2
+	last := publish(t, js, stream[:half])
+
+	cfg := index.IndexerConfig{JS: js, Name: "shared", CommitInterval: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
+	cfgA, cfgB := cfg, cfg
+	cfgA.Dir, cfgB.Dir = t.TempDir(), t.TempDir()
+	a, stopA := runIndexer(t, cfgA)
+	waitApplied(t, a, last)
+	require.True(t, a.Active())
+	b, stopB := runIndexer(t, cfgB)
+	natstest.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
+		if b.Active() {
+			return errors.New("the stand-by took the lease while it was held")
+		}
+		return nil
+	})
+	require.False(t, b.Active(), "one active indexer per consumer name")
+	last = publish(t, js, stream[half:])
+	waitApplied(t, a, last)
+	require.Zero(t, b.Stats().Applied, "the stand-by applies nothing while it stands by")
+
+	require.NoError(t, stopA())
+	natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+		if !b.Active() {
+			return errors.New("no handover yet")
+		}
+		return nil
+	})
+	waitApplied(t, b, last)
+	got, err := b.Sessions()
+	require.NoError(t, err)
+	require.Equal(t, mem.Sessions(), got)
+	require.NoError(t, stopB())
+}
