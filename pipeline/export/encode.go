@@ -47,10 +47,11 @@ const writeBatch = 1024
 // file without their metadata (path_in_schema, type, codec), which DuckDB
 // tolerates and other readers need.
 type encoder struct {
-	cfg   Config
-	codec *codec
-	pw    *parquet.GenericWriter[row]
-	batch []row
+	cfg     Config
+	codec   *codec
+	pw      *parquet.GenericWriter[row]
+	batch   []row
+	scratch scratch // what the batch's rows point to
 }
 
 func newEncoder(cfg Config) (*encoder, error) {
@@ -94,7 +95,8 @@ func (c *encoder) encode(w io.Writer, p *part) error {
 		pw.SetKeyValueMetadata(kv[0], kv[1])
 	}
 	for _, r := range p.order() {
-		c.batch = append(c.batch, *r)
+		c.batch = append(c.batch, row{})
+		r.unpack(&c.batch[len(c.batch)-1], &p.strs, &p.tables, &c.scratch)
 		if len(c.batch) == cap(c.batch) {
 			if err := c.flush(); err != nil {
 				return err
@@ -117,6 +119,7 @@ func (c *encoder) flush() error {
 	_, err := c.pw.Write(c.batch)
 	clear(c.batch) // drop references to the part's strings
 	c.batch = c.batch[:0]
+	c.scratch.reset()
 	if err != nil {
 		return fmt.Errorf("write parquet rows: %w", err)
 	}

@@ -5,17 +5,17 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// rowOverhead is what a buffered row costs beside its strings and its
-// chunk's slot (see part.nextRowCost): its pointer in the sort.
-const rowOverhead = 8
+// rowOverhead is what a buffered row costs beside its strings, list
+// elements and its chunk's slot (see part.nextRowCost): its index in the
+// sort.
+const rowOverhead = 4
 
 // entryBytes returns what e's row adds to a part beside its chunk's slot:
-// its list elements and structs, and every string it copies.
+// its list elements in the side tables and every string it copies.
 func entryBytes(e *schema.Entry) int64 {
 	n := rowOverhead + int64(len(e.Format)+len(e.Host)+len(e.SessionID)+len(e.EntryID))*2 + // key too
 		int64(len(e.Path)+len(e.ParentID)+len(e.ParentSessionID)+len(e.Kind)+len(e.Role)+len(e.Subtype)+
@@ -23,31 +23,28 @@ func entryBytes(e *schema.Entry) int64 {
 			len(e.StopReason)+len(e.Sender)+len(e.CWD)+len(e.GitBranch)+len(e.AgentVersion)+len(e.AgentID)+
 			len(e.AgentType)+len(e.Slug)+len(e.Command)+len(e.CommandArgs)+len(e.Title)+len(e.Raw)) + 3
 	if u := e.Usage; u != nil {
-		n += int64(unsafe.Sizeof(usage{}) + uintptr(len(u.Speed)))
-	}
-	if e.CostUSD != nil {
-		n += 8
+		n += int64(len(u.Speed))
 	}
 	for i := range e.ToolCalls {
 		tc := &e.ToolCalls[i]
-		n += int64(unsafe.Sizeof(toolCall{}) + uintptr(len(tc.ID)+len(tc.Name)+len(tc.Input)))
+		n += pcallSize + int64(len(tc.ID)+len(tc.Name)+len(tc.Input))
 	}
 	for i := range e.ToolResults {
 		tr := &e.ToolResults[i]
-		n += int64(unsafe.Sizeof(toolResult{}) + uintptr(len(tr.ToolCallID)+len(tr.Content)))
+		n += presultSize + int64(len(tr.ToolCallID)+len(tr.Content))
 	}
 	for i := range e.Attachments {
 		a := &e.Attachments[i]
-		n += int64(unsafe.Sizeof(attachment{}) + uintptr(len(a.Filename)+len(a.MimeType)+len(a.Size)))
+		n += pattSize + int64(len(a.Filename)+len(a.MimeType)+len(a.Size))
 	}
 	if rc := e.Reaction; rc != nil {
-		n += int64(unsafe.Sizeof(reaction{}) + uintptr(len(rc.MessageID)))
+		n += int64(len(rc.MessageID))
 		for _, s := range rc.Emojis {
-			n += int64(len(s)) + 16
+			n += spanSize + int64(len(s))
 		}
 	}
 	if o := e.Origin; o != nil {
-		n += int64(unsafe.Sizeof(origin{}) + uintptr(len(o.Provider)+len(o.Surface)+len(o.ChatType)+len(o.From)+len(o.Label)))
+		n += int64(len(o.Provider) + len(o.Surface) + len(o.ChatType) + len(o.From) + len(o.Label))
 	}
 	return n
 }
@@ -57,13 +54,14 @@ func entryBytes(e *schema.Entry) int64 {
 type part struct {
 	partition Partition
 	opened    time.Time // when its first entry arrived
-	chunks    [][]row   // rows, in chunks of growing size: no regrowth copies
+	chunks    [][]prow  // rows, in chunks of growing size: no regrowth copies
 	n         int       // rows
-	strs      arena
-	bytes     int64  // what its rows hold, see entryBytes
-	first     uint64 // stream sequence of its first entry
-	last      uint64 // of its last entry
-	minTS     int64  // microseconds, 0 when no entry had a ts
+	strs      arena     // their strings
+	tables    tables    // their list elements
+	bytes     int64     // what its rows hold, see entryBytes
+	first     uint64    // stream sequence of its first entry
+	last      uint64    // of its last entry
+	minTS     int64     // microseconds, 0 when no entry had a ts
 	maxTS     int64
 }
 
@@ -82,8 +80,8 @@ const (
 	maxRowChunk = 256
 )
 
-// rowSize is the size of a row struct.
-const rowSize = int64(unsafe.Sizeof(row{}))
+// rowSize is the size of a buffered row.
+const rowSize = prowSize
 
 // nextRowCost returns the bytes the next row's chunk costs: 0 when the
 // last chunk has room, else the new chunk's size.
@@ -101,21 +99,21 @@ func (p *part) nextRowCost() int64 {
 // add appends e's row; n is entryBytes(e) + p.nextRowCost().
 func (p *part) add(e *schema.Entry, seq uint64, n int64) {
 	if len(p.chunks) == 0 {
-		p.chunks = append(p.chunks, make([]row, 0, minRowChunk))
+		p.chunks = append(p.chunks, make([]prow, 0, minRowChunk))
 	} else if last := p.chunks[len(p.chunks)-1]; len(last) == cap(last) {
-		p.chunks = append(p.chunks, make([]row, 0, min(2*cap(last), maxRowChunk)))
+		p.chunks = append(p.chunks, make([]prow, 0, min(2*cap(last), maxRowChunk)))
 	}
 	c := &p.chunks[len(p.chunks)-1]
-	*c = append(*c, row{})
+	*c = append(*c, prow{})
 	r := &(*c)[len(*c)-1]
-	r.fromEntry(e, seq, &p.strs)
+	r.pack(e, seq, &p.strs, &p.tables)
 	p.n++
 	p.bytes += n
 	if p.n == 1 {
 		p.first = seq
 	}
 	p.last = seq
-	if ts := r.TS; ts != 0 {
+	if ts := r.ts; ts != 0 {
 		if p.minTS == 0 || ts < p.minTS {
 			p.minTS = ts
 		}
@@ -126,21 +124,21 @@ func (p *part) add(e *schema.Entry, seq uint64, n int64) {
 // order returns the rows sorted by (session_id, ts, seq): sessions
 // together, in time order, rows without ts first in their session.
 // Sorting pointers moves 8 bytes per swap instead of a row.
-func (p *part) order() []*row {
-	rows := make([]*row, 0, p.n)
+func (p *part) order() []*prow {
+	rows := make([]*prow, 0, p.n)
 	for _, c := range p.chunks {
 		for i := range c {
 			rows = append(rows, &c[i])
 		}
 	}
-	slices.SortFunc(rows, func(a, b *row) int {
-		if c := strings.Compare(a.SessionID, b.SessionID); c != 0 {
+	slices.SortFunc(rows, func(a, b *prow) int {
+		if c := strings.Compare(p.strs.get(a.s[sSession]), p.strs.get(b.s[sSession])); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(a.TS, b.TS); c != 0 {
+		if c := cmp.Compare(a.ts, b.ts); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Seq, b.Seq)
+		return cmp.Compare(a.seq, b.seq)
 	})
 	return rows
 }

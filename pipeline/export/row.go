@@ -1,10 +1,6 @@
 package export
 
-import (
-	"time"
-
-	"github.com/sessionpipe/sessionpipe/schema"
-)
+import "time"
 
 // row is one Parquet row: every field of [schema.Entry] plus the stream
 // sequence and the entry key. Column names are the snake_case names of the
@@ -126,96 +122,4 @@ func tsMicros(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixMicro()
-}
-
-// copier copies the strings of entries into an arena, so that a buffered
-// row does not keep the caller's entry (often a reused batch) alive and its
-// size is known exactly.
-type copier interface {
-	str(s string) string
-	bytes(b []byte) string
-}
-
-// fromEntry fills r from e with seq, copying every string through c.
-func (r *row) fromEntry(e *schema.Entry, seq uint64, c copier) {
-	var kb [256]byte
-	*r = row{
-		Seq:             int64(seq),
-		Key:             c.bytes(e.AppendKey(kb[:0])),
-		Format:          c.str(string(e.Format)),
-		Host:            c.str(e.Host),
-		Path:            c.str(e.Path),
-		Offset:          e.Offset,
-		Line:            e.Line,
-		Object:          int32(e.Object),
-		SessionID:       c.str(e.SessionID),
-		EntryID:         c.str(e.EntryID),
-		ParentID:        c.str(e.ParentID),
-		ParentSessionID: c.str(e.ParentSessionID),
-		TS:              tsMicros(e.TS),
-		Kind:            c.str(string(e.Kind)),
-		Role:            c.str(string(e.Role)),
-		Subtype:         c.str(e.Subtype),
-		Text:            c.str(e.Text),
-		Meta:            e.Meta,
-		Copy:            e.Copy,
-		Truncated:       e.Truncated,
-		Model:           c.str(e.Model),
-		Provider:        c.str(e.Provider),
-		MessageID:       c.str(e.MessageID),
-		RequestID:       c.str(e.RequestID),
-		UsageKey:        c.str(e.UsageKey),
-		StopReason:      c.str(e.StopReason),
-		Sender:          c.str(e.Sender),
-		CWD:             c.str(e.CWD),
-		GitBranch:       c.str(e.GitBranch),
-		AgentVersion:    c.str(e.AgentVersion),
-		Sidechain:       e.Sidechain,
-		AgentID:         c.str(e.AgentID),
-		AgentType:       c.str(e.AgentType),
-		Slug:            c.str(e.Slug),
-		Command:         c.str(e.Command),
-		CommandArgs:     c.str(e.CommandArgs),
-		Title:           c.str(e.Title),
-		Raw:             c.bytes(e.Raw),
-	}
-	if u := e.Usage; u != nil {
-		r.Usage = &usage{
-			Input: u.Input, Output: u.Output, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
-			CacheWrite5m: u.CacheWrite5m, CacheWrite1h: u.CacheWrite1h, Reasoning: u.Reasoning,
-			Speed: c.str(u.Speed),
-		}
-	}
-	if e.CostUSD != nil {
-		v := *e.CostUSD
-		r.CostUSD = &v
-	}
-	if len(e.ToolCalls) > 0 {
-		r.ToolCalls = make([]toolCall, len(e.ToolCalls))
-		for i, tc := range e.ToolCalls {
-			r.ToolCalls[i] = toolCall{ID: c.str(tc.ID), Name: c.str(tc.Name), Input: c.bytes(tc.Input)}
-		}
-	}
-	if len(e.ToolResults) > 0 {
-		r.ToolResults = make([]toolResult, len(e.ToolResults))
-		for i, tr := range e.ToolResults {
-			r.ToolResults[i] = toolResult{ToolCallID: c.str(tr.ToolCallID), IsError: tr.IsError, Content: c.str(tr.Content)}
-		}
-	}
-	if len(e.Attachments) > 0 {
-		r.Attachments = make([]attachment, len(e.Attachments))
-		for i, a := range e.Attachments {
-			r.Attachments[i] = attachment{Filename: c.str(a.Filename), MimeType: c.str(a.MimeType), Size: c.str(a.Size)}
-		}
-	}
-	if rc := e.Reaction; rc != nil {
-		r.Reaction = &reaction{MessageID: c.str(rc.MessageID), Emojis: make([]string, len(rc.Emojis))}
-		for i, s := range rc.Emojis {
-			r.Reaction.Emojis[i] = c.str(s)
-		}
-	}
-	if o := e.Origin; o != nil {
-		r.Origin = &origin{Provider: c.str(o.Provider), Surface: c.str(o.Surface), ChatType: c.str(o.ChatType),
-			From: c.str(o.From), Label: c.str(o.Label)}
-	}
 }

@@ -1,0 +1,285 @@
+package export
+
+import (
+	"unsafe"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// The strings of a packed row, by index into prow.s.
+const (
+	sKey = iota
+	sFormat
+	sHost
+	sPath
+	sSession
+	sEntry
+	sParent
+	sParentSession
+	sKind
+	sRole
+	sSubtype
+	sText
+	sModel
+	sProvider
+	sMessage
+	sRequest
+	sUsageKey
+	sStopReason
+	sSender
+	sCWD
+	sGitBranch
+	sAgentVersion
+	sAgentID
+	sAgentType
+	sSlug
+	sCommand
+	sCommandArgs
+	sTitle
+	sRaw
+	sSpeed
+	sReactionMessage
+	sOriginProvider
+	sOriginSurface
+	sOriginChatType
+	sOriginFrom
+	sOriginLabel
+	nSpans
+)
+
+// Flags of a packed row.
+const (
+	fMeta = 1 << iota
+	fCopy
+	fTruncated
+	fSidechain
+	fUsage
+	fCost
+	fReaction
+	fOrigin
+)
+
+// prow is a buffered row without pointers: strings are spans of the
+// part's arena, lists are ranges of the part's side tables. A part holds
+// thousands of them; the garbage collector does not scan them. unpack
+// turns one into a [row] just before it is written.
+//
+// A field added to [schema.Entry] is added to row, here, and to pack and
+// unpack.
+type prow struct {
+	seq, offset, line, ts int64
+	usage                 [7]int64 // input, output, cache_read, cache_write, 5m, 1h, reasoning
+	cost                  float64
+	object                int32
+	flags                 uint8
+	s                     [nSpans]span
+	calls, results, atts  rng
+	emojis                rng
+}
+
+// rng is a range of a side table.
+type rng struct{ start, n uint32 }
+
+type pcall struct{ id, name, input span }
+
+type presult struct {
+	id, content span
+	isError     bool
+}
+
+type patt struct{ filename, mimeType, size span }
+
+// Sizes for the memory budget.
+const (
+	prowSize    = int64(unsafe.Sizeof(prow{}))
+	pcallSize   = int64(unsafe.Sizeof(pcall{}))
+	presultSize = int64(unsafe.Sizeof(presult{}))
+	pattSize    = int64(unsafe.Sizeof(patt{}))
+	spanSize    = int64(unsafe.Sizeof(span{}))
+)
+
+// tables are a part's side tables: the list elements of its rows.
+type tables struct {
+	calls   []pcall
+	results []presult
+	atts    []patt
+	emojis  []span
+}
+
+// pack fills r from e with seq, copying every string into a.
+func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
+	var kb [256]byte
+	*r = prow{seq: int64(seq), offset: e.Offset, line: e.Line, ts: tsMicros(e.TS), object: int32(e.Object)}
+	s := &r.s
+	s[sKey] = a.bytes(e.AppendKey(kb[:0]))
+	s[sFormat] = a.str(string(e.Format))
+	s[sHost] = a.str(e.Host)
+	s[sPath] = a.str(e.Path)
+	s[sSession] = a.str(e.SessionID)
+	s[sEntry] = a.str(e.EntryID)
+	s[sParent] = a.str(e.ParentID)
+	s[sParentSession] = a.str(e.ParentSessionID)
+	s[sKind] = a.str(string(e.Kind))
+	s[sRole] = a.str(string(e.Role))
+	s[sSubtype] = a.str(e.Subtype)
+	s[sText] = a.str(e.Text)
+	s[sModel] = a.str(e.Model)
+	s[sProvider] = a.str(e.Provider)
+	s[sMessage] = a.str(e.MessageID)
+	s[sRequest] = a.str(e.RequestID)
+	s[sUsageKey] = a.str(e.UsageKey)
+	s[sStopReason] = a.str(e.StopReason)
+	s[sSender] = a.str(e.Sender)
+	s[sCWD] = a.str(e.CWD)
+	s[sGitBranch] = a.str(e.GitBranch)
+	s[sAgentVersion] = a.str(e.AgentVersion)
+	s[sAgentID] = a.str(e.AgentID)
+	s[sAgentType] = a.str(e.AgentType)
+	s[sSlug] = a.str(e.Slug)
+	s[sCommand] = a.str(e.Command)
+	s[sCommandArgs] = a.str(e.CommandArgs)
+	s[sTitle] = a.str(e.Title)
+	s[sRaw] = a.bytes(e.Raw)
+	if e.Meta {
+		r.flags |= fMeta
+	}
+	if e.Copy {
+		r.flags |= fCopy
+	}
+	if e.Truncated {
+		r.flags |= fTruncated
+	}
+	if e.Sidechain {
+		r.flags |= fSidechain
+	}
+	if u := e.Usage; u != nil {
+		r.flags |= fUsage
+		r.usage = [7]int64{u.Input, u.Output, u.CacheRead, u.CacheWrite, u.CacheWrite5m, u.CacheWrite1h, u.Reasoning}
+		s[sSpeed] = a.str(u.Speed)
+	}
+	if e.CostUSD != nil {
+		r.flags |= fCost
+		r.cost = *e.CostUSD
+	}
+	r.calls = rng{start: uint32(len(t.calls)), n: uint32(len(e.ToolCalls))}
+	for i := range e.ToolCalls {
+		tc := &e.ToolCalls[i]
+		t.calls = append(t.calls, pcall{id: a.str(tc.ID), name: a.str(tc.Name), input: a.bytes(tc.Input)})
+	}
+	r.results = rng{start: uint32(len(t.results)), n: uint32(len(e.ToolResults))}
+	for i := range e.ToolResults {
+		tr := &e.ToolResults[i]
+		t.results = append(t.results, presult{id: a.str(tr.ToolCallID), content: a.str(tr.Content), isError: tr.IsError})
+	}
+	r.atts = rng{start: uint32(len(t.atts)), n: uint32(len(e.Attachments))}
+	for i := range e.Attachments {
+		at := &e.Attachments[i]
+		t.atts = append(t.atts, patt{filename: a.str(at.Filename), mimeType: a.str(at.MimeType), size: a.str(at.Size)})
+	}
+	if rc := e.Reaction; rc != nil {
+		r.flags |= fReaction
+		s[sReactionMessage] = a.str(rc.MessageID)
+		r.emojis = rng{start: uint32(len(t.emojis)), n: uint32(len(rc.Emojis))}
+		for _, em := range rc.Emojis {
+			t.emojis = append(t.emojis, a.str(em))
+		}
+	}
+	if o := e.Origin; o != nil {
+		r.flags |= fOrigin
+		s[sOriginProvider] = a.str(o.Provider)
+		s[sOriginSurface] = a.str(o.Surface)
+		s[sOriginChatType] = a.str(o.ChatType)
+		s[sOriginFrom] = a.str(o.From)
+		s[sOriginLabel] = a.str(o.Label)
+	}
+}
+
+// scratch holds what unpacked rows point to (usage, cost, lists,
+// structs) for one batch of rows; reset drops it for the next batch.
+type scratch struct {
+	usages    []usage
+	costs     []float64
+	calls     []toolCall
+	results   []toolResult
+	atts      []attachment
+	reactions []reaction
+	emojis    []string
+	origins   []origin
+}
+
+func (sc *scratch) reset() {
+	clear(sc.usages)
+	clear(sc.calls)
+	clear(sc.results)
+	clear(sc.atts)
+	clear(sc.reactions)
+	clear(sc.emojis)
+	clear(sc.origins)
+	*sc = scratch{
+		usages: sc.usages[:0], costs: sc.costs[:0], calls: sc.calls[:0], results: sc.results[:0],
+		atts: sc.atts[:0], reactions: sc.reactions[:0], emojis: sc.emojis[:0], origins: sc.origins[:0],
+	}
+}
+
+// unpack fills out from r. Strings alias a; what out points to lives in
+// sc until sc.reset.
+func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
+	s := &r.s
+	*out = row{
+		Seq: r.seq, Key: a.get(s[sKey]), Format: a.get(s[sFormat]), Host: a.get(s[sHost]), Path: a.get(s[sPath]),
+		Offset: r.offset, Line: r.line, Object: r.object, SessionID: a.get(s[sSession]), EntryID: a.get(s[sEntry]),
+		ParentID: a.get(s[sParent]), ParentSessionID: a.get(s[sParentSession]), TS: r.ts, Kind: a.get(s[sKind]),
+		Role: a.get(s[sRole]), Subtype: a.get(s[sSubtype]), Text: a.get(s[sText]),
+		Meta: r.flags&fMeta != 0, Copy: r.flags&fCopy != 0, Truncated: r.flags&fTruncated != 0,
+		Model: a.get(s[sModel]), Provider: a.get(s[sProvider]), MessageID: a.get(s[sMessage]),
+		RequestID: a.get(s[sRequest]), UsageKey: a.get(s[sUsageKey]), StopReason: a.get(s[sStopReason]),
+		Sender: a.get(s[sSender]), CWD: a.get(s[sCWD]), GitBranch: a.get(s[sGitBranch]),
+		AgentVersion: a.get(s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, AgentID: a.get(s[sAgentID]),
+		AgentType: a.get(s[sAgentType]), Slug: a.get(s[sSlug]), Command: a.get(s[sCommand]),
+		CommandArgs: a.get(s[sCommandArgs]), Title: a.get(s[sTitle]), Raw: a.get(s[sRaw]),
+	}
+	if r.flags&fUsage != 0 {
+		u := &r.usage
+		sc.usages = append(sc.usages, usage{Input: u[0], Output: u[1], CacheRead: u[2], CacheWrite: u[3],
+			CacheWrite5m: u[4], CacheWrite1h: u[5], Reasoning: u[6], Speed: a.get(s[sSpeed])})
+		out.Usage = &sc.usages[len(sc.usages)-1]
+	}
+	if r.flags&fCost != 0 {
+		sc.costs = append(sc.costs, r.cost)
+		out.CostUSD = &sc.costs[len(sc.costs)-1]
+	}
+	if r.calls.n > 0 {
+		i := len(sc.calls)
+		for _, c := range t.calls[r.calls.start : r.calls.start+r.calls.n] {
+			sc.calls = append(sc.calls, toolCall{ID: a.get(c.id), Name: a.get(c.name), Input: a.get(c.input)})
+		}
+		out.ToolCalls = sc.calls[i:len(sc.calls):len(sc.calls)]
+	}
+	if r.results.n > 0 {
+		i := len(sc.results)
+		for _, c := range t.results[r.results.start : r.results.start+r.results.n] {
+			sc.results = append(sc.results, toolResult{ToolCallID: a.get(c.id), IsError: c.isError, Content: a.get(c.content)})
+		}
+		out.ToolResults = sc.results[i:len(sc.results):len(sc.results)]
+	}
+	if r.atts.n > 0 {
+		i := len(sc.atts)
+		for _, c := range t.atts[r.atts.start : r.atts.start+r.atts.n] {
+			sc.atts = append(sc.atts, attachment{Filename: a.get(c.filename), MimeType: a.get(c.mimeType), Size: a.get(c.size)})
+		}
+		out.Attachments = sc.atts[i:len(sc.atts):len(sc.atts)]
+	}
+	if r.flags&fReaction != 0 {
+		i := len(sc.emojis)
+		for _, e := range t.emojis[r.emojis.start : r.emojis.start+r.emojis.n] {
+			sc.emojis = append(sc.emojis, a.get(e))
+		}
+		sc.reactions = append(sc.reactions, reaction{MessageID: a.get(s[sReactionMessage]), Emojis: sc.emojis[i:len(sc.emojis):len(sc.emojis)]})
+		out.Reaction = &sc.reactions[len(sc.reactions)-1]
+	}
+	if r.flags&fOrigin != 0 {
+		sc.origins = append(sc.origins, origin{Provider: a.get(s[sOriginProvider]), Surface: a.get(s[sOriginSurface]),
+			ChatType: a.get(s[sOriginChatType]), From: a.get(s[sOriginFrom]), Label: a.get(s[sOriginLabel])})
+		out.Origin = &sc.origins[len(sc.origins)-1]
+	}
+}
