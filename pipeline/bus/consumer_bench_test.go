@@ -35,7 +35,8 @@ func benchAssistant(i int) *schema.Entry {
 
 // BenchmarkConsume measures entries consumed and decoded per second from
 // a pre-filled stream of benchConsumeN entries: each iteration reads the
-// whole stream with a fresh durable consumer (impl=bus, by max batch),
+// whole stream with a durable consumer started at sequence 1 (impl=bus,
+// by max batch; -count reuses the names, which resets them),
 // or with an ordered consumer and DecodeEntry (impl=raw, the floor: no
 // batching, no acks).
 func BenchmarkConsume(b *testing.B) {
@@ -61,7 +62,7 @@ func BenchmarkConsume(b *testing.B) {
 			n := 0
 			for b.Loop() {
 				n++
-				c, err := bus.NewConsumer(js, bus.ConsumerConfig{Name: fmt.Sprintf("bench%d_%d", batch, n), MaxBatch: batch})
+				c, err := bus.NewConsumer(js, bus.ConsumerConfig{Name: fmt.Sprintf("bench%d_%d", batch, n), MaxBatch: batch, StartSeq: 1})
 				require.NoError(b, err)
 				ctx, cancel := context.WithCancel(b.Context())
 				var got atomic.Int64

@@ -185,15 +185,19 @@ func (l *Lease) Holder() string { return l.cfg.Holder }
 // as soon as it is done, and call Release when it stops, so that a
 // stand-by takes over at once; when ctx ends, the lease is released too.
 //
-// Acquire fails at once if the lease is already held by this Lease, and
-// retries with backoff while JetStream is unreachable.
+// Acquire fails at once if the lease is already held by this Lease (a
+// lease that was lost may be acquired again), and retries with backoff
+// while JetStream is unreachable.
 func (l *Lease) Acquire(ctx context.Context) (context.Context, error) {
 	l.mu.Lock()
-	if l.held {
-		l.mu.Unlock()
+	held, lost := l.held, l.lost
+	l.mu.Unlock()
+	if held && !lost {
 		return nil, fmt.Errorf("bus: lease %s already held", l.cfg.Role)
 	}
-	l.mu.Unlock()
+	if held {
+		_ = l.Release(ctx) // lost: only stops what is left of the last tenure
+	}
 	value, _ := json.Marshal(leaseValue{Holder: l.cfg.Holder, TTL: l.cfg.TTL.String()})
 	attempt := 0
 	var watch jetstream.KeyWatcher

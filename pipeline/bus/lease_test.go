@@ -188,6 +188,13 @@ func TestLease_TakenOverIsLost(t *testing.T) {
 	h, err := bus.LeaseHolder(t.Context(), a.js, "", "indexer")
 	require.NoError(t, err)
 	require.Equal(t, "someone-else", h, "a did not delete another holder's key")
+
+	// Once the other holder lets go, a lost lease can be acquired again.
+	require.NoError(t, kv.Delete(t.Context(), "indexer"))
+	heldA, err = a.lease.Acquire(t.Context())
+	require.NoError(t, err)
+	require.NoError(t, heldA.Err())
+	require.NoError(t, a.lease.Release(t.Context()))
 }
 
 func TestLease_ContextEndReleases(t *testing.T) {
