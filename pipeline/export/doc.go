@@ -136,8 +136,12 @@
 // # Memory
 //
 // Config.MemoryBytes bounds the rows buffered in all open parts; arena
-// blocks add at most 64 KiB per open part. Committing a part needs, beside
-// it, the compressed pages of one row group. Set the process's GOMEMLIMIT
-// a little above MemoryBytes plus that, so that the collector keeps the
-// heap there.
+// blocks add at most 64 KiB per open part. Buffered rows hold no pointers
+// (strings are offsets into the arena, lists ranges of side tables), so
+// the garbage collector does not scan them; they become Parquet rows 1,024
+// at a time while a part is written. Committing a part needs, beside it,
+// the compressed pages of one row group. Set the process's GOMEMLIMIT a
+// little above MemoryBytes plus that, so that the collector keeps the heap
+// there: the benchmark (benchmarks/export) peaks under 200 MB of RSS with
+// the defaults and GOMEMLIMIT=192MiB.
 package export
