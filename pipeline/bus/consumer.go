@@ -40,7 +40,7 @@ const (
 	DefaultHandlerRetryMax = 10 * time.Second
 
 	// ackTimeout bounds one acknowledgement round trip.
-	ackTimeout = 5 * time.Second
+	ackTimeout = 2 * time.Second
 
 	// positionTimeout bounds one attempt to position the consumer: a
 	// server that just restarted may drop API requests until JetStream
@@ -85,7 +85,11 @@ type ConsumerConfig struct {
 	// MaxBatch and MaxBatchBytes bound one pull request and so one
 	// batch: with MaxAckPending they bound what a consumer that falls
 	// behind holds in memory (about two pull requests' worth). Defaults
-	// [DefaultMaxBatch] and [DefaultMaxBatchBytes].
+	// [DefaultMaxBatch] and [DefaultMaxBatchBytes]. MaxBatchBytes applies
+	// to streams with one replica only: on a replicated stream a pull
+	// request with a byte limit loses its deliveries (nats-server 2.15
+	// ends it before they arrive), so there the bound is MaxBatch times
+	// the server's largest message.
 	MaxBatch      int
 	MaxBatchBytes int
 

@@ -33,7 +33,8 @@ func (r *run) position(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("stream %s: %w", c.cfg.Stream.Name, err)
 	}
-	st := s.CachedInfo().State
+	info := s.CachedInfo()
+	st := info.State
 
 	c.mu.Lock()
 	next, explicit := c.next, c.explicit
@@ -66,6 +67,7 @@ func (r *run) position(ctx context.Context) error {
 		return err
 	}
 	r.cons, r.epoch, r.lastDSeq, r.next = cons, epoch, 0, next
+	r.positioned, r.progress, r.byteLimit = true, false, info.Config.Replicas <= 1
 	r.held, r.heldMeta, r.heldGap = nil, nil, nil
 	if gap != nil {
 		if r.gap == nil {

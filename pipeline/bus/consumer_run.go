@@ -28,6 +28,11 @@ type run struct {
 	batch Batch
 	last  jetstream.Msg // last message taken into the batch: its AckAll covers the batch
 
+	positioned bool // position succeeded at least once
+	progress   bool // a batch was delivered since the last positioning
+	stalls     int  // positionings in a row without progress
+	byteLimit  bool // pull requests may carry a byte limit (see fetch)
+
 	held     jetstream.Msg // message taken from the fetch but kept for the next batch
 	heldMeta *jetstream.MsgMetadata
 	heldGap  *Gap // the gap that precedes held
@@ -53,6 +58,16 @@ func (r *run) loop(ctx context.Context) error {
 			return context.Cause(ctx)
 		}
 		if r.cons == nil || r.reconnected() {
+			if r.positioned && !r.progress {
+				// Positioned, and nothing came of it: do not spin while a
+				// new consumer leader is elected or the server recovers.
+				r.stalls++
+				if !sleepCtx(ctx, backoff(r.stalls, 20*time.Millisecond, 2*time.Second)) {
+					return context.Cause(ctx)
+				}
+			} else {
+				r.stalls = 0
+			}
 			if !r.waitConnected(ctx) {
 				return context.Cause(ctx)
 			}
@@ -119,8 +134,17 @@ func (r *run) fetch(ctx context.Context) error {
 	c := r.c
 	fctx, cancel := context.WithTimeout(ctx, c.cfg.FetchWait)
 	defer cancel()
-	mb, err := r.cons.Fetch(c.cfg.MaxBatch, jetstream.FetchMaxBytes(c.cfg.MaxBatchBytes), jetstream.FetchContext(fctx))
+	opts := []jetstream.FetchOpt{jetstream.FetchContext(fctx)}
+	if r.byteLimit {
+		// Not on a replicated consumer: nats-server 2.15 then sends the
+		// "409 Batch Completed" that ends a pull request whose count is
+		// reached ahead of the deliveries still waiting for replication,
+		// so the client ends the request before they arrive, every time.
+		opts = append(opts, jetstream.FetchMaxBytes(c.cfg.MaxBatchBytes))
+	}
+	mb, err := r.cons.Fetch(c.cfg.MaxBatch, opts...)
 	if err != nil {
+		c.log.Debug("pull request failed; repositioning", KeyError, err.Error())
 		r.cons = nil
 		return nil
 	}
@@ -150,6 +174,7 @@ func (r *run) fetch(ctx context.Context) error {
 			}
 			if !ok {
 				if err := mb.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+					c.log.Debug("pull request ended with an error; repositioning", KeyError, err.Error())
 					r.cons = nil // cancelled or failed: deliveries may be lost
 				}
 				return nil
@@ -346,6 +371,7 @@ func (r *run) deliver(ctx context.Context) error {
 	actx, cancel := context.WithTimeout(ctx, ackTimeout)
 	ackErr := r.last.DoubleAck(actx)
 	cancel()
+	r.progress = true
 	c.mu.Lock()
 	c.next = b.Last + 1
 	c.explicit = true

@@ -95,8 +95,9 @@
 //     the next batch; the caller decides to rebuild or to accept the loss.
 //     A start position beyond the stream's end fails with [ErrStartAhead]:
 //     the state belongs to another stream (see [CheckIdentity]).
-//   - Flow control: a pull request asks for at most MaxBatch messages and
-//     MaxBatchBytes, and the server stops at MaxAckPending unacknowledged,
+//   - Flow control: a pull request asks for at most MaxBatch messages (and
+//     MaxBatchBytes, on a stream of one replica), and the server stops at
+//     MaxAckPending unacknowledged,
 //     so a consumer that falls behind holds about one pull request's worth
 //     plus the batch being applied. [Batch.Pending] and
 //     [ConsumerStats].Pending give the lag (messages of the filter not yet
