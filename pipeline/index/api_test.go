@@ -14,7 +14,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
@@ -40,10 +39,7 @@ func getJSON(t *testing.T, srv *httptest.Server, path, token string, v any) int 
 func TestIndexer_API(t *testing.T) {
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
-	nsrv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, nsrv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
 	last := publish(t, js, stream[:half])
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})

@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -64,21 +63,8 @@ func BenchmarkIndexer_Apply(b *testing.B) {
 			entries = append(entries, &f[i])
 		}
 	}
-	srv := natstest.RunServer(b)
-	js := natstest.JetStream(b, natstest.Connect(b, srv.URL()))
-	_, err = bus.EnsureStream(b.Context(), js, bus.StreamConfig{})
-	require.NoError(b, err)
-	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
-	require.NoError(b, err)
-	for _, e := range entries {
-		require.NoError(b, p.Publish(b.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
-	}
-	require.NoError(b, p.Close(b.Context()))
-	s, err := js.Stream(b.Context(), bus.DefaultStream)
-	require.NoError(b, err)
-	info, err := s.Info(b.Context())
-	require.NoError(b, err)
-	last := info.State.LastSeq
+	js := newStream(b, bus.StreamConfig{})
+	last := publish(b, js, entries)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -21,20 +21,31 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
+// newStream starts a JetStream server with the entries stream configured
+// by sc and returns a JetStream context on it.
+func newStream(tb testing.TB, sc bus.StreamConfig) jetstream.JetStream {
+	tb.Helper()
+	srv := natstest.RunServer(tb)
+	js := natstest.JetStream(tb, natstest.Connect(tb, srv.URL()))
+	_, err := bus.EnsureStream(tb.Context(), js, sc)
+	require.NoError(tb, err)
+	return js
+}
+
 // publish publishes entries to the stream through a publisher and waits
 // for every acknowledgement; it returns the stream's last sequence.
-func publish(t *testing.T, js jetstream.JetStream, entries []*schema.Entry) uint64 {
-	t.Helper()
+func publish(tb testing.TB, js jetstream.JetStream, entries []*schema.Entry) uint64 {
+	tb.Helper()
 	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
-	require.NoError(t, err)
+	require.NoError(tb, err)
 	for _, e := range entries {
-		require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+		require.NoError(tb, p.Publish(tb.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
 	}
-	require.NoError(t, p.Close(t.Context()))
-	s, err := js.Stream(t.Context(), bus.DefaultStream)
-	require.NoError(t, err)
-	info, err := s.Info(t.Context())
-	require.NoError(t, err)
+	require.NoError(tb, p.Close(tb.Context()))
+	s, err := js.Stream(tb.Context(), bus.DefaultStream)
+	require.NoError(tb, err)
+	info, err := s.Info(tb.Context())
+	require.NoError(tb, err)
 	return info.State.LastSeq
 }
 
@@ -95,10 +106,7 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 	}
 	want := mem.Sessions()
 
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{DuplicateWindow: time.Minute})
-	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{DuplicateWindow: time.Minute})
 	half := len(stream) / 2
 	publish(t, js, stream[:half])
 
@@ -159,10 +167,7 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(1, 1)))
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, stream)
 	dir := t.TempDir()
 	cfg := index.IndexerConfig{JS: js, Dir: dir, CommitInterval: 10 * time.Millisecond}
@@ -229,10 +234,7 @@ func TestIndexer_Alerts(t *testing.T) {
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
 	require.NoError(t, err)
 
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
 	last := publish(t, js, stream[:half])
 	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1, CommitInterval: 10 * time.Millisecond}
@@ -272,10 +274,7 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 	for _, e := range stream {
 		mem.Add(e)
 	}
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
 	last := publish(t, js, stream[:half])
 
