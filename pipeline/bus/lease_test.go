@@ -249,3 +249,29 @@ func TestLeaseConfig_Validate(t *testing.T) {
 	}
 	require.NoError(t, bus.LeaseConfig{Role: "compact"}.Validate())
 }
+
+// On a 3-node cluster with a replicated bucket: one holder, handover on
+// release, and a dead holder replaced after the TTL.
+func TestLease_Cluster(t *testing.T) {
+	c := natstest.RunCluster(t, 3)
+	newLease := func(holder string) (*bus.Lease, func()) {
+		nc := natstest.Connect(t, c.URLs())
+		l, err := bus.NewLease(natstest.JetStream(t, nc), bus.LeaseConfig{Role: "compact", Holder: holder, TTL: 2 * time.Second, Replicas: 3})
+		require.NoError(t, err)
+		return l, nc.Close
+	}
+	a, _ := newLease("a")
+	b, closeB := newLease("b")
+	heldA, err := a.Acquire(t.Context()) // retries until the cluster is ready
+	require.NoError(t, err)
+	chB := acquireAsync(t, b)
+	requireNotHeld(t, chB)
+	require.NoError(t, a.Release(t.Context()))
+	heldB := waitHeld(t, chB, 10*time.Second)
+	require.ErrorIs(t, context.Cause(heldA), bus.ErrLeaseReleased)
+
+	chA := acquireAsync(t, a)
+	closeB() // b dies
+	waitHeld(t, chA, waitLong)
+	require.ErrorIs(t, context.Cause(heldB), bus.ErrLeaseLost, "b's watchdog fired before a took over")
+}
