@@ -36,7 +36,8 @@ func benchAssistant(i int) *schema.Entry {
 // BenchmarkConsume measures entries consumed and decoded per second from
 // a pre-filled stream of benchConsumeN entries: each iteration reads the
 // whole stream with a durable consumer started at sequence 1 (impl=bus,
-// by max batch; -count reuses the names, which resets them),
+// by max batch, and with the indexer's Lite decoding; -count reuses
+// the names, which resets them),
 // or with an ordered consumer and DecodeEntry (impl=raw, the floor: no
 // batching, no acks).
 func BenchmarkConsume(b *testing.B) {
@@ -55,14 +56,18 @@ func BenchmarkConsume(b *testing.B) {
 	<-js.PublishAsyncComplete()
 	b.Logf("stream: %d entries, %d body bytes (%d per entry)", benchConsumeN, bytes, bytes/benchConsumeN)
 
-	for _, batch := range []int{100, 1000} {
-		b.Run(fmt.Sprintf("impl=bus/maxBatch=%d", batch), func(b *testing.B) {
+	for _, cs := range []struct {
+		batch int
+		lite  bool
+	}{{100, false}, {1000, false}, {1000, true}} {
+		batch := cs.batch
+		b.Run(fmt.Sprintf("impl=bus/maxBatch=%d/lite=%v", batch, cs.lite), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(bytes)
 			n := 0
 			for b.Loop() {
 				n++
-				c, err := bus.NewConsumer(js, bus.ConsumerConfig{Name: fmt.Sprintf("bench%d_%d", batch, n), MaxBatch: batch, StartSeq: 1})
+				c, err := bus.NewConsumer(js, bus.ConsumerConfig{Name: fmt.Sprintf("bench%d_%v_%d", batch, cs.lite, n), MaxBatch: batch, StartSeq: 1, Lite: cs.lite})
 				require.NoError(b, err)
 				ctx, cancel := context.WithCancel(b.Context())
 				var got atomic.Int64
