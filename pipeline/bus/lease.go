@@ -133,6 +133,7 @@ type Lease struct {
 	watchdog *time.Timer
 	stop     chan struct{}
 	done     chan struct{}
+	bg       sync.WaitGroup // deletions after a loss; Release waits for them
 
 	// beforeRenew, when set (tests only), runs before each renewal: a
 	// test blocks it to freeze the renewing goroutine.
@@ -320,11 +321,11 @@ func (l *Lease) loseLocked(why string) {
 	l.cancel(ErrLeaseLost)
 	l.log.Warn("lease lost", "reason", why)
 	kv, rev := l.kv, l.rev
-	go func() {
+	l.bg.Go(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), l.cfg.TTL)
 		defer cancel()
 		_ = kv.Delete(ctx, l.cfg.Role, jetstream.LastRevision(rev))
-	}()
+	})
 }
 
 // renew renews the lease every Renew interval until stop is closed, the
@@ -453,6 +454,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Unlock()
 	close(stop)
 	<-done
+	l.bg.Wait()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.held = false
