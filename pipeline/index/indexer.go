@@ -220,6 +220,16 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		ix.active.Store(true)
 		err = ix.consume(held)
 		ix.active.Store(false)
+		if errors.Is(err, ErrCorruptState) {
+			// A record read back does not decode: nothing of this state
+			// can be trusted. Start over from the stream.
+			ix.log.Error("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
+			rerr := lease.Release(context.WithoutCancel(ctx))
+			if err := ix.rebuild(st); err != nil {
+				return errors.Join(err, rerr)
+			}
+			continue
+		}
 		ix.mu.Lock()
 		cerr := ix.commitLocked()
 		ix.mu.Unlock()
@@ -233,6 +243,29 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 		}
 		return errors.Join(err, cerr, rerr)
 	}
+}
+
+// rebuild discards the state and starts an empty one, applied from the
+// start of the stream.
+func (ix *Indexer) rebuild(st *Store) error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.rebuilds.Add(1)
+	if err := st.Reset(); err != nil {
+		return err
+	}
+	agg, err := New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe})
+	if err != nil {
+		return err
+	}
+	ix.agg = agg
+	ix.applied, ix.committed = 0, 0
+	clear(ix.totals)
+	clear(ix.changed)
+	ix.totalsDirty = true
+	// The alert evaluator keeps its state: it skips the observations of
+	// sequences it already applied, so the replay fires nothing again.
+	return nil
 }
 
 // consume applies the stream from the sequence after the last committed
@@ -255,8 +288,14 @@ func (ix *Indexer) consume(ctx context.Context) error {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { ix.commitLoop(runCtx) })
+	wg.Go(func() {
+		ix.commitLoop(runCtx)
+		cancel() // a corrupt state: stop consuming into it
+	})
 	err = c.Run(runCtx, ix.apply)
+	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) {
+		err = agg
+	}
 	cancel()
 	wg.Wait()
 	if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
@@ -266,6 +305,16 @@ func (ix *Indexer) consume(ctx context.Context) error {
 		return fmt.Errorf("indexer state is ahead of the stream (applied %d): remove %s to rebuild it: %w", start-1, ix.cfg.Dir, err)
 	}
 	return err
+}
+
+// aggErr returns the aggregator's store failure, if any.
+func (ix *Indexer) aggErr() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.agg == nil {
+		return nil
+	}
+	return ix.agg.Err()
 }
 
 // Active reports whether the indexer holds its consumer's lease and
@@ -405,12 +454,16 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 				ix.advanceAlerts() // caught up: the clock may slide the windows
 			}
 			ix.mu.Lock()
-			if err := ix.commitLocked(); err != nil {
+			err := ix.commitLocked()
+			ix.mu.Unlock()
+			if err != nil {
 				msg := err.Error()
 				ix.commitErr.Store(&msg)
 				ix.log.Error("committing the indexer state", KeyError, err)
+				if errors.Is(err, ErrCorruptState) {
+					return // the consumer stops with it, and the state is rebuilt
+				}
 			}
-			ix.mu.Unlock()
 		}
 	}
 }

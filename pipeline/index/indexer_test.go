@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
@@ -308,4 +310,50 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, mem.Sessions(), got)
 	require.NoError(t, stopB())
+}
+
+// A record of the state that no longer decodes (a disk's bad day) makes
+// the indexer rebuild its state from the stream instead of failing at
+// every start or counting from a broken base.
+func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus")
+	stream := interleave(files, rand.New(rand.NewPCG(4, 4)))
+	mem := mustNew(t, index.Config{})
+	for _, e := range stream {
+		mem.Add(e)
+	}
+	js := newStream(t, bus.StreamConfig{})
+	half := len(stream) / 2
+	last := publish(t, js, stream[:half])
+	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond, MaxFacts: 1}
+	ix, stop := runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	require.NoError(t, stop())
+
+	// Garble every stored fact and session.
+	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), &pebble.Options{})
+	require.NoError(t, err)
+	var keys [][]byte
+	for _, p := range []string{"f", "s"} {
+		it, err := db.NewIter(&pebble.IterOptions{LowerBound: []byte(p), UpperBound: []byte{p[0] + 1}})
+		require.NoError(t, err)
+		for ok := it.First(); ok; ok = it.Next() {
+			keys = append(keys, append([]byte(nil), it.Key()...))
+		}
+		require.NoError(t, it.Close())
+	}
+	require.NotEmpty(t, keys)
+	for _, k := range keys {
+		require.NoError(t, db.Set(k, []byte("garbage"), pebble.Sync))
+	}
+	require.NoError(t, db.Close())
+
+	last = publish(t, js, stream[half:])
+	ix, stop = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	got, err := ix.Sessions()
+	require.NoError(t, err)
+	require.Equal(t, mem.Sessions(), got)
+	require.Equal(t, uint64(1), ix.Stats().Rebuilds)
+	require.NoError(t, stop())
 }
