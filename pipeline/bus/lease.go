@@ -113,6 +113,10 @@ func leaseGuard(ttl time.Duration) time.Duration { return ttl / 5 }
 // after a freeze without checking its context). A renewal that finds
 // another revision in place (someone took over) ends the lease at once.
 //
+// Renewals publish to $KV.<bucket>.<role> directly (the KV API has no
+// update with a TTL), so the JetStream context must not use a domain or
+// API prefix.
+//
 // A stand-by waits in [Lease.Acquire]: it watches the key and tries
 // again when it is deleted (a release) or expires (JetStream deletes an
 // expired key and writes a marker that watchers see), and at least every
