@@ -66,7 +66,7 @@ func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 	data := t.TempDir()
 	addr := freeAddr(t)
 	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "-http", addr, "-data-dir", data, "-log-level", "warn")
+		cmd := exec.Command(bin, "serve", "-http", addr, "-data-dir", data, "-log-level", "warn", "-lease-ttl", "2s")
 		cmd.Env = append(os.Environ(), "NATS_URL="+srv.URL())
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

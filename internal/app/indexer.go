@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
@@ -34,6 +35,7 @@ type Indexer struct {
 	Prices   string
 	StateDir string
 	MaxLag   time.Duration
+	LeaseTTL time.Duration
 	// MemoryLimit is Go's soft memory limit for the process, in MiB;
 	// 0 leaves Go's (or GOMEMLIMIT's).
 	MemoryLimit int64
@@ -53,6 +55,7 @@ func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert (env SESSIONPIPE_WEBHOOK_URL)")
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", index.DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
+	fs.DurationVar(&ix.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an indexer of the same -consumer standing by takes over at most this long after the active one died")
 	limit := int64(DefaultMemoryLimitMiB)
 	if env("GOMEMLIMIT") != "" {
 		limit = 0 // the environment decides
@@ -133,7 +136,7 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	}
 	idx, err := index.NewIndexer(index.IndexerConfig{
 		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Webhook: hook, Logger: log,
-		AlertMaxLag: cmp.Or(ix.MaxLag, -1),
+		AlertMaxLag: cmp.Or(ix.MaxLag, -1), LeaseTTL: ix.LeaseTTL,
 	})
 	if err != nil {
 		return nil, err
