@@ -599,3 +599,22 @@ func TestConsumerConfig_Validate(t *testing.T) {
 	}
 	require.NoError(t, bus.ConsumerConfig{Name: "indexer"}.Validate())
 }
+
+func TestConsumer_RunAgainResumes(t *testing.T) {
+	e := mustEnv(t)
+	seqs := publishEntries(t, e.js, 0, 10)
+	c := mustConsumer(t, e.js, bus.ConsumerConfig{StartSeq: seqs[3]})
+	require.Equal(t, seqs[3], c.Next())
+	s := newSink()
+	stop := runConsumer(t, c, s.handle)
+	waitCount(t, s, 7)
+	require.Error(t, c.Run(t.Context(), s.handle), "a second Run while running")
+	require.ErrorIs(t, stop(), context.Canceled)
+	require.Equal(t, seqs[9]+1, c.Next())
+
+	more := publishEntries(t, e.js, 10, 13)
+	runConsumer(t, c, s.handle)
+	waitCount(t, s, 10)
+	got, _ := s.snapshot()
+	require.Equal(t, append(seqs[3:], more...), got, "the second Run resumes after the first")
+}
