@@ -379,7 +379,7 @@ func decodeSession(b []byte) (*session, error) {
 	if err := d.end(); err != nil {
 		return nil, err
 	}
-	s.stored, s.indexedTS = true, s.lastTS
+	s.stored, s.indexedTS, s.indexedSlug = true, s.lastTS, s.slug.v
 	return s, nil
 }
 

@@ -2,6 +2,7 @@ package index
 
 import (
 	"cmp"
+	"container/heap"
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
@@ -81,15 +82,6 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 	if sort == SortLastTS && a.store != nil {
 		return a.queryRecent(q, limit, after)
 	}
-	var all []*session
-	collect := func(s *session) {
-		if s.conversation && q.matches(s) {
-			all = append(all, s)
-		}
-	}
-	if err := a.allSessions(collect); err != nil {
-		return nil, "", err
-	}
 	// Sort keys, descending, then by number for a total order.
 	keyOf := func(s *session) int64 {
 		switch sort {
@@ -102,27 +94,43 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 		}
 		return unixNano(s.lastTS)
 	}
-	slices.SortFunc(all, func(x, y *session) int {
-		if c := cmp.Compare(keyOf(y), keyOf(x)); c != 0 {
-			return c
+	// before orders two listed positions: x comes first.
+	before := func(xk int64, xn uint64, yk int64, yn uint64) bool {
+		return xk > yk || xk == yk && xn > yn
+	}
+	// Keep the best limit+1 sessions after the cursor in a bounded heap:
+	// memory follows the page, not the number of sessions read.
+	top := &sessionHeap{less: func(x, y *session) bool { return before(keyOf(y), y.num, keyOf(x), x.num) }}
+	collect := func(s *session) {
+		if !s.conversation || !q.matches(s) {
+			return
 		}
-		return cmp.Compare(y.num, x.num)
-	})
-	start := 0
-	if after != nil {
-		start, _ = slices.BinarySearchFunc(all, *after, func(s *session, c cursor) int {
-			if k := keyOf(s); k != c.key {
-				return cmp.Compare(c.key, k)
-			}
-			return cmp.Compare(c.num, s.num)
-		})
-		for start < len(all) && keyOf(all[start]) == after.key && all[start].num == after.num {
-			start++
+		k := keyOf(s)
+		if after != nil && !before(after.key, after.num, k, s.num) {
+			return // at or before the cursor
+		}
+		if len(top.items) <= limit {
+			heap.Push(top, s)
+			return
+		}
+		if worst := top.items[0]; before(k, s.num, keyOf(worst), worst.num) {
+			top.items[0] = s
+			heap.Fix(top, 0)
 		}
 	}
-	end := min(start+limit, len(all))
-	page := make([]Session, 0, end-start)
-	for _, s := range all[start:end] {
+	if err := a.allSessions(collect); err != nil {
+		return nil, "", err
+	}
+	all := top.items
+	slices.SortFunc(all, func(x, y *session) int {
+		if before(keyOf(x), x.num, keyOf(y), y.num) {
+			return -1
+		}
+		return 1
+	})
+	end := min(limit, len(all))
+	page := make([]Session, 0, end)
+	for _, s := range all[:end] {
 		page = append(page, s.snapshot())
 	}
 	a.classifyPage(page)
@@ -132,6 +140,23 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 		next = cursor{key: keyOf(last), num: last.num}.String()
 	}
 	return page, next, nil
+}
+
+// sessionHeap is a heap of sessions whose root is the one listed last.
+type sessionHeap struct {
+	items []*session
+	less  func(x, y *session) bool
+}
+
+func (h *sessionHeap) Len() int           { return len(h.items) }
+func (h *sessionHeap) Less(i, j int) bool { return h.less(h.items[i], h.items[j]) }
+func (h *sessionHeap) Swap(i, j int)      { h.items[i], h.items[j] = h.items[j], h.items[i] }
+func (h *sessionHeap) Push(x any)         { h.items = append(h.items, x.(*session)) }
+func (h *sessionHeap) Pop() any {
+	n := len(h.items) - 1
+	x := h.items[n]
+	h.items = h.items[:n]
+	return x
 }
 
 func (q *SessionQuery) matches(s *session) bool {
@@ -194,12 +219,38 @@ func (a *Aggregator) classifyPage(page []Session) {
 	}
 	var group []Session
 	index := make(map[string]int) // session id → position in group
-	_ = a.allSessions(func(s *session) {
+	add := func(s *session) {
 		if s.conversation && s.format == "claude-code" && slugs[s.slug.v] {
-			index[s.id] = len(group)
-			group = append(group, s.snapshot())
+			if _, dup := index[s.id]; !dup {
+				index[s.id] = len(group)
+				group = append(group, s.snapshot())
+			}
 		}
-	})
+	}
+	if a.store == nil {
+		_ = a.allSessions(add)
+	} else {
+		// The slug index names the sessions of each slug; the cache holds
+		// the fresher ones, and those not yet indexed.
+		for slug := range slugs {
+			prefix := append(append([]byte{'g'}, slug...), 0)
+			var nums []uint64
+			_ = a.store.scan(prefix, func(k, _ []byte) bool {
+				if len(k) == len(prefix)+8 {
+					nums = append(nums, binary.BigEndian.Uint64(k[len(prefix):]))
+				}
+				return true
+			})
+			for _, num := range nums {
+				if s := a.sessionByNum(num); s != nil {
+					add(s)
+				}
+			}
+		}
+		for _, s := range a.byNum {
+			add(s)
+		}
+	}
 	classify(group)
 	for i := range page {
 		if j, ok := index[page[i].SessionID]; ok && page[i].Format == "claude-code" {
@@ -208,6 +259,12 @@ func (a *Aggregator) classifyPage(page []Session) {
 			page[i].ImplementationSessionIDs = group[j].ImplementationSessionIDs
 		}
 	}
+}
+
+// slugKey is the key of a session in the slug index.
+func slugKey(slug string, num uint64) []byte {
+	b := append(append([]byte{'g'}, slug...), 0)
+	return binary.BigEndian.AppendUint64(b, num)
 }
 
 // recentKey is the key of a session in the last-activity index.

@@ -65,11 +65,12 @@ type session struct {
 	format schema.Format
 
 	cached
-	refs      int       // occurrences of cached facts in this session: it stays cached while any
-	contested bool      // some fact occurs in this session and another
-	reorder   bool      // its place in the session order may have changed since the last commit
-	stored    bool      // the store holds a version of it
-	indexedTS time.Time // its last activity in the store's index
+	refs        int       // occurrences of cached facts in this session: it stays cached while any
+	contested   bool      // some fact occurs in this session and another
+	reorder     bool      // its place in the session order may have changed since the last commit
+	stored      bool      // the store holds a version of it
+	indexedTS   time.Time // its last activity in the store's index
+	indexedSlug string    // its slug in the store's index
 
 	headerTS time.Time // creation time from a session header, if any
 	firstTS  time.Time

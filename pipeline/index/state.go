@@ -31,7 +31,9 @@ import (
 //
 // Keys: 'm'+name meta; 's'+num session; 'S'+format+0+id session number;
 // 'f'+kind+16 bytes fact; 'F'+host+0+path file turn state; 'c'+num+kind+16
-// bytes contested-fact index.
+// bytes contested-fact index; 't'+last activity+num and 'g'+slug+0+num
+// session indexes; 'r'+hour+cell rollups; 'k'+num+ts+kind+fact turn
+// ledger.
 type Store struct {
 	dir  string
 	db   *pebble.DB
@@ -432,6 +434,15 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 			}
 			b.Set(recentKey(s.lastTS, s.num), nil, nil)
 			s.indexedTS = s.lastTS
+		}
+		if s.slug.v != s.indexedSlug {
+			if s.indexedSlug != "" {
+				b.Delete(slugKey(s.indexedSlug, s.num), nil)
+			}
+			if s.slug.v != "" {
+				b.Set(slugKey(s.slug.v, s.num), nil, nil)
+			}
+			s.indexedSlug = s.slug.v
 		}
 		s.dirty, s.reorder, s.stored = false, false, true
 	}

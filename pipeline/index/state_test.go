@@ -1,9 +1,11 @@
 package index_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -197,4 +199,37 @@ func requireSameTurns(t *testing.T, want, got *index.Aggregator) {
 		// the first real input.
 		require.Contains(t, []int64{s.Turns, s.Turns + 1}, int64(len(g)), "session %s: turns", s.SessionID)
 	}
+}
+
+// Plans and implementations are linked in pages of a stored state too,
+// through the slug index, whatever is cached.
+func TestAggregator_StoredPlanLinks(t *testing.T) {
+	st, err := index.OpenStore(index.StoreConfig{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer st.Close()
+	a := mustNew(t, index.Config{Store: st})
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	for i, prompt := range []string{"Let's plan the parser", "Implement the following plan:\n# Parser", "unrelated"} {
+		e := schema.Entry{Format: schema.FormatClaudeCode, Host: "h", Path: fmt.Sprintf("s%d.jsonl", i), SessionID: fmt.Sprintf("s%d", i),
+			EntryID: "u", TS: t0.Add(time.Duration(i) * time.Minute), Kind: schema.KindMessage, Role: schema.RoleUser, Text: prompt, Slug: "quiet-river"}
+		if i == 2 {
+			e.Slug = "other-slug"
+		}
+		a.Add(&e)
+		require.NoError(t, a.Commit(nil, 1)) // a tiny cache: read back from the store
+	}
+	page, _, err := a.Query(index.SessionQuery{Limit: 1}) // the newest only: s2, then s1
+	require.NoError(t, err)
+	require.Equal(t, "s2", page[0].SessionID)
+	require.Empty(t, page[0].SessionKind)
+	page, _, err = a.Query(index.SessionQuery{Format: "claude-code", Sort: index.SortFirstTS})
+	require.NoError(t, err)
+	byID := map[string]index.Session{}
+	for _, s := range page {
+		byID[s.SessionID] = s
+	}
+	require.Equal(t, "implementation", byID["s1"].SessionKind)
+	require.Equal(t, []string{"s0"}, byID["s1"].PlanSessionIDs)
+	require.Equal(t, "plan", byID["s0"].SessionKind)
+	require.Equal(t, []string{"s1"}, byID["s0"].ImplementationSessionIDs)
 }
