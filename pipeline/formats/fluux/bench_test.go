@@ -3,35 +3,16 @@ package fluux_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/sessionpipe/sessionpipe/internal/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
-	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-// readLines splits data into complete lines that own their bytes.
-func readLines(tb testing.TB, data []byte) []jsonl.Line {
-	tb.Helper()
-	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-	var lines []jsonl.Line
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return lines
-		}
-		require.NoError(tb, err)
-		l.Bytes = append([]byte(nil), l.Bytes...)
-		lines = append(lines, l)
-	}
-}
 
 // benchHistory builds a realistic history.jsonl: a header, then turns of a
 // user prompt (some with attachments) and an assistant reply, with a
@@ -40,16 +21,7 @@ func benchHistory(turns int) []byte {
 	r := rand.New(rand.NewPCG(1, 2))
 	words := strings.Fields(`the agent reads your calendar and answers in plain text; it can search the web,
 		summarise documents, keep notes per contact and remember "preferences" across sessions — ça marche 👍`)
-	sentence := func(n int) string {
-		var sb strings.Builder
-		for i := range n {
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(words[r.IntN(len(words))])
-		}
-		return sb.String()
-	}
+	sentence := formattest.Sentence(r, words)
 	quote := func(s string) string { return fmt.Sprintf("%q", s) } // Go quoting is valid JSON for these words
 	ts := time.Date(2026, 2, 11, 15, 24, 0, 123456789, time.UTC)
 	var b bytes.Buffer
@@ -76,31 +48,7 @@ func benchHistory(turns int) []byte {
 
 func BenchmarkParse(b *testing.B) {
 	data := benchHistory(500)
-	lines := readLines(b, data)
-	for _, text := range []bool{false, true} {
-		b.Run(fmt.Sprintf("text=%t", text), func(b *testing.B) {
-			cfg := parse.Config{Path: "data/memory/alice@example.com/history.jsonl", Text: text}
-			// Check the fixture once before timing.
-			p := fluux.New(cfg)
-			var out []schema.Entry
-			for _, l := range lines {
-				var err error
-				out, err = p.Parse(out, l)
-				require.NoError(b, err)
-			}
-			require.Len(b, out, len(lines))
-
-			b.SetBytes(int64(len(data)))
-			b.ReportAllocs()
-			var n int
-			for b.Loop() {
-				p := fluux.New(cfg)
-				for _, l := range lines {
-					out, _ = p.Parse(out[:0], l)
-					n += len(out)
-				}
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
-		})
-	}
+	lines := formattest.Lines(b, data)
+	formattest.BenchParse(b, func(cfg parse.Config) golden.Parser { return fluux.New(cfg) },
+		"data/memory/alice@example.com/history.jsonl", data, lines)
 }

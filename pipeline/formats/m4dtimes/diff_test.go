@@ -1,9 +1,7 @@
 package m4dtimes_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -12,27 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-// readLines splits data into complete lines that own their bytes.
-func readLines(tb testing.TB, data []byte) []jsonl.Line {
-	tb.Helper()
-	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-	var lines []jsonl.Line
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return lines
-		}
-		require.NoError(tb, err)
-		l.Bytes = append([]byte(nil), l.Bytes...)
-		lines = append(lines, l)
-	}
-}
 
 // TestParser_MatchesSDKEncoding checks the parser against encoding/json:
 // files written by the SDK's own types decode to entries that say exactly
@@ -44,7 +26,7 @@ func TestParser_MatchesSDKEncoding(t *testing.T) {
 			data, events := sdkFile(r, userID, 40)
 			p := m4dtimes.New(parse.Config{Path: "sessions/x.jsonl", Text: true})
 			var entries []schema.Entry
-			for _, l := range readLines(t, data) {
+			for _, l := range formattest.Lines(t, data) {
 				var err error
 				entries, err = p.Parse(entries, l)
 				require.NoError(t, err)

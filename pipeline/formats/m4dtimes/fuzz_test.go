@@ -1,14 +1,12 @@
 package m4dtimes_test
 
 import (
-	"bytes"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -19,43 +17,18 @@ import (
 // contract and survive encode → decode → encode unchanged, and usage only
 // ever sits on assistant entries with a usage key.
 func FuzzParse(f *testing.F) {
-	inputs, err := filepath.Glob(filepath.Join("testdata", "*", "input.jsonl"))
-	require.NoError(f, err)
-	for _, in := range inputs {
-		data, err := os.ReadFile(in)
-		require.NoError(f, err)
-		f.Add(data)
+	for _, in := range formattest.CaseInputs(f) {
+		f.Add(formattest.ReadFile(f, in))
 	}
 	data, _ := sdkFile(rand.New(rand.NewPCG(5, 6)), 42, 2)
 	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !bytes.HasSuffix(data, []byte("\n")) {
-			data = append(data[:len(data):len(data)], '\n') // never write into the fuzzer's buffer
-		}
 		p := m4dtimes.New(parse.Config{Path: "sessions/42.jsonl", Text: true, Raw: true})
-		var entries []schema.Entry
-		for _, l := range readLines(t, data) {
-			var err error
-			entries, err = p.Parse(entries[:0], l)
-			if err != nil {
-				var de *schema.DecodeError
-				require.ErrorAs(t, err, &de)
-				require.Equal(t, l.Number, de.Line)
-				require.GreaterOrEqual(t, de.Offset, l.Offset)
-				require.LessOrEqual(t, de.Offset, l.Offset+int64(len(l.Bytes)))
+		formattest.FuzzFile(t, p, data, func(e *schema.Entry) {
+			if e.Usage != nil {
+				require.Equal(t, schema.RoleAssistant, e.Role)
+				require.Equal(t, "m4dtimes:"+e.SessionID+":"+e.EntryID, e.UsageKey)
 			}
-			for i := range entries {
-				e := &entries[i]
-				require.NoError(t, e.Validate())
-				if e.Usage != nil {
-					require.Equal(t, schema.RoleAssistant, e.Role)
-					require.Equal(t, "m4dtimes:"+e.SessionID+":"+e.EntryID, e.UsageKey)
-				}
-				enc := e.AppendJSON(nil)
-				var back schema.Entry
-				require.NoError(t, schema.UnmarshalEntry(enc, &back), "%s", enc)
-				require.Equal(t, string(enc), string(back.AppendJSON(nil)))
-			}
-		}
+		})
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -25,16 +26,7 @@ func TestParser_Golden(t *testing.T) {
 // mustParse parses lines in order with a fresh parser and fails on any error.
 func mustParse(tb testing.TB, cfg parse.Config, lines ...string) []schema.Entry {
 	tb.Helper()
-	p := m4dtimes.New(cfg)
-	var out []schema.Entry
-	var off int64
-	for i, l := range lines {
-		var err error
-		out, err = p.Parse(out, jsonl.Line{Bytes: []byte(l), Offset: off, Number: int64(i + 1)})
-		require.NoError(tb, err, "line %d", i+1)
-		off += int64(len(l)) + 1
-	}
-	return out
+	return formattest.MustParse(tb, m4dtimes.New(cfg), lines...)
 }
 
 const (

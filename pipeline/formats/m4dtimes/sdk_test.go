@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 )
 
 // The SDK's own types (sdk/session/event.go, sdk/llm/types.go, as quoted
@@ -62,16 +64,7 @@ func sdkFile(r *rand.Rand, userID int64, turns int) ([]byte, []sdkEvent) {
 	// encoding/json escapes (quotes, <, &) or that are multi-byte.
 	words := strings.Fields(`prenota la stanza per domani sera quali camere sono libere oggi alle dieci
 		va bene grazie mille perfetto allora confermo la prenotazione della camera doppia "ok" — 👍 <b> &`)
-	sentence := func(n int) string {
-		var sb strings.Builder
-		for i := range n {
-			if i > 0 {
-				sb.WriteByte(' ')
-			}
-			sb.WriteString(words[r.IntN(len(words))])
-		}
-		return sb.String()
-	}
+	sentence := formattest.Sentence(r, words)
 	table := func(rows int) string { // psql-like output, as execute_sql returns
 		var sb strings.Builder
 		sb.WriteString("id | room | type | guest\n")

@@ -1,0 +1,186 @@
+// Package formattest holds the test helpers that the format parsers' tests
+// share: splitting a transcript into lines, parsing lines with a fresh
+// parser, the contract every entry and every error must meet, and the
+// parse benchmark. It is for tests only; the golden-file harness is
+// internal/golden.
+package formattest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// Lines splits data into its complete lines, each owning a copy of its
+// bytes; a trailing partial line is held back, as a follower would. It
+// fails tb on a reader error.
+func Lines(tb testing.TB, data []byte) []jsonl.Line {
+	tb.Helper()
+	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
+	var lines []jsonl.Line
+	for {
+		l, err := rd.Next()
+		if err == io.EOF {
+			return lines
+		}
+		require.NoError(tb, err)
+		l.Bytes = bytes.Clone(l.Bytes)
+		lines = append(lines, l)
+	}
+}
+
+// ReadFile returns the content of path and fails tb when it cannot be read.
+func ReadFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(tb, err)
+	return data
+}
+
+// CaseInputs returns the paths of the golden cases' inputs,
+// testdata/*/input.jsonl, and fails tb when there is none.
+func CaseInputs(tb testing.TB) []string {
+	tb.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "*", "input.jsonl"))
+	require.NoError(tb, err)
+	require.NotEmpty(tb, paths, "no golden cases under testdata")
+	return paths
+}
+
+// ParseAll parses data as one file with p and returns every entry and
+// every error, in order.
+func ParseAll(tb testing.TB, p golden.Parser, data []byte) ([]schema.Entry, []error) {
+	tb.Helper()
+	var entries []schema.Entry
+	var errs []error
+	for _, l := range Lines(tb, data) {
+		var err error
+		entries, err = p.Parse(entries, l)
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return entries, errs
+}
+
+// MustParse parses lines (without their newlines) in order with p, as the
+// consecutive lines of one file, and fails tb on any error.
+func MustParse(tb testing.TB, p golden.Parser, lines ...string) []schema.Entry {
+	tb.Helper()
+	var out []schema.Entry
+	var off int64
+	for i, l := range lines {
+		var err error
+		out, err = p.Parse(out, jsonl.Line{Bytes: []byte(l), Offset: off, Number: int64(i + 1)})
+		require.NoError(tb, err, "line %d", i+1)
+		off += int64(len(l)) + 1
+	}
+	return out
+}
+
+// RequireEntry requires e to satisfy the entry contract and to survive
+// encode → decode → encode unchanged.
+func RequireEntry(tb testing.TB, e *schema.Entry) {
+	tb.Helper()
+	require.NoError(tb, e.Validate())
+	enc := e.AppendJSON(nil)
+	var back schema.Entry
+	require.NoError(tb, schema.UnmarshalEntry(enc, &back), "%s", enc)
+	require.Equal(tb, string(enc), string(back.AppendJSON(nil)))
+}
+
+// RequireLocated requires err, returned for line, to be a
+// *schema.DecodeError naming that line and an offset inside it.
+func RequireLocated(tb testing.TB, err error, line jsonl.Line) {
+	tb.Helper()
+	var de *schema.DecodeError
+	require.ErrorAs(tb, err, &de)
+	require.Equal(tb, line.Number, de.Line)
+	require.GreaterOrEqual(tb, de.Offset, line.Offset)
+	require.LessOrEqual(tb, de.Offset, line.Offset+int64(len(line.Bytes)))
+}
+
+// FuzzFile parses data as one file with p, as the fuzz targets do: a
+// missing final newline is added (in a copy), every error must be located
+// on its line and every entry must pass [RequireEntry] and then check, when
+// not nil.
+func FuzzFile(t *testing.T, p golden.Parser, data []byte, check func(e *schema.Entry)) {
+	t.Helper()
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		data = append(data[:len(data):len(data)], '\n') // never write into the fuzzer's buffer
+	}
+	var entries []schema.Entry
+	for _, l := range Lines(t, data) {
+		var err error
+		entries, err = p.Parse(entries[:0], l)
+		if err != nil {
+			RequireLocated(t, err, l)
+		}
+		for i := range entries {
+			RequireEntry(t, &entries[i])
+			if check != nil {
+				check(&entries[i])
+			}
+		}
+	}
+}
+
+// Sentence returns a generator of n random words from words, joined by
+// single spaces, for building realistic fixtures.
+func Sentence(r *rand.Rand, words []string) func(n int) string {
+	return func(n int) string {
+		var sb strings.Builder
+		for i := range n {
+			if i > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(words[r.IntN(len(words))])
+		}
+		return sb.String()
+	}
+}
+
+// BenchParse benchmarks parsing lines, the lines of data, with a fresh
+// parser per pass, with and without text (sub-benchmarks text=false and
+// text=true). Before timing it checks that every line parses without
+// error into exactly one entry. It reports bytes/s and records/s.
+func BenchParse(b *testing.B, newParser golden.NewParser, path string, data []byte, lines []jsonl.Line) {
+	for _, text := range []bool{false, true} {
+		b.Run(fmt.Sprintf("text=%t", text), func(b *testing.B) {
+			cfg := parse.Config{Path: path, Text: text}
+			// Check the fixture once before timing.
+			p := newParser(cfg)
+			var out []schema.Entry
+			for _, l := range lines {
+				var err error
+				out, err = p.Parse(out, l)
+				require.NoError(b, err)
+			}
+			require.Len(b, out, len(lines))
+
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			var n int
+			for b.Loop() {
+				p := newParser(cfg)
+				for _, l := range lines {
+					out, _ = p.Parse(out[:0], l)
+					n += len(out)
+				}
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
+}
