@@ -1,8 +1,6 @@
 package claude_test
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -40,18 +39,7 @@ func loadCorpus(tb testing.TB) ([]corpusFile, int64) {
 			return err
 		}
 		f := corpusFile{path: path, size: len(data)}
-		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-		for {
-			line, err := rd.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			line.Bytes = append([]byte(nil), line.Bytes...)
-			f.lines = append(f.lines, line)
-		}
+		f.lines = formattest.Lines(tb, data)
 		files = append(files, f)
 		total += int64(len(data))
 		return nil

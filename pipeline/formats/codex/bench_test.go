@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -29,7 +30,7 @@ func BenchmarkParse(b *testing.B) {
 	nlines := 0
 	for _, path := range paths {
 		data := mustReadCase(b, filepath.Base(filepath.Dir(path)))
-		n := len(mustLines(b, data))
+		n := len(formattest.Lines(b, data))
 		files = append(files, file{data, n})
 		size += int64(len(data))
 		nlines += n
@@ -39,7 +40,7 @@ func BenchmarkParse(b *testing.B) {
 			cfg := parse.Config{Text: text}
 			lines := make([][]jsonl.Line, len(files))
 			for i, f := range files {
-				lines[i] = mustLines(b, f.data)
+				lines[i] = formattest.Lines(b, f.data)
 				// Check the fixture before timing.
 				entries := mustParse(b, cfg, f.data)
 				require.Len(b, entries, f.lines)

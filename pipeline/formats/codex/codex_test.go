@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -99,7 +100,7 @@ func TestParser_NoAlias(t *testing.T) {
 	p := codex.New(parse.Config{Text: true, Raw: true})
 	var entries []schema.Entry
 	var before []string
-	for _, l := range mustLines(t, data) {
+	for _, l := range formattest.Lines(t, data) {
 		n := len(entries)
 		var err error
 		entries, err = p.Parse(entries, l)

@@ -2,25 +2,22 @@ package codex_test
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
-	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // FuzzParse feeds arbitrary lines, after a session header, to the parser:
 // it must not panic, every error must be located, and every entry must be
 // valid and survive an encode, decode, encode round trip unchanged.
 func FuzzParse(f *testing.F) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "*", "input.jsonl"))
-	require.NoError(f, err)
-	for _, path := range paths {
-		for _, l := range mustLines(f, mustReadCase(f, filepath.Base(filepath.Dir(path)))) {
+	for _, path := range formattest.CaseInputs(f) {
+		for _, l := range formattest.Lines(f, formattest.ReadFile(f, path)) {
 			if len(l.Bytes) < 4096 {
 				f.Add(l.Bytes)
 			}
@@ -32,18 +29,13 @@ func FuzzParse(f *testing.F) {
 		p := codex.New(parse.Config{Path: "f.jsonl", Text: true, Raw: true})
 		entries, err := p.Parse(nil, jsonl.Line{Bytes: header, Number: 1})
 		require.NoError(t, err)
-		entries, err = p.Parse(entries, jsonl.Line{Bytes: line, Offset: int64(len(header) + 1), Number: 2})
+		line2 := jsonl.Line{Bytes: line, Offset: int64(len(header) + 1), Number: 2}
+		entries, err = p.Parse(entries, line2)
 		if err != nil {
-			var de *schema.DecodeError
-			require.ErrorAs(t, err, &de)
-			require.Equal(t, int64(2), de.Line)
+			formattest.RequireLocated(t, err, line2)
 		}
 		for i := range entries {
-			require.NoError(t, entries[i].Validate())
-			enc := entries[i].AppendJSON(nil)
-			var back schema.Entry
-			require.NoError(t, schema.UnmarshalEntry(enc, &back), "%s", enc)
-			require.Equal(t, string(enc), string(back.AppendJSON(nil)))
+			formattest.RequireEntry(t, &entries[i])
 		}
 	})
 }

@@ -1,12 +1,11 @@
 package pi_test
 
 import (
-	"bytes"
-	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -16,17 +15,8 @@ import (
 // loadLines splits a transcript into its lines, copied out of the reader.
 func loadLines(tb testing.TB, path string) (lines []jsonl.Line, size int64) {
 	tb.Helper()
-	data := mustRead(tb, path)
-	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-	for {
-		l, err := rd.Next()
-		if err == io.EOF {
-			return lines, int64(len(data))
-		}
-		require.NoError(tb, err)
-		l.Bytes = bytes.Clone(l.Bytes)
-		lines = append(lines, l)
-	}
+	data := formattest.ReadFile(tb, path)
+	return formattest.Lines(tb, data), int64(len(data))
 }
 
 func BenchmarkParse(b *testing.B) {

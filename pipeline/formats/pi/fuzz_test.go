@@ -3,11 +3,9 @@ package pi_test
 import (
 	"bytes"
 	"io"
-	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -18,10 +16,8 @@ import (
 // must be a located *schema.DecodeError, every entry must be valid and
 // survive its canonical JSON form.
 func FuzzParse(f *testing.F) {
-	cases, err := filepath.Glob("testdata/*/input.jsonl")
-	require.NoError(f, err)
-	for _, in := range cases {
-		data := mustRead(f, in)
+	for _, in := range formattest.CaseInputs(f) {
+		data := formattest.ReadFile(f, in)
 		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
 			if len(l) < 4096 {
 				f.Add(l)
@@ -42,18 +38,10 @@ func FuzzParse(f *testing.F) {
 			}
 			entries, err = p.Parse(entries[:0], line)
 			if err != nil {
-				var de *schema.DecodeError
-				require.ErrorAs(t, err, &de)
-				require.GreaterOrEqual(t, de.Offset, line.Offset)
-				require.LessOrEqual(t, de.Offset, line.End)
+				formattest.RequireLocated(t, err, line)
 			}
 			for i := range entries {
-				e := &entries[i]
-				require.NoError(t, e.Validate())
-				js := e.AppendJSON(nil)
-				var back schema.Entry
-				require.NoError(t, schema.UnmarshalEntry(js, &back), "%s", js)
-				require.Equal(t, string(js), string(back.AppendJSON(nil)))
+				formattest.RequireEntry(t, &entries[i])
 			}
 		}
 	})

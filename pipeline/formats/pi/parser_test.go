@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -23,28 +23,7 @@ import (
 // mustParse parses data as one file and returns its entries and errors.
 func mustParse(tb testing.TB, cfg parse.Config, data []byte) ([]schema.Entry, []error) {
 	tb.Helper()
-	p := pi.New(cfg)
-	rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-	var entries []schema.Entry
-	var errs []error
-	for {
-		line, err := rd.Next()
-		if err == io.EOF {
-			return entries, errs
-		}
-		require.NoError(tb, err)
-		entries, err = p.Parse(entries, line)
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-}
-
-func mustRead(tb testing.TB, path string) []byte {
-	tb.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(tb, err)
-	return b
+	return formattest.ParseAll(tb, pi.New(cfg), data)
 }
 
 // usageKeys returns the usage keys of entries, in order.
@@ -64,7 +43,7 @@ func TestParse_EntriesValid(t *testing.T) {
 	for _, in := range cases {
 		t.Run(filepath.Base(filepath.Dir(in)), func(t *testing.T) {
 			for _, text := range []bool{false, true} {
-				entries, _ := mustParse(t, parse.Config{Path: in, Text: text}, mustRead(t, in))
+				entries, _ := mustParse(t, parse.Config{Path: in, Text: text}, formattest.ReadFile(t, in))
 				keys := make(map[string]bool)
 				for _, e := range entries {
 					require.NoError(t, e.Validate(), "line %d", e.Line)
@@ -83,9 +62,9 @@ func TestParse_EntriesValid(t *testing.T) {
 
 func TestParse_UsageKeyOfCopies(t *testing.T) {
 	t.Run("ForkCopy", func(t *testing.T) {
-		orig, errs := mustParse(t, parse.Config{}, mustRead(t, "testdata/v3-header/input.jsonl"))
+		orig, errs := mustParse(t, parse.Config{}, formattest.ReadFile(t, "testdata/v3-header/input.jsonl"))
 		require.Empty(t, errs)
-		fork, errs := mustParse(t, parse.Config{}, mustRead(t, "testdata/fork-copy/input.jsonl"))
+		fork, errs := mustParse(t, parse.Config{}, formattest.ReadFile(t, "testdata/fork-copy/input.jsonl"))
 		require.Empty(t, errs)
 		require.NotEqual(t, orig[0].SessionID, fork[0].SessionID)
 		assert.Equal(t, orig[0].SessionID, fork[0].ParentSessionID, "fork header names its parent")
@@ -97,7 +76,7 @@ func TestParse_UsageKeyOfCopies(t *testing.T) {
 	t.Run("GatewayCompaction", func(t *testing.T) {
 		// sessions.compact renames the transcript to .bak.<ts> and keeps
 		// its last lines, without the header, under the original name.
-		data := mustRead(t, "testdata/openclaw-8555a0a4/input.jsonl")
+		data := formattest.ReadFile(t, "testdata/openclaw-8555a0a4/input.jsonl")
 		lines := strings.SplitAfter(strings.TrimSuffix(string(data), "\n"), "\n")
 		kept := strings.Join(lines[len(lines)-8:], "")
 		dir := "/home/me/.openclaw/agents/main/sessions/"
@@ -116,7 +95,7 @@ func TestParse_UsageKeyOfCopies(t *testing.T) {
 	t.Run("MigrationV1ToV3", func(t *testing.T) {
 		// pi migrates v1 files in place: ids and parentIds are added, the
 		// header gets version 3, and the whole file is rewritten.
-		data := mustRead(t, "testdata/pi-mono-session/input.jsonl")
+		data := formattest.ReadFile(t, "testdata/pi-mono-session/input.jsonl")
 		v1, errs := mustParse(t, parse.Config{}, data)
 		require.Empty(t, errs)
 		v3, errs := mustParse(t, parse.Config{}, migrate(t, data))
@@ -129,7 +108,7 @@ func TestParse_UsageKeyOfCopies(t *testing.T) {
 	t.Run("DistinctCalls", func(t *testing.T) {
 		seen := make(map[string]int64)
 		for _, c := range []string{"pi-mono-compact", "pi-mono-session", "pi-mono-large-session", "openclaw-8555a0a4"} {
-			entries, errs := mustParse(t, parse.Config{}, mustRead(t, "testdata/"+c+"/input.jsonl"))
+			entries, errs := mustParse(t, parse.Config{}, formattest.ReadFile(t, "testdata/"+c+"/input.jsonl"))
 			require.Empty(t, errs)
 			for _, e := range entries {
 				if e.UsageKey == "" {
@@ -171,7 +150,7 @@ func migrate(tb testing.TB, data []byte) []byte {
 }
 
 func TestParse_TextOff(t *testing.T) {
-	entries, errs := mustParse(t, parse.Config{}, mustRead(t, "testdata/v2-header/input.jsonl"))
+	entries, errs := mustParse(t, parse.Config{}, formattest.ReadFile(t, "testdata/v2-header/input.jsonl"))
 	require.Empty(t, errs)
 	byID := make(map[string]schema.Entry)
 	for _, e := range entries {
@@ -254,7 +233,7 @@ func TestParse_Usage(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestParse_NoAlias(t *testing.T) {
-	data := mustRead(t, "testdata/v3-header/input.jsonl")
+	data := formattest.ReadFile(t, "testdata/v3-header/input.jsonl")
 	p := pi.New(parse.Config{Text: true, Raw: true})
 	var entries []schema.Entry
 	var want [][]byte
