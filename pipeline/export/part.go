@@ -10,9 +10,9 @@ import (
 )
 
 // rowOverhead is what a buffered row costs beside its strings, list
-// elements and its chunk's slot (see part.nextRowCost): its index in the
-// sort.
-const rowOverhead = 4
+// elements and its chunk's slot (see part.nextRowCost): its pointer in
+// the sort.
+const rowOverhead = 8
 
 // entryBytes returns what e's row adds to a part beside its chunk's slot:
 // its list elements in the side tables and every string it copies.
