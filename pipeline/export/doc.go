@@ -54,10 +54,16 @@
 // place of each bad sequence, counted and reported as an *[EntryError]
 // with its location.
 //
+// raw is NULL unless the entries carry their original JSON (a parser
+// option). Keeping it doubles the text and adds every base64 image: on
+// generated Claude Code transcripts the files grow sixfold, past the size
+// of the same lines as zstd JSONL. The byte-exact copy is the cold
+// archive's job; leave raw off for Parquet.
+//
 // Encodings: dictionary for columns with few distinct values in a file
 // (format, host, path, session_id, kind, role, model, cwd, tool names,
-// ...), delta for seq, offset, line and key, plain for text and random
-// ids; every column zstd-compressed; page statistics and column indexes
+// ...), delta for seq, offset, line and key, parquet-go's default
+// (DELTA_LENGTH_BYTE_ARRAY) for text and random ids; every column zstd-compressed; page statistics and column indexes
 // written, except min/max on free text (text, raw, command_args, tool
 // input and result content), which no filter uses and which can be
 // megabytes long; rows sorted by (session_id, ts, seq) inside a file
