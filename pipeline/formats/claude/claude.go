@@ -54,13 +54,9 @@ type Parser struct {
 // session id of lines without sessionId and, for agent-<id>.jsonl files,
 // the agent id of lines without agentId; it is not opened.
 func New(cfg parse.Config) *Parser {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	return &Parser{
 		cfg:      cfg,
-		log:      log.With("component", "claude"),
+		log:      cfg.Log("claude"),
 		fallback: fallbackSession(cfg.Path),
 		agentID:  agentIDFromPath(cfg.Path),
 	}

@@ -53,11 +53,7 @@ type Parser struct {
 // New returns a parser for one rollout file. cfg.Path names the file; it
 // gives the session id of lines before, or without, a session_meta.
 func New(cfg parse.Config) *Parser {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Parser{cfg: cfg, log: log, fallback: fallbackSession(cfg.Path)}
+	return &Parser{cfg: cfg, log: cfg.Log("codex"), fallback: fallbackSession(cfg.Path)}
 }
 
 // Format returns [schema.FormatCodex].

@@ -31,13 +31,9 @@ type Parser struct {
 // New returns a parser for the file cfg.Path. The path is only used for
 // provenance and for the session id of a file without header.
 func New(cfg parse.Config) *Parser {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	return &Parser{
 		cfg:     cfg,
-		log:     log.With("component", "fluux"),
+		log:     cfg.Log("fluux"),
 		session: fallbackSession(cfg.Path),
 	}
 }

@@ -36,6 +36,16 @@ type Config struct {
 	Logger *slog.Logger
 }
 
+// Log returns the parser's logger: Logger (a discarding one when nil)
+// narrowed with component as its "component" attribute.
+func (c Config) Log(component string) *slog.Logger {
+	log := c.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return log.With("component", component)
+}
+
 // Sentinel errors shared by the parsers. Each line error is a
 // *schema.DecodeError wrapping one of these or a *jsonl.SyntaxError.
 var (

@@ -22,10 +22,9 @@ const OpenClawProvider = "openclaw"
 
 // Log attribute keys.
 const (
-	keyComponent = "component"
-	keyPath      = "path"
-	keyLine      = "line"
-	keyType      = "entry_type"
+	keyPath = "path"
+	keyLine = "line"
+	keyType = "entry_type"
 )
 
 // maxInterned bounds the strings a Parser shares between entries (model,
@@ -71,13 +70,9 @@ type Parser struct {
 // without a session header takes its session id from it
 // ([SessionIDFromPath]).
 func New(cfg parse.Config) *Parser {
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
 	return &Parser{
 		cfg:         cfg,
-		log:         log.With(keyComponent, "pi"),
+		log:         cfg.Log("pi"),
 		pathSession: SessionIDFromPath(cfg.Path),
 		strs:        make(map[string]string),
 	}
