@@ -1,0 +1,184 @@
+package deploy_test
+
+import (
+	"crypto/x509"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// TestHub_Permissions starts deploy/nats/nats-{1,2,3}.conf as a 3-node
+// JetStream cluster with TLS and checks the identity model: the services
+// user creates the R3 stream and consumes; a tailer publishes its own
+// host's entries and dead letters and nothing else, and reads nothing.
+func TestHub_Permissions(t *testing.T) {
+	h := startHub(t, "host-a", "host-b")
+	ctx := t.Context()
+	prefix := bus.DefaultPrefix
+	svc := h.servicesJS(t)
+
+	// The services identity creates the stream, replicated on all three
+	// nodes (retried while the cluster settles its peers).
+	var stream jetstream.Stream
+	natstest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		var err error
+		stream, err = bus.EnsureStream(ctx, svc, bus.StreamConfig{Replicas: 3})
+		return err
+	})
+	info, err := stream.Info(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, info.Config.Replicas)
+	require.NotNil(t, info.Cluster)
+	require.Len(t, info.Cluster.Replicas, 2, "two followers beside the leader")
+
+	t.Run("TailerPublishesItsOwnHost", func(t *testing.T) {
+		nc, _ := h.tailer(t, "host-a")
+		pub, err := bus.NewPublisher(natstest.JetStream(t, nc), bus.PublisherConfig{})
+		require.NoError(t, err)
+		t.Cleanup(func() { pub.Close(t.Context()) })
+		done := make(chan error, 2)
+		e := &schema.Entry{Format: "claude", Host: "host-a", SessionID: "s1", EntryID: "e1", Kind: "message", Role: "user", Text: "hello"}
+		require.NoError(t, pub.Publish(ctx, bus.EntryMsg(prefix, e, nil), func(err error) { done <- err }))
+		dead := &bus.DeadLetter{Host: "host-a", Path: "/x.jsonl", Line: 3, Offset: 10, Error: "invalid JSON"}
+		require.NoError(t, pub.Publish(ctx, bus.DeadMsg(prefix, dead), func(err error) { done <- err }))
+		for range 2 {
+			select {
+			case err := <-done:
+				require.NoError(t, err, "acknowledged by JetStream")
+			case <-time.After(10 * time.Second):
+				require.FailNow(t, "no acknowledgement")
+			}
+		}
+		// The stream's info is all a tailer may ask JetStream.
+		_, err = natstest.JetStream(t, nc).Stream(ctx, bus.DefaultStream)
+		require.NoError(t, err, "stream info")
+	})
+
+	t.Run("TailerCannotPublishAsAnotherHost", func(t *testing.T) {
+		for _, subject := range []string{
+			bus.EntrySubject(prefix, "host-b", "claude"),
+			bus.DeadSubject(prefix, "host-b"),
+			prefix + ".alerts.big",
+		} {
+			nc, errs := h.tailer(t, "host-a")
+			_, err := natstest.JetStream(t, nc).Publish(shortCtx(t), subject, []byte(`{}`))
+			require.Error(t, err, "publish to %s acknowledged", subject)
+			requireViolation(t, errs, "publish to "+subject)
+		}
+		_, err := stream.GetLastMsgForSubject(ctx, bus.EntrySubject(prefix, "host-b", ">"))
+		require.ErrorIs(t, err, jetstream.ErrMsgNotFound, "nothing stored under host-b")
+		_, err = stream.GetLastMsgForSubject(ctx, bus.DeadSubject(prefix, "host-b"))
+		require.ErrorIs(t, err, jetstream.ErrMsgNotFound, "no dead letter stored under host-b")
+	})
+
+	t.Run("TailerCannotRead", func(t *testing.T) {
+		nc, errs := h.tailer(t, "host-a")
+		// Core subscriptions to entries, its own included.
+		for _, subject := range []string{bus.EntriesFilter(prefix), bus.EntrySubject(prefix, "host-a", "claude"), ">"} {
+			sub, err := nc.SubscribeSync(subject)
+			if err == nil {
+				_, err = sub.NextMsg(5 * time.Second)
+			}
+			require.ErrorIs(t, err, nats.ErrPermissionViolation, "subscribe to %s", subject)
+		}
+		for len(errs) > 0 {
+			<-errs
+		}
+		js := natstest.JetStream(t, nc)
+		// A consumer, a direct get, a stored message by sequence.
+		_, err := js.CreateOrUpdateConsumer(shortCtx(t), bus.DefaultStream, jetstream.ConsumerConfig{Durable: "spy"})
+		require.Error(t, err, "consumer created")
+		requireViolation(t, errs, "consumer create")
+		s, err := js.Stream(ctx, bus.DefaultStream)
+		require.NoError(t, err)
+		_, err = s.GetMsg(shortCtx(t), 1)
+		require.Error(t, err, "message read by sequence")
+		requireViolation(t, errs, "message get")
+		// Another client's replies: the default inbox.
+		_, err = nc.SubscribeSync("_INBOX.>")
+		if err == nil {
+			_, err = nc.Request("nobody", nil, time.Second)
+		}
+		require.Error(t, err)
+	})
+
+	t.Run("TailerCannotChangeTheStream", func(t *testing.T) {
+		nc, errs := h.tailer(t, "host-a")
+		js := natstest.JetStream(t, nc)
+		// What a tailer with the default -replicas 1 would ask at start.
+		_, err := bus.EnsureStream(shortCtx(t), js, bus.StreamConfig{Replicas: 1, MaxAge: time.Second})
+		require.Error(t, err, "stream changed by a tailer")
+		requireViolation(t, errs, "stream update")
+		require.NoError(t, js.Conn().Flush())
+		err = js.DeleteStream(shortCtx(t), bus.DefaultStream)
+		require.Error(t, err, "stream deleted by a tailer")
+		info, err := stream.Info(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 3, info.Config.Replicas, "stream untouched")
+		require.Zero(t, info.Config.MaxAge, "stream untouched")
+	})
+
+	t.Run("TailerNeedsItsOwnInbox", func(t *testing.T) {
+		// The default inbox (_INBOX.<random>) is refused, so the publish
+		// acknowledgement cannot arrive (the entry is stored, but the
+		// tailer never learns it); host-b's inbox is refused too.
+		for _, inbox := range []string{nats.InboxPrefix[:len(nats.InboxPrefix)-1], h.tailers["host-b"]["NATS_INBOX_PREFIX"]} {
+			nc, errs := h.connect(t, h.tailers["host-a"]["NATS_URL"], nats.CustomInboxPrefix(inbox))
+			_, err := natstest.JetStream(t, nc).Publish(shortCtx(t), bus.EntrySubject(prefix, "host-a", "pi"), []byte(`{}`))
+			require.Error(t, err, "publish acknowledged through inbox %s", inbox)
+			requireViolation(t, errs, "subscribe to inbox "+inbox)
+		}
+	})
+
+	t.Run("ServicesConsume", func(t *testing.T) {
+		// host-b publishes its own entry too.
+		nc, _ := h.tailer(t, "host-b")
+		_, err := natstest.JetStream(t, nc).Publish(ctx, bus.EntrySubject(prefix, "host-b", "codex"), []byte(`{}`), jetstream.WithMsgID("b1"))
+		require.NoError(t, err)
+
+		cons, err := svc.CreateOrUpdateConsumer(ctx, bus.DefaultStream, jetstream.ConsumerConfig{Durable: "test-reader", AckPolicy: jetstream.AckExplicitPolicy})
+		require.NoError(t, err)
+		var got []string
+		natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			batch, err := cons.FetchNoWait(10)
+			if err != nil {
+				return err
+			}
+			for m := range batch.Messages() {
+				got = append(got, m.Subject())
+				if err := m.Ack(); err != nil {
+					return err
+				}
+			}
+			if len(got) < 5 {
+				return fmt.Errorf("consumed %q", got)
+			}
+			return nil
+		})
+		require.Equal(t, []string{
+			bus.EntrySubject(prefix, "host-a", "claude"),
+			bus.DeadSubject(prefix, "host-a"),
+			bus.EntrySubject(prefix, "host-a", "pi"), // TailerNeedsItsOwnInbox
+			bus.EntrySubject(prefix, "host-a", "pi"),
+			bus.EntrySubject(prefix, "host-b", "codex"),
+		}, got)
+	})
+
+	t.Run("Authentication", func(t *testing.T) {
+		// A wrong password is refused.
+		_, err := nats.Connect(h.urls, nats.UserInfo("tailer-host-a", "wrong"), nats.RootCAs(h.ca))
+		require.ErrorIs(t, err, nats.ErrAuthorization)
+		// A client that cannot verify the server does not connect.
+		_, err = nats.Connect(h.tailers["host-a"]["NATS_URL"])
+		var unknownCA x509.UnknownAuthorityError
+		require.ErrorAs(t, err, &unknownCA, "connected without the CA")
+	})
+}
