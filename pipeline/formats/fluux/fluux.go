@@ -21,11 +21,11 @@ type Parser struct {
 	log *slog.Logger
 
 	s        jsonl.Scanner
-	session  string              // session id of the last header, or the fallback
-	headered bool                // a header has named the session
-	ids      map[string]struct{} // entry ids given out in this file
-	sender   string              // last sender, reused while it repeats
-	buf      []byte              // scratch for unescaped content
+	session  string          // session id of the last header, or the fallback
+	headered bool            // a header has named the session
+	ids      parse.UniqueIDs // entry ids given out in this file
+	sender   string          // last sender, reused while it repeats
+	buf      []byte          // scratch for unescaped content
 }
 
 // New returns a parser for the file cfg.Path. The path is only used for
@@ -176,7 +176,7 @@ func (p *Parser) header(e *schema.Entry, line jsonl.Line, r *record) error {
 	}
 	e.SessionID = p.session
 	e.TS = ts
-	e.EntryID = p.entryID("", line, e.Object)
+	e.EntryID = p.ids.ID("", line.Number, e.Object)
 	e.Kind = schema.KindSession
 	return nil
 }
@@ -258,7 +258,7 @@ func (p *Parser) event(e *schema.Entry, line jsonl.Line, r *record) error {
 // common fills what every non-header entry takes from its fields: session,
 // entry id, timestamp and sender.
 func (p *Parser) common(e *schema.Entry, line jsonl.Line, r *record) error {
-	if !p.headered && p.ids == nil {
+	if !p.headered && p.ids.Empty() {
 		p.log.Debug("no session header before the first record; session id from the path",
 			"path", p.cfg.Path, "line", line.Number, "session_id", p.session)
 	}
@@ -275,7 +275,7 @@ func (p *Parser) common(e *schema.Entry, line jsonl.Line, r *record) error {
 		id = r.msgID.v.String()
 		e.MessageID = id
 	}
-	e.EntryID = p.entryID(id, line, e.Object)
+	e.EntryID = p.ids.ID(id, line.Number, e.Object)
 	if r.sender.present() {
 		// Senders repeat line after line: reuse the last one's string.
 		if !r.sender.v.Equal(p.sender) {
@@ -284,25 +284,6 @@ func (p *Parser) common(e *schema.Entry, line jsonl.Line, r *record) error {
 		e.Sender = p.sender
 	}
 	return nil
-}
-
-// entryID returns the entry id of a record with source id id (nil or empty
-// when it has none): the id itself, "L<n>" without one, and "<id>.L<n>" when
-// that id was already given out earlier in the file, so that two records of
-// a file never share a key. Ids depend only on the lines before, so they are
-// stable as long as the file is read from its start.
-func (p *Parser) entryID(id string, line jsonl.Line, obj int) string {
-	if id == "" {
-		id = parse.LineID(line.Number, obj)
-	}
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
-	if _, dup := p.ids[id]; dup {
-		id = id + "." + parse.LineID(line.Number, obj)
-	}
-	p.ids[id] = struct{}{}
-	return id
 }
 
 // legacyPrefix starts the text that runtime.rs stored for a reaction

@@ -25,16 +25,16 @@ type Parser struct {
 	log *slog.Logger
 
 	s         jsonl.Scanner
-	session   string              // id of the last header, or the file stem
-	user      string              // user id of the last header, or the numeric stem
-	stemUser  string              // the file stem when it is a decimal int64
-	headered  bool                // a header has named the session
-	ids       map[string]struct{} // entry ids given out in this file
-	prevID    string              // the last id given out, the next event's parent
-	buf       []byte              // text of the current message's text blocks
-	blocks    []block             // scratch for the current message's blocks
-	usageBase []byte              // scratch for usage keys
-	countErr  error               // the line's first bad token counter: its entry is kept
+	session   string          // id of the last header, or the file stem
+	user      string          // user id of the last header, or the numeric stem
+	stemUser  string          // the file stem when it is a decimal int64
+	headered  bool            // a header has named the session
+	ids       parse.UniqueIDs // entry ids given out in this file
+	prevID    string          // the last id given out, the next event's parent
+	buf       []byte          // text of the current message's text blocks
+	blocks    []block         // scratch for the current message's blocks
+	usageBase []byte          // scratch for usage keys
+	countErr  error           // the line's first bad token counter: its entry is kept
 }
 
 // New returns a parser for the file cfg.Path. The path is only used for
@@ -223,7 +223,7 @@ func (p *Parser) header(e *schema.Entry, line jsonl.Line, ev *event) error {
 // common fills what every non-header entry takes from its event: session,
 // entry id, parent id and timestamp.
 func (p *Parser) common(e *schema.Entry, line jsonl.Line, ev *event) error {
-	if !p.headered && p.ids == nil {
+	if !p.headered && p.ids.Empty() {
 		p.log.Debug("no session header before the first event; session id from the file stem",
 			"path", p.cfg.Path, "line", line.Number, "session_id", p.session)
 	}
@@ -260,24 +260,11 @@ func (p *Parser) timestamp(e *schema.Entry, line jsonl.Line, ev *event) error {
 }
 
 // entryID returns the entry id of an event with source id id ("" when it
-// has none): the id itself, "L<n>" without one, and "<id>.L<n>" when that
-// id was already given out earlier in the file (ids are 4 random bytes and
-// a file lives as long as its user), so that two events of a file never
-// share a key. Ids depend only on the lines before, so they are stable as
-// long as the file is read from its start.
+// has none) from p.ids (ids are 4 random bytes and a file lives as long as
+// its user: one may come again), and keeps it as the next event's parent.
 func (p *Parser) entryID(id string, line jsonl.Line, obj int) string {
-	if id == "" {
-		id = parse.LineID(line.Number, obj)
-	}
-	if p.ids == nil {
-		p.ids = make(map[string]struct{})
-	}
-	if _, dup := p.ids[id]; dup {
-		id = id + "." + parse.LineID(line.Number, obj)
-	}
-	p.ids[id] = struct{}{}
-	p.prevID = id
-	return id
+	p.prevID = p.ids.ID(id, line.Number, obj)
+	return p.prevID
 }
 
 // bad returns the located error for a field of the wrong type or value.

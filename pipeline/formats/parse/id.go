@@ -20,6 +20,36 @@ func LineID(n int64, object int) string {
 	return string(b)
 }
 
+// UniqueIDs gives out the entry ids of a file whose records carry their
+// own ids, which need not be unique in the file: a record's own id, the
+// [LineID] of its line for a record without one, and "<id>.L<n>" for an id
+// already given out earlier in the file, so that two records of a file
+// never share a key. Ids depend only on the lines before, so they are
+// stable as long as the file is read from its start. The zero value is
+// ready to use; it keeps every id given out.
+type UniqueIDs struct {
+	seen map[string]struct{}
+}
+
+// ID returns the entry id of the object-th record of line number n, whose
+// own id is id ("" when it has none).
+func (u *UniqueIDs) ID(id string, n int64, object int) string {
+	if id == "" {
+		id = LineID(n, object)
+	}
+	if u.seen == nil {
+		u.seen = make(map[string]struct{})
+	}
+	if _, dup := u.seen[id]; dup {
+		id = id + "." + LineID(n, object)
+	}
+	u.seen[id] = struct{}{}
+	return id
+}
+
+// Empty reports whether no id has been given out yet.
+func (u *UniqueIDs) Empty() bool { return u.seen == nil }
+
 // ContentIDs derives entry ids from record content for formats whose files
 // may be rewritten (a line moves, ids by position would shift): "h<hash>"
 // for the first record with those bytes in the file, "h<hash>.<k>" for the

@@ -23,3 +23,27 @@ func TestConfig_Log(t *testing.T) {
 		require.Contains(t, buf.String(), `msg="unknown entry type" component=pi`)
 	})
 }
+
+func TestUniqueIDs_ID(t *testing.T) {
+	var u parse.UniqueIDs
+	require.True(t, u.Empty())
+	tests := []struct {
+		name   string
+		id     string
+		line   int64
+		object int
+		want   string
+	}{
+		{"OwnID", "abc", 1, 0, "abc"},
+		{"NoID", "", 2, 0, "L2"},
+		{"NoIDSecondObject", "", 2, 1, "L2.1"},
+		{"RepeatedID", "abc", 3, 0, "abc.L3"},
+		{"RepeatedIDSecondObject", "abc", 3, 1, "abc.L3.1"},
+		{"IDTakenByLineID", "L2", 4, 0, "L2.L4"},
+	}
+	for _, tt := range tests {
+		got := u.ID(tt.id, tt.line, tt.object)
+		require.Equal(t, tt.want, got, "%s: ID(%q, %d, %d)", tt.name, tt.id, tt.line, tt.object)
+	}
+	require.False(t, u.Empty())
+}
