@@ -1,7 +1,6 @@
 package claude_test
 
 import (
-	"bytes"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,13 +15,7 @@ import (
 // entry must satisfy the contract and survive a JSON round trip, and every
 // error must be a located *schema.DecodeError.
 func FuzzParse(f *testing.F) {
-	for _, in := range formattest.CaseInputs(f) {
-		for line := range bytes.SplitSeq(formattest.ReadFile(f, in), []byte("\n")) {
-			if len(line) < 4096 {
-				f.Add(line)
-			}
-		}
-	}
+	formattest.SeedLines(f, false)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		for _, text := range []bool{false, true} {
 			p := claude.New(parse.Config{Path: "/p/s/subagents/agent-x.jsonl", Text: text, Raw: true})

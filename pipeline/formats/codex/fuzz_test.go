@@ -16,13 +16,7 @@ import (
 // it must not panic, every error must be located, and every entry must be
 // valid and survive an encode, decode, encode round trip unchanged.
 func FuzzParse(f *testing.F) {
-	for _, path := range formattest.CaseInputs(f) {
-		for _, l := range formattest.Lines(f, formattest.ReadFile(f, path)) {
-			if len(l.Bytes) < 4096 {
-				f.Add(l.Bytes)
-			}
-		}
-	}
+	formattest.SeedLines(f, false)
 	header := []byte(`{"timestamp":"2025-10-01T10:00:00Z","type":"session_meta","payload":{"id":"c","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p"}}}}}`)
 	f.Fuzz(func(t *testing.T, line []byte) {
 		line = bytes.TrimRight(line, "\r\n")

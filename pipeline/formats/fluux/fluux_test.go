@@ -22,12 +22,6 @@ func TestParser_Golden(t *testing.T) {
 	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return fluux.New(cfg) })
 }
 
-// mustParse parses lines in order with a fresh parser and fails on any error.
-func mustParse(tb testing.TB, cfg parse.Config, lines ...string) []schema.Entry {
-	tb.Helper()
-	return formattest.MustParse(tb, fluux.New(cfg), lines...)
-}
-
 const (
 	header    = `{"type":"session","version":1,"created":"2025-02-08T19:00:00Z","jid":"alice@example.com"}`
 	userLine  = `{"type":"message","role":"user","content":"Hello!","msg_id":"abc-123","sender":"alice@example.com","ts":"2025-02-08T19:00:01Z"}`
@@ -38,7 +32,7 @@ const (
 
 func TestParser_TextOff(t *testing.T) {
 	// Without cfg.Text only real user input carries its text.
-	got := mustParse(t, parse.Config{}, header, userLine, replyLine, reaction, legacy)
+	got := formattest.MustParse(t, fluux.New(parse.Config{}), header, userLine, replyLine, reaction, legacy)
 	require.Len(t, got, 5)
 	tests := []struct {
 		name     string
@@ -67,7 +61,7 @@ func TestParser_TextOff(t *testing.T) {
 
 func TestParser_Raw(t *testing.T) {
 	line := header + ` ` + userLine
-	got := mustParse(t, parse.Config{Raw: true}, line)
+	got := formattest.MustParse(t, fluux.New(parse.Config{Raw: true}), line)
 	require.Len(t, got, 2)
 	assert.Equal(t, header, string(got[0].Raw))
 	assert.Equal(t, userLine, string(got[1].Raw))
@@ -100,12 +94,12 @@ func TestParser_HeaderlessSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mustParse(t, parse.Config{Path: tt.path}, userLine)
+			got := formattest.MustParse(t, fluux.New(parse.Config{Path: tt.path}), userLine)
 			assert.Equal(t, tt.want, got[0].SessionID)
 		})
 	}
 	// A header wins over the path from its line on.
-	got := mustParse(t, parse.Config{Path: "/m/alice@example.com/history.jsonl"}, userLine, header, replyLine)
+	got := formattest.MustParse(t, fluux.New(parse.Config{Path: "/m/alice@example.com/history.jsonl"}), userLine, header, replyLine)
 	assert.Equal(t, "alice@example.com/history", got[0].SessionID)
 	assert.Equal(t, "alice@example.com/2025-02-08T19:00:00Z", got[1].SessionID)
 	assert.Equal(t, "alice@example.com/2025-02-08T19:00:00Z", got[2].SessionID)
@@ -115,8 +109,8 @@ func TestParser_ArchiveKeepsSession(t *testing.T) {
 	// /new renames history.jsonl into sessions/: the same lines read under
 	// the new name give the same session and entry ids.
 	lines := []string{header, userLine, replyLine, reaction}
-	before := mustParse(t, parse.Config{Path: "m/alice@example.com/history.jsonl"}, lines...)
-	after := mustParse(t, parse.Config{Path: "m/alice@example.com/sessions/20250208-200000.jsonl"}, lines...)
+	before := formattest.MustParse(t, fluux.New(parse.Config{Path: "m/alice@example.com/history.jsonl"}), lines...)
+	after := formattest.MustParse(t, fluux.New(parse.Config{Path: "m/alice@example.com/sessions/20250208-200000.jsonl"}), lines...)
 	require.Len(t, after, len(before))
 	for i := range before {
 		assert.Equal(t, before[i].Key(), after[i].Key(), "entry %d", i)

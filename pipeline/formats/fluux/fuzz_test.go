@@ -15,9 +15,7 @@ import (
 // error must be a located *schema.DecodeError, every entry must satisfy the
 // contract and survive encode → decode → encode unchanged.
 func FuzzParse(f *testing.F) {
-	for _, in := range formattest.CaseInputs(f) {
-		f.Add(formattest.ReadFile(f, in))
-	}
+	formattest.SeedFiles(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := fluux.New(parse.Config{Path: "m/a@b/history.jsonl", Text: true, Raw: true})
 		formattest.FuzzFile(t, p, data, func(e *schema.Entry) { require.Nil(t, e.Usage) })

@@ -17,9 +17,7 @@ import (
 // contract and survive encode → decode → encode unchanged, and usage only
 // ever sits on assistant entries with a usage key.
 func FuzzParse(f *testing.F) {
-	for _, in := range formattest.CaseInputs(f) {
-		f.Add(formattest.ReadFile(f, in))
-	}
+	formattest.SeedFiles(f)
 	data, _ := sdkFile(rand.New(rand.NewPCG(5, 6)), 42, 2)
 	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -23,12 +23,6 @@ func TestParser_Golden(t *testing.T) {
 	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return m4dtimes.New(cfg) })
 }
 
-// mustParse parses lines in order with a fresh parser and fails on any error.
-func mustParse(tb testing.TB, cfg parse.Config, lines ...string) []schema.Entry {
-	tb.Helper()
-	return formattest.MustParse(tb, m4dtimes.New(cfg), lines...)
-}
-
 const (
 	header     = `{"type":"session","version":1,"id":"a1b2c3d4","timestamp":"2026-02-24T23:14:59.123456789Z","userId":7756297856}`
 	userLine   = `{"type":"message","id":"e5f6a7b8","parentId":"a1b2c3d4","timestamp":"2026-02-24T23:15:01Z","message":{"role":"user","content":[{"type":"text","text":"Cosa ho oggi?"}]}}`
@@ -38,7 +32,7 @@ const (
 )
 
 func TestParser_Turn(t *testing.T) {
-	got := mustParse(t, parse.Config{}, header, userLine, toolUse, toolResult, reply)
+	got := formattest.MustParse(t, m4dtimes.New(parse.Config{}), header, userLine, toolUse, toolResult, reply)
 	require.Len(t, got, 5)
 	for i := range got {
 		assert.Equal(t, "a1b2c3d4", got[i].SessionID, "entry %d", i)
@@ -91,7 +85,7 @@ func TestParser_Turn(t *testing.T) {
 }
 
 func TestParser_TextOn(t *testing.T) {
-	got := mustParse(t, parse.Config{Text: true, Raw: true}, header, toolUse, toolResult, reply)
+	got := formattest.MustParse(t, m4dtimes.New(parse.Config{Text: true, Raw: true}), header, toolUse, toolResult, reply)
 	assert.JSONEq(t, `{"query":"SELECT 1"}`, string(got[1].ToolCalls[0].Input))
 	assert.Equal(t, "1", got[2].ToolResults[0].Content)
 	assert.Equal(t, "Hai 3 stanze.", got[3].Text)
@@ -110,7 +104,7 @@ func TestParser_HeaderlessSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mustParse(t, parse.Config{Path: tt.path}, userLine, reply)
+			got := formattest.MustParse(t, m4dtimes.New(parse.Config{Path: tt.path}), userLine, reply)
 			assert.Equal(t, tt.session, got[0].SessionID)
 			assert.Equal(t, tt.sender, got[0].Sender)
 			assert.Equal(t, "m4dtimes:"+tt.session+":c8d9e0f1", got[1].UsageKey)
@@ -121,7 +115,7 @@ func TestParser_HeaderlessSession(t *testing.T) {
 func TestParser_RestartKeepsSession(t *testing.T) {
 	// After a restart the SDK writes no header and drops the parentId.
 	restarted := `{"type":"message","id":"99999999","timestamp":"2026-02-25T08:00:00Z","message":{"role":"user","content":[{"type":"text","text":"again"}]}}`
-	got := mustParse(t, parse.Config{Path: "sessions/7756297856.jsonl"}, header, userLine, reply, restarted)
+	got := formattest.MustParse(t, m4dtimes.New(parse.Config{Path: "sessions/7756297856.jsonl"}), header, userLine, reply, restarted)
 	assert.Equal(t, "a1b2c3d4", got[3].SessionID)
 	assert.Empty(t, got[3].ParentID)
 	assert.Equal(t, "7756297856", got[3].Sender)
@@ -129,8 +123,8 @@ func TestParser_RestartKeepsSession(t *testing.T) {
 
 func TestParser_UsageKeyStable(t *testing.T) {
 	// The same file read twice gives the same keys; distinct calls differ.
-	a := mustParse(t, parse.Config{Path: "x/7.jsonl"}, header, userLine, toolUse, toolResult, reply)
-	b := mustParse(t, parse.Config{Path: "y/7.jsonl"}, header, userLine, toolUse, toolResult, reply)
+	a := formattest.MustParse(t, m4dtimes.New(parse.Config{Path: "x/7.jsonl"}), header, userLine, toolUse, toolResult, reply)
+	b := formattest.MustParse(t, m4dtimes.New(parse.Config{Path: "y/7.jsonl"}), header, userLine, toolUse, toolResult, reply)
 	assert.Equal(t, a[2].UsageKey, b[2].UsageKey)
 	assert.Equal(t, a[4].UsageKey, b[4].UsageKey)
 	assert.NotEqual(t, a[2].UsageKey, a[4].UsageKey)

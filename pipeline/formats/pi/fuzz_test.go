@@ -16,14 +16,7 @@ import (
 // must be a located *schema.DecodeError, every entry must be valid and
 // survive its canonical JSON form.
 func FuzzParse(f *testing.F) {
-	for _, in := range formattest.CaseInputs(f) {
-		data := formattest.ReadFile(f, in)
-		for _, l := range bytes.SplitAfter(data, []byte("\n")) {
-			if len(l) < 4096 {
-				f.Add(l)
-			}
-		}
-	}
+	formattest.SeedLines(f, true)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p := pi.New(parse.Config{Path: "f.jsonl", Text: true, Raw: true})
 		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})

@@ -59,6 +59,31 @@ func CaseInputs(tb testing.TB) []string {
 	return paths
 }
 
+// SeedFiles adds the input of every golden case, whole, to f's corpus.
+func SeedFiles(f *testing.F) {
+	f.Helper()
+	for _, in := range CaseInputs(f) {
+		f.Add(ReadFile(f, in))
+	}
+}
+
+// SeedLines adds each line shorter than 4 KiB of every golden case's input
+// to f's corpus: the pieces between newlines (an empty one after the last
+// newline included), with their "\n" when withNewline is set.
+func SeedLines(f *testing.F, withNewline bool) {
+	f.Helper()
+	for _, in := range CaseInputs(f) {
+		for line := range bytes.SplitAfterSeq(ReadFile(f, in), []byte("\n")) {
+			if !withNewline {
+				line = bytes.TrimSuffix(line, []byte("\n"))
+			}
+			if len(line) < 4096 {
+				f.Add(line)
+			}
+		}
+	}
+}
+
 // ParseAll parses data as one file with p and returns every entry and
 // every error, in order.
 func ParseAll(tb testing.TB, p golden.Parser, data []byte) ([]schema.Entry, []error) {
