@@ -113,10 +113,11 @@ func EscapeValue(v string) string {
 		}
 	}
 	s := b.String()
-	if len(s) > maxValueBytes {
-		s = s[:cutAt]
-	} else if !replaced {
+	if !replaced && len(s) <= maxValueBytes {
 		return s
+	}
+	if cutAt >= 0 {
+		s = s[:cutAt] // room for the suffix
 	}
 	return s + "~" + hash16(v)
 }

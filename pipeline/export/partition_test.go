@@ -2,11 +2,13 @@ package export_test
 
 import (
 	"database/sql"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 
@@ -113,4 +115,33 @@ func TestWriter_HostilePartitionValues(t *testing.T) {
 			require.Equal(t, e.TS.Format(time.DateOnly), v[2].String)
 		}
 	}
+}
+
+// FuzzEscapeValue: whatever the value, its escaped form is one path
+// element of valid UTF-8 (no '/', '\\', NUL), at most
+// 160 bytes; and a valid UTF-8 value that fits and is not "NULL"
+// un-escapes (as DuckDB does, %XX) to itself.
+func FuzzEscapeValue(f *testing.F) {
+	for _, s := range []string{"", "laptop", "../../etc", "a/b=c%d", "NULL", "nul\x00", "bad\xff", "hôte 東京", ".", "..", strings.Repeat("é/", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		got := export.EscapeValue(v)
+		require.NotEmpty(t, got)
+		require.NotContains(t, got, "/")
+		require.NotContains(t, got, "\\")
+		require.NotContains(t, got, "\x00")
+		require.True(t, utf8.ValidString(got), "EscapeValue(%q) = %q", v, got)
+		require.LessOrEqual(t, len(got), 160)
+		if v == "" {
+			require.Equal(t, export.NullValue, got)
+			return
+		}
+		if !utf8.ValidString(v) || strings.Contains(got, "~") && !strings.Contains(v, "~") {
+			return // replaced or cut: suffixed with a hash
+		}
+		back, err := url.PathUnescape(got)
+		require.NoError(t, err)
+		require.Equal(t, v, back, "EscapeValue(%q) = %q", v, got)
+	})
 }
