@@ -389,19 +389,13 @@ func isToolUse(b *block) bool {
 	return b.typ.Equal("tool_use") || b.typ.Equal("server_tool_use")
 }
 
-// rawJSON returns a copy of a value as JSON text, or nil for no value.
+// rawJSON returns a copy of a value as JSON text ([parse.RawJSON]), null
+// kept as null, or nil for no value.
 func rawJSON(v jsonl.Value) json.RawMessage {
-	switch v.Kind() {
-	case jsonl.Invalid:
-		return nil
-	case jsonl.String:
-		raw := v.Raw()
-		b := make(json.RawMessage, 0, len(raw)+2)
-		b = append(b, '"')
-		b = append(b, raw...)
-		return append(b, '"')
+	if v.IsNull() {
+		return json.RawMessage("null")
 	}
-	return append(json.RawMessage(nil), v.Raw()...)
+	return parse.RawJSON(v)
 }
 
 // system fills a system line.

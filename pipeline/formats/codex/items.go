@@ -52,7 +52,7 @@ func (p *Parser) responseItem(e *schema.Entry, pl *payload) {
 		e.Role = schema.RoleAssistant
 		tc := schema.ToolCall{ID: parse.Str(pl.callID), Name: parse.Str(pl.name)}
 		if p.cfg.Text {
-			tc.Input = rawJSON(pl.input)
+			tc.Input = parse.RawJSON(pl.input)
 		}
 		e.ToolCalls = []schema.ToolCall{tc}
 	case pl.typ.Equal("function_call_output"), pl.typ.Equal("custom_tool_call_output"):
@@ -215,7 +215,7 @@ func (p *Parser) outputText(v jsonl.Value) string {
 // a JSON string; an arguments object or array is kept as is.
 func (p *Parser) argumentsJSON(v jsonl.Value) []byte {
 	if v.Kind() != jsonl.String {
-		return rawJSON(v)
+		return parse.RawJSON(v)
 	}
 	p.buf = v.AppendText(p.buf[:0])
 	inner := trimSpace(p.buf)
@@ -224,24 +224,7 @@ func (p *Parser) argumentsJSON(v jsonl.Value) []byte {
 	if len(inner) > 0 && s.More() && s.Finish() && !s.More() && s.Err() == nil {
 		return append([]byte(nil), inner...)
 	}
-	return rawJSON(v)
-}
-
-// rawJSON returns a copy of v as JSON text: a string with its quotes
-// (still escaped, so valid JSON), other kinds as they are; nil for no
-// value or null.
-func rawJSON(v jsonl.Value) []byte {
-	switch v.Kind() {
-	case jsonl.Invalid, jsonl.Null:
-		return nil
-	case jsonl.String:
-		raw := v.Raw()
-		b := make([]byte, 0, len(raw)+2)
-		b = append(b, '"')
-		b = append(b, raw...)
-		return append(b, '"')
-	}
-	return append([]byte(nil), v.Raw()...)
+	return parse.RawJSON(v)
 }
 
 // attachments lists the images of a user_message: images holds URLs

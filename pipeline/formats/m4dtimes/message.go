@@ -281,7 +281,7 @@ func (p *Parser) messageEvent(e *schema.Entry, line jsonl.Line, ev *event) error
 			}
 			tc := schema.ToolCall{ID: parse.Str(b.callID), Name: parse.Str(b.callName)}
 			if p.cfg.Text {
-				tc.Input = rawJSON(b.args)
+				tc.Input = parse.RawJSON(b.args)
 			}
 			e.ToolCalls = append(e.ToolCalls, tc)
 		case b.typ.Equal("tool_result"):
@@ -338,21 +338,6 @@ func (p *Parser) messageEvent(e *schema.Entry, line jsonl.Line, ev *event) error
 		e.UsageKey = string(key)
 	}
 	return nil
-}
-
-// rawJSON returns a copy of v as JSON text, or nil for an absent or null
-// value. A string Value holds its content without quotes: they are put back.
-func rawJSON(v jsonl.Value) []byte {
-	switch v.Kind() {
-	case jsonl.Invalid, jsonl.Null:
-		return nil
-	case jsonl.String:
-		b := make([]byte, 0, len(v.Raw())+2)
-		b = append(b, '"')
-		b = append(b, v.Raw()...)
-		return append(b, '"')
-	}
-	return append([]byte(nil), v.Raw()...)
 }
 
 // str reads the value due next as a string: a String Value, the zero Value

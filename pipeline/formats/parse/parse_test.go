@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
 
 func TestConfig_Log(t *testing.T) {
@@ -46,4 +47,28 @@ func TestUniqueIDs_ID(t *testing.T) {
 		require.Equal(t, tt.want, got, "%s: ID(%q, %d, %d)", tt.name, tt.id, tt.line, tt.object)
 	}
 	require.False(t, u.Empty())
+}
+
+func TestRawJSON(t *testing.T) {
+	var s jsonl.Scanner
+	s.Reset([]byte(`{"str":"a\"b","null":null,"arr":[1, {"x":2}],"num":-3.5e2,"obj":{"k":true}}`))
+	require.True(t, s.EnterObject())
+	got := map[string]string{}
+	for s.NextField() {
+		b := parse.RawJSON(s.Value())
+		if b == nil {
+			got[string(s.Key())] = "<nil>"
+			continue
+		}
+		got[string(s.Key())] = string(b)
+	}
+	require.NoError(t, s.Err())
+	require.Equal(t, map[string]string{
+		"str":  `"a\"b"`,
+		"null": "<nil>",
+		"arr":  `[1, {"x":2}]`,
+		"num":  "-3.5e2",
+		"obj":  `{"k":true}`,
+	}, got)
+	require.Nil(t, parse.RawJSON(jsonl.Value{}), "no value")
 }

@@ -47,6 +47,23 @@ func Int(v jsonl.Value) (int64, bool) {
 	return int64(f), true
 }
 
+// RawJSON returns a copy of v as JSON text: a string with its quotes put
+// back (still escaped, so valid JSON), other kinds as they are; nil for no
+// value or null.
+func RawJSON(v jsonl.Value) []byte {
+	switch v.Kind() {
+	case jsonl.Invalid, jsonl.Null:
+		return nil
+	case jsonl.String:
+		raw := v.Raw()
+		b := make([]byte, 0, len(raw)+2)
+		b = append(b, '"')
+		b = append(b, raw...)
+		return append(b, '"')
+	}
+	return append([]byte(nil), v.Raw()...)
+}
+
 // Str returns the unescaped text of a string value, or "" for other kinds.
 // It allocates only for non-empty strings.
 func Str(v jsonl.Value) string {
