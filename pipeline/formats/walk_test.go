@@ -31,16 +31,22 @@ func hostileDir(tb testing.TB) string {
 	return dir
 }
 
+// hostileTranscripts lists, in walk order, what Walk finds in a
+// [hostileDir]: the transcripts and the session store.
+func hostileTranscripts(dir string) []string {
+	return []string{
+		filepath.Join(dir, "a", "s1.jsonl"),
+		filepath.Join(dir, "a", "sessions.json"),
+		filepath.Join(dir, "b", "s2.jsonl"),
+	}
+}
+
 func TestWalk_Directory(t *testing.T) {
 	dir := hostileDir(t)
 	var skipped []error
 	found, err := Walk([]string{dir}, func(err error) { skipped = append(skipped, err) })
 	require.NoError(t, err)
-	require.Equal(t, []string{
-		filepath.Join(dir, "a", "s1.jsonl"),
-		filepath.Join(dir, "a", "sessions.json"),
-		filepath.Join(dir, "b", "s2.jsonl"),
-	}, foundPaths(found))
+	require.Equal(t, hostileTranscripts(dir), foundPaths(found))
 	require.True(t, found[1].Meta)
 	require.Len(t, skipped, 2, "the FIFO and the link to a device are counted skips")
 	for _, err := range skipped {
@@ -76,11 +82,7 @@ func TestWalk_Glob(t *testing.T) {
 	var skipped []error
 	found, err := Walk([]string{filepath.Join(dir, "**", "s*.json*")}, func(err error) { skipped = append(skipped, err) })
 	require.NoError(t, err)
-	require.Equal(t, []string{
-		filepath.Join(dir, "a", "s1.jsonl"),
-		filepath.Join(dir, "a", "sessions.json"),
-		filepath.Join(dir, "b", "s2.jsonl"),
-	}, foundPaths(found))
+	require.Equal(t, hostileTranscripts(dir), foundPaths(found))
 	require.Empty(t, skipped)
 
 	// A glob matching directories walks them; one matching a FIFO skips it.
