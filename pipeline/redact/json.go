@@ -1,0 +1,313 @@
+package redact
+
+import (
+	"bytes"
+	"cmp"
+	"slices"
+	"sync"
+	"unicode/utf8"
+)
+
+// JSON returns the JSON text raw with every secret inside its strings
+// (keys and values) replaced by its marker, counting them in st (which
+// may be nil). It returns raw itself when nothing was found.
+//
+// Each string is looked at as the text it stands for: a secret written
+// with escapes (a private key with \n line ends, a URL with \/ or \u002f)
+// is found and replaced whole, from the first to the last byte of the
+// escapes it spans, and nothing else of the string changes, so that valid
+// JSON stays valid and escapes are never cut. A string value whose key
+// names a secret ("password", "client_secret", "api_key", …; see
+// [Password] and [Secret]) is replaced whole.
+//
+// JSON does not validate raw: on text that is not JSON it still replaces
+// the secrets it finds between double quotes, and leaves the rest as is.
+func (r *Redactor) JSON(raw []byte, st *Stats) []byte {
+	var (
+		out    []byte // nil until a first change
+		copied int    // raw[:copied] is in out
+		key    []byte // the last object key seen
+		keyEnd int    // where the last key's closing quote is
+	)
+	for i := 0; i < len(raw); {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			break
+		}
+		s := i + q + 1
+		e := stringEnd(raw, s)
+		content := raw[s:e]
+		i = e + 1
+
+		if next := skipSpace(raw, e+1); next < len(raw) && raw[next] == ':' {
+			key, keyEnd = content, e
+			if bytes.IndexByte(key, '\\') < 0 {
+				continue // a key holds no secret worth a look, unless escaped
+			}
+		}
+		var spans [maxStackSpans]span
+		found := r.findString(content, spans[:0])
+		if len(found) == 0 && keyEnd > 0 && keyEnd < s && isValueOf(raw, keyEnd, s) {
+			if k, ok := r.keyValue(key, content); ok {
+				found = append(found, span{start: 0, end: len(content), kind: k})
+			}
+		}
+		if len(found) == 0 {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(raw)+64)
+		}
+		out = append(out, raw[copied:s]...)
+		out = replace(out, content, found, st)
+		copied = e
+	}
+	if out == nil {
+		return raw
+	}
+	return append(out, raw[copied:]...)
+}
+
+// isValueOf reports whether the string opening at s (after its quote) is
+// the value of the key closed at keyEnd: only blanks and one colon between.
+func isValueOf(raw []byte, keyEnd, s int) bool {
+	c := skipSpace(raw, keyEnd+1)
+	return c < len(raw) && raw[c] == ':' && skipSpace(raw, c+1) == s-1
+}
+
+// keyValue reports whether the raw string value content, given to key,
+// is a secret by its key's name.
+func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
+	k, ok := keyKind(key)
+	if !ok || r.off[k] {
+		return 0, false
+	}
+	v := content
+	if bytes.IndexByte(content, '\\') >= 0 {
+		sc := scratchPool.Get().(*scratch)
+		defer scratchPool.Put(sc)
+		sc.unescape(content)
+		v = sc.text
+	}
+	if len(v) == 0 || len(v) > 4096 || runNot(v, 0, clsSpace) < len(v) || !valueOK(k, v) {
+		return 0, false
+	}
+	return k, true
+}
+
+// findString appends to out the secrets of a JSON string's raw content, as
+// spans of the raw content. A content without a backslash is its own
+// text; one with escapes is searched unescaped (see [Redactor.findText]).
+// Spans are never looked for in the escaped form itself, where they could
+// cut an escape in two.
+func (r *Redactor) findString(content []byte, out []span) []span {
+	if bytes.IndexByte(content, '\\') < 0 {
+		return r.find(content, out, false)
+	}
+	return r.findUnescaped(content, out, maxDepth)
+}
+
+// maxDepth is how many levels of JSON held as text inside JSON strings
+// are unescaped to look for secrets.
+const maxDepth = 2
+
+// findText appends to out the secrets of text b. When b holds JSON escapes
+// (JSON printed into a tool result, a command, a message) that may hide a
+// secret's anchor (\u, \/) or break its shape (\n in a private key, \" around a
+// quoted password), b is also searched unescaped, depth levels deep, and
+// both findings are merged.
+func (r *Redactor) findText(b []byte, out []span, depth int) []span {
+	n := len(out)
+	out = r.find(b, out, false)
+	if depth == 0 || bytes.IndexByte(b, '\\') < 0 {
+		return out
+	}
+	out = r.findUnescaped(b, out, depth)
+	return merge(out, n)
+}
+
+// findUnescaped appends the secrets of b unescaped, mapped back to b,
+// when b may hold one: an anchor in b, or an escape that could hide one.
+func (r *Redactor) findUnescaped(b []byte, out []span, depth int) []span {
+	var probe [1]span
+	if len(r.find(b, probe[:0], true)) == 0 &&
+		!bytes.Contains(b, []byte(`\u`)) && !bytes.Contains(b, []byte(`\/`)) {
+		return out
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.unescape(b)
+	n := len(out)
+	out = r.findText(sc.text, out, depth-1)
+	for i := n; i < len(out); i++ {
+		out[i].start, out[i].end = sc.rawStart(out[i].start), sc.rawEnd(out[i].end)
+	}
+	return out
+}
+
+// merge sorts out[n:] by start and joins overlapping spans, the first
+// one's kind naming the union.
+func merge(out []span, n int) []span {
+	s := out[n:]
+	if len(s) < 2 {
+		return out
+	}
+	slices.SortFunc(s, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	w := 0
+	for _, x := range s[1:] {
+		if x.start < s[w].end {
+			s[w].end = max(s[w].end, x.end)
+			continue
+		}
+		w++
+		s[w] = x
+	}
+	return out[:n+w+1]
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// content starts at s, or len(raw) when it is not closed.
+func stringEnd(raw []byte, s int) int {
+	for i := s; ; {
+		q := bytes.IndexByte(raw[i:], '"')
+		if q < 0 {
+			return len(raw)
+		}
+		e := i + q
+		n := 0
+		for e-n-1 >= s && raw[e-n-1] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return e
+		}
+		i = e + 1
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// scratch holds a JSON string's unescaped text and, for each byte of it,
+// the offset in the raw content of the escape or byte it came from.
+type scratch struct {
+	text []byte
+	pos  []int32
+	raw  int // length of the raw content
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// unescape decodes raw as encoding/json does (\uXXXX pairs joined, a lone
+// surrogate as U+FFFD); a malformed escape is kept as written.
+func (sc *scratch) unescape(raw []byte) {
+	sc.text, sc.pos, sc.raw = sc.text[:0], sc.pos[:0], len(raw)
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			sc.add(i, c)
+			i++
+			continue
+		}
+		var d byte
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			d = raw[i+1]
+		case 'b':
+			d = '\b'
+		case 'f':
+			d = '\f'
+		case 'n':
+			d = '\n'
+		case 'r':
+			d = '\r'
+		case 't':
+			d = '\t'
+		case 'u':
+			r, n := hex4(raw, i+2)
+			if n == 0 {
+				sc.add(i, c)
+				i++
+				continue
+			}
+			size := 6
+			if 0xd800 <= r && r < 0xdc00 {
+				if r2, n2 := hex4(raw, i+8); n2 > 0 && i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' && 0xdc00 <= r2 && r2 < 0xe000 {
+					r = (r-0xd800)<<10 | (r2 - 0xdc00) + 0x10000
+					size = 12
+				} else {
+					r = utf8.RuneError
+				}
+			} else if 0xdc00 <= r && r < 0xe000 {
+				r = utf8.RuneError
+			}
+			var enc [4]byte
+			for _, e := range enc[:utf8.EncodeRune(enc[:], r)] {
+				sc.add(i, e)
+			}
+			i += size
+			continue
+		default:
+			sc.add(i, c)
+			i++
+			continue
+		}
+		sc.add(i, d)
+		i += 2
+	}
+}
+
+func (sc *scratch) add(at int, c byte) {
+	sc.text = append(sc.text, c)
+	sc.pos = append(sc.pos, int32(at))
+}
+
+// hex4 reads four hex digits at i; n is 0 when they are not there.
+func hex4(raw []byte, i int) (r rune, n int) {
+	if i+4 > len(raw) {
+		return 0, 0
+	}
+	for _, c := range raw[i : i+4] {
+		var v byte
+		switch {
+		case '0' <= c && c <= '9':
+			v = c - '0'
+		case 'a' <= c && c <= 'f':
+			v = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			return 0, 0
+		}
+		r = r<<4 | rune(v)
+	}
+	return r, 4
+}
+
+// rawStart maps the start of a span of the text to the raw content: the
+// start of the escape its first byte came from.
+func (sc *scratch) rawStart(t int) int {
+	if t >= len(sc.pos) {
+		return sc.raw
+	}
+	return int(sc.pos[t])
+}
+
+// rawEnd maps the end of a span of the text to the raw content: the end of
+// the escape its last byte came from.
+func (sc *scratch) rawEnd(t int) int {
+	if t == 0 {
+		return 0
+	}
+	last := sc.pos[t-1]
+	for ; t < len(sc.pos); t++ {
+		if sc.pos[t] != last {
+			return int(sc.pos[t])
+		}
+	}
+	return sc.raw
+}

@@ -1,0 +1,320 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+)
+
+// A matcher looks for a secret at an anchor found at position at of b (the
+// anchor's literal is known to be there). It returns the span to replace,
+// which may be a part of what it matched (a password, not its key), and
+// the kind found.
+type matcher func(b []byte, at int) (start, end int, k Kind, ok bool)
+
+// anchor is a literal whose presence makes a secret possible. Text with no
+// anchor holds no secret: the prefilter looks only for these.
+type anchor struct {
+	lit  string // lower case when fold
+	fold bool   // ASCII case-insensitive
+	m    matcher
+}
+
+func (a *anchor) at(b []byte, i int) bool {
+	if len(b)-i < len(a.lit) {
+		return false
+	}
+	if !a.fold {
+		return string(b[i:i+len(a.lit)]) == a.lit
+	}
+	for j := 0; j < len(a.lit); j++ {
+		if toLower(b[i+j]) != a.lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// anchors, in the order they are tried at one position: the more specific
+// first (sk-ant- before sk-).
+var anchors = []anchor{
+	{lit: "AKIA", m: awsKeyID},
+	{lit: "ASIA", m: awsKeyID},
+	{lit: "AIza", m: prefixed(4, clsB64URL, 35, 35, GCPAPIKey, nil)},
+	{lit: "AccountKey=", m: azureKey},
+	{lit: "SharedAccessKey=", m: azureKey},
+	{lit: "sig=", m: azureSAS},
+	{lit: "ghp_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
+	{lit: "gho_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
+	{lit: "ghu_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
+	{lit: "ghs_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
+	{lit: "ghr_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
+	{lit: "github_pat_", m: prefixed(11, clsWord, 60, 0, GitHubToken, nil)},
+	{lit: "glpat-", m: gitlab(6)},
+	{lit: "gldt-", m: gitlab(5)},
+	{lit: "glrt-", m: gitlab(5)},
+	{lit: "glptt-", m: gitlab(6)},
+	{lit: "glcbt-", m: gitlab(6)},
+	{lit: "gloas-", m: gitlab(6)},
+	{lit: "glimt-", m: gitlab(6)},
+	{lit: "glsoat-", m: gitlab(7)},
+	{lit: "glffct-", m: gitlab(7)},
+	{lit: "glagent-", m: gitlab(8)},
+	{lit: "GR1348941", m: gitlab(9)},
+	{lit: "xoxa-", m: slack(5)},
+	{lit: "xoxb-", m: slack(5)},
+	{lit: "xoxe-", m: slack(5)},
+	{lit: "xoxp-", m: slack(5)},
+	{lit: "xoxr-", m: slack(5)},
+	{lit: "xoxs-", m: slack(5)},
+	{lit: "xoxe.xoxp-", m: slack(10)},
+	{lit: "xapp-", m: slack(5)},
+	{lit: "hooks.slack.com/", m: slackWebhook},
+	{lit: "sk-ant-", m: prefixed(7, clsB64URL, 32, 0, AnthropicKey, nil)},
+	{lit: "sk-", m: prefixed(3, clsB64URL, 20, 0, OpenAIKey, randomish)},
+	{lit: "sk_live_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "sk_test_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "rk_live_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "rk_test_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "whsec_", m: prefixed(6, clsB64Pad, 24, 0, StripeKey, nil)},
+	{lit: "-----BEGIN", m: pemBlock},
+	{lit: "eyJ", m: jwt},
+	{lit: "bearer", fold: true, m: bearer},
+	{lit: "basic", fold: true, m: basicAuth},
+	{lit: "://", m: urlPassword},
+	{lit: "passw", fold: true, m: assignment},
+	{lit: "passphr", fold: true, m: assignment},
+	{lit: "secret", fold: true, m: assignment},
+	{lit: "token", fold: true, m: assignment},
+	{lit: "apikey", fold: true, m: assignment},
+	{lit: "api_key", fold: true, m: assignment},
+	{lit: "api-key", fold: true, m: assignment},
+	{lit: "privatekey", fold: true, m: assignment},
+	{lit: "private_key", fold: true, m: assignment},
+}
+
+// prefixed matches a literal prefix of plen bytes at a token start,
+// followed by a run of class c of at least min bytes (at most max when max
+// is not 0) that ends the token; check, when set, vets the run.
+func prefixed(plen int, c *class, min, max int, k Kind, check func([]byte) bool) matcher {
+	return func(b []byte, at int) (int, int, Kind, bool) {
+		if !startsToken(b, at) {
+			return 0, 0, 0, false
+		}
+		end := run(b, at+plen, c)
+		n := end - at - plen
+		if n < min || max > 0 && n > max || !endsToken(b, end) {
+			return 0, 0, 0, false
+		}
+		if check != nil && !check(b[at+plen:end]) {
+			return 0, 0, 0, false
+		}
+		return at, end, k, true
+	}
+}
+
+// randomish vets an OpenAI-style key body: it mixes letters and digits,
+// so that kebab-case names after "sk-" ("sk-learn-…") are left alone.
+func randomish(v []byte) bool {
+	for _, p := range []string{"proj-", "svcacct-", "admin-"} {
+		if bytes.HasPrefix(v, []byte(p)) {
+			v = v[len(p):]
+			break
+		}
+	}
+	return len(v) >= 20 && mixed(v, 3)
+}
+
+func awsKeyID(b []byte, at int) (int, int, Kind, bool) {
+	end := run(b, at+4, clsUpperNum)
+	if !startsToken(b, at) || end-at != 20 || !endsToken(b, end) {
+		return 0, 0, 0, false
+	}
+	return at, end, AWSAccessKey, true
+}
+
+func gitlab(plen int) matcher {
+	return prefixed(plen, clsTokenDot, 20, 0, GitLabToken, func(v []byte) bool { return mixed(v, 2) })
+}
+
+func slack(plen int) matcher {
+	return prefixed(plen, clsB64URL, 10, 0, SlackToken, hasDigit)
+}
+
+func slackWebhook(b []byte, at int) (int, int, Kind, bool) {
+	p := at + len("hooks.slack.com/")
+	for _, s := range []string{"services/", "workflows/", "triggers/"} {
+		if bytes.HasPrefix(b[p:], []byte(s)) {
+			vs := p + len(s)
+			ve := run(b, vs, clsWebhook)
+			if ve-vs >= 20 {
+				return vs, ve, SlackWebhook, true
+			}
+		}
+	}
+	return 0, 0, 0, false
+}
+
+// azureKey matches the base64 value of AccountKey= or SharedAccessKey= in
+// an Azure connection string.
+func azureKey(b []byte, at int) (int, int, Kind, bool) {
+	vs := bytes.IndexByte(b[at:], '=') + at + 1
+	ve := run(b, vs, clsB64Pad)
+	if ve-vs < 20 {
+		return 0, 0, 0, false
+	}
+	return vs, ve, AzureKey, true
+}
+
+// azureSAS matches the signature of a shared access signature URL
+// (…?sv=…&sig=…).
+func azureSAS(b []byte, at int) (int, int, Kind, bool) {
+	if at == 0 || b[at-1] != '&' && b[at-1] != '?' {
+		return 0, 0, 0, false
+	}
+	vs := at + 4
+	ve := run(b, vs, clsSAS)
+	if ve-vs < 20 {
+		return 0, 0, 0, false
+	}
+	return vs, ve, AzureSAS, true
+}
+
+// maxPEM bounds the search for the end of a private key block.
+const maxPEM = 64 << 10
+
+// pemBlock matches a PEM private key block, BEGIN line to END line, or, when
+// the END line is missing (output cut short), the header and the base64
+// body that follows it.
+func pemBlock(b []byte, at int) (int, int, Kind, bool) {
+	hs := at + len("-----BEGIN")
+	he := bytes.Index(b[hs:min(len(b), hs+80)], []byte("-----"))
+	if he < 0 || !bytes.Contains(b[hs:hs+he], []byte("PRIVATE KEY")) {
+		return 0, 0, 0, false
+	}
+	body := hs + he + 5
+	lim := min(len(b), body+maxPEM)
+	if e := bytes.Index(b[body:lim], []byte("-----END")); e >= 0 {
+		ts := body + e + len("-----END")
+		te := bytes.Index(b[ts:min(len(b), ts+80)], []byte("-----"))
+		if te >= 0 && bytes.Contains(b[ts:ts+te], []byte("PRIVATE KEY")) {
+			return at, ts + te + 5, PrivateKey, true
+		}
+	}
+	return at, run(b, body, clsPEMBody), PrivateKey, true
+}
+
+// jwt matches three base64url parts whose first decodes to a JSON object
+// with an "alg" member.
+func jwt(b []byte, at int) (int, int, Kind, bool) {
+	if at > 0 && (clsB64URL[b[at-1]] || b[at-1] == '.') {
+		return 0, 0, 0, false
+	}
+	h := run(b, at, clsB64URL)
+	if h-at < 10 || h >= len(b) || b[h] != '.' {
+		return 0, 0, 0, false
+	}
+	p := run(b, h+1, clsB64URL)
+	if p-h-1 < 2 || p >= len(b) || b[p] != '.' {
+		return 0, 0, 0, false
+	}
+	end := run(b, p+1, clsB64URL)
+	if !endsToken(b, end) {
+		return 0, 0, 0, false
+	}
+	var buf [384]byte
+	head := b[at:h]
+	if base64.RawURLEncoding.DecodedLen(len(head)) > len(buf) {
+		return 0, 0, 0, false
+	}
+	n, err := base64.RawURLEncoding.Decode(buf[:], head)
+	if err != nil || n == 0 || buf[0] != '{' || !bytes.Contains(buf[:n], []byte(`"alg"`)) {
+		return 0, 0, 0, false
+	}
+	return at, end, JWT, true
+}
+
+// skipBlanks returns the end of the spaces and tabs from i.
+func skipBlanks(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// bearer matches "Bearer <token>" (any case): the token, when it holds
+// letters and digits and is 16 bytes or more.
+func bearer(b []byte, at int) (int, int, Kind, bool) {
+	if !startsToken(b, at) {
+		return 0, 0, 0, false
+	}
+	vs := skipBlanks(b, at+6)
+	if vs == at+6 {
+		return 0, 0, 0, false
+	}
+	ve := run(b, vs, clsBearer)
+	for ve < len(b) && b[ve] == '=' {
+		ve++
+	}
+	v := b[vs:ve]
+	if len(v) < 16 || !hasDigit(v) || !hasLetter(v) {
+		return 0, 0, 0, false
+	}
+	return vs, ve, BearerToken, true
+}
+
+// basicAuth matches "Basic <base64>" (any case) whose base64 decodes to
+// printable "user:password".
+func basicAuth(b []byte, at int) (int, int, Kind, bool) {
+	if !startsToken(b, at) {
+		return 0, 0, 0, false
+	}
+	vs := skipBlanks(b, at+5)
+	if vs == at+5 {
+		return 0, 0, 0, false
+	}
+	ve := run(b, vs, clsB64)
+	pad := ve
+	for pad < len(b) && pad-ve < 2 && b[pad] == '=' {
+		pad++
+	}
+	if ve-vs < 8 || !endsToken(b, pad) {
+		return 0, 0, 0, false
+	}
+	var buf [256]byte
+	v := b[vs:ve]
+	if base64.RawStdEncoding.DecodedLen(len(v)) > len(buf) || len(v)%4 == 1 {
+		return 0, 0, 0, false
+	}
+	n, err := base64.RawStdEncoding.Decode(buf[:], v)
+	if err != nil || bytes.IndexByte(buf[:n], ':') < 1 {
+		return 0, 0, 0, false
+	}
+	for _, c := range buf[:n] {
+		if c < 0x20 || c > 0x7e {
+			return 0, 0, 0, false
+		}
+	}
+	return vs, pad, BasicAuth, true
+}
+
+// urlPassword matches the password of scheme://user:password@host.
+func urlPassword(b []byte, at int) (int, int, Kind, bool) {
+	s := at
+	for s > 0 && clsScheme[b[s-1]] {
+		s--
+	}
+	if s == at || !hasLetter(b[s:s+1]) {
+		return 0, 0, 0, false
+	}
+	us := at + 3
+	ue := runNot(b, us, clsStopUser)
+	if ue >= len(b) || b[ue] != ':' {
+		return 0, 0, 0, false
+	}
+	ps := ue + 1
+	pe := runNot(b, ps, clsStopPass)
+	if pe >= len(b) || b[pe] != '@' || pe+1 >= len(b) || clsSpace[b[pe+1]] || !valueOK(URLPassword, b[ps:pe]) {
+		return 0, 0, 0, false
+	}
+	return ps, pe, URLPassword, true
+}

@@ -1,0 +1,118 @@
+package redact
+
+// The prefilter: every anchor's first two bytes (all their cases when the
+// anchor folds case) are set in a 64-Kbit table, looked up once per input
+// byte. Only where a pair is set are the anchors that start with it
+// compared, and only where an anchor is found does its matcher run. Text
+// without any of the pairs costs one table lookup per byte.
+
+// pairBits has bit (b0<<8|b1) set when some anchor starts with b0 b1;
+// pairSlot maps such a pair to the list in slots of the indexes into
+// anchors of the anchors that start with it, in order (slot 0: none), so
+// that the scan loop does not hash.
+var pairBits, pairSlot, slots = buildPairs()
+
+func buildPairs() (bits [1024]uint64, slot [65536]uint8, lists [][]uint8) {
+	lists = [][]uint8{nil}
+	for i := range anchors {
+		a := &anchors[i]
+		for _, x := range variants(a.lit[0], a.fold) {
+			for _, y := range variants(a.lit[1], a.fold) {
+				p := uint16(x)<<8 | uint16(y)
+				bits[p>>6] |= 1 << (p & 63)
+				if slot[p] == 0 {
+					slot[p] = uint8(len(lists))
+					lists = append(lists, nil)
+				}
+				lists[slot[p]] = append(lists[slot[p]], uint8(i))
+			}
+		}
+	}
+	return bits, slot, lists
+}
+
+func variants(c byte, fold bool) []byte {
+	if fold && 'a' <= c && c <= 'z' {
+		return []byte{c, c - 'a' + 'A'}
+	}
+	return []byte{c}
+}
+
+// generic marks the kinds found by their context rather than their shape.
+var generic = [NumKinds]bool{Password: true, Secret: true, URLPassword: true, BearerToken: true}
+
+// span is a part of the input to replace by the marker of kind.
+type span struct {
+	start, end int
+	kind       Kind
+}
+
+// find appends to out the secrets in b, in order and without overlap. With
+// probe set it stops at the first anchor found and returns a zero-length
+// span for it: b may hold a secret.
+func (r *Redactor) find(b []byte, out []span, probe bool) []span {
+	if len(b) < 2 {
+		return out
+	}
+	last := 0
+	prev := b[0]
+	for j, c := range b[1:] {
+		p := uint16(prev)<<8 | uint16(c)
+		prev = c
+		if pairBits[p>>6]&(1<<(p&63)) == 0 || j < last {
+			continue
+		}
+		for _, ai := range slots[pairSlot[p]] {
+			a := &anchors[ai]
+			if !a.at(b, j) {
+				continue
+			}
+			if probe {
+				return append(out, span{start: j, end: j})
+			}
+			s, e, k, ok := a.m(b, j)
+			if !ok || s < last || r.off[k] {
+				continue
+			}
+			if generic[k] {
+				// A known shape inside a password, a secret, a URL's
+				// password or a bearer token names it better.
+				n := len(out)
+				out = r.find(b[s:e], out, false)
+				for i := n; i < len(out); i++ {
+					out[i].start += s
+					out[i].end += s
+				}
+				if len(out) == n {
+					out = append(out, span{start: s, end: e, kind: k})
+				}
+			} else {
+				out = append(out, span{start: s, end: e, kind: k})
+			}
+			last = e
+			break
+		}
+	}
+	return out
+}
+
+// replace returns b with each span replaced by its marker, counting them in
+// st.
+func replace(dst, b []byte, spans []span, st *Stats) []byte {
+	at := 0
+	for _, s := range spans {
+		dst = append(dst, b[at:s.start]...)
+		dst = append(dst, markers[s.kind]...)
+		st.found(s.kind)
+		at = s.end
+	}
+	return append(dst, b[at:]...)
+}
+
+// grown is the capacity for the redacted copy of n bytes with spans.
+func grown(n int, spans []span) int {
+	for _, s := range spans {
+		n += len(markers[s.kind]) - (s.end - s.start)
+	}
+	return max(n, 0)
+}
