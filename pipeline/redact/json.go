@@ -97,52 +97,73 @@ func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
 
 // findString appends to out the secrets of a JSON string's raw content, as
 // spans of the raw content. A content without a backslash is its own
-// text; one with escapes is searched unescaped (see [Redactor.findText]).
+// text; one with escapes is searched unescaped, with [Redactor.findText1].
 // Spans are never looked for in the escaped form itself, where they could
 // cut an escape in two.
 func (r *Redactor) findString(content []byte, out []span) []span {
 	if bytes.IndexByte(content, '\\') < 0 {
 		return r.find(content, out, false)
 	}
-	return r.findUnescaped(content, out, maxDepth)
+	if !r.mayHide(content) {
+		return out
+	}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.unescape(content)
+	n := len(out)
+	out = r.findText1(sc.text, out)
+	sc.mapBack(out[n:])
+	return out
 }
-
-// maxDepth is how many levels of JSON held as text inside JSON strings
-// are unescaped to look for secrets.
-const maxDepth = 2
 
 // findText appends to out the secrets of text b. When b holds JSON escapes
 // (JSON printed into a tool result, a command, a message) that may hide a
-// secret's anchor (\u, \/) or break its shape (\n in a private key, \" around a
-// quoted password), b is also searched unescaped, depth levels deep, and
-// both findings are merged.
-func (r *Redactor) findText(b []byte, out []span, depth int) []span {
+// secret's anchor (\u, \/) or break its shape (\n in a private key, \"
+// around a quoted password), b is also searched unescaped, two levels deep
+// (JSON in a string of JSON held as text), and the findings are merged.
+// The levels are written out, not recursive, so that out can stay on the
+// caller's stack.
+func (r *Redactor) findText(b []byte, out []span) []span {
 	n := len(out)
 	out = r.find(b, out, false)
-	if depth == 0 || bytes.IndexByte(b, '\\') < 0 {
-		return out
-	}
-	out = r.findUnescaped(b, out, depth)
-	return merge(out, n)
-}
-
-// findUnescaped appends the secrets of b unescaped, mapped back to b,
-// when b may hold one: an anchor in b, or an escape that could hide one.
-func (r *Redactor) findUnescaped(b []byte, out []span, depth int) []span {
-	var probe [1]span
-	if len(r.find(b, probe[:0], true)) == 0 &&
-		!bytes.Contains(b, []byte(`\u`)) && !bytes.Contains(b, []byte(`\/`)) {
+	if !r.mayHide(b) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	sc.unescape(b)
+	m := len(out)
+	out = r.findText1(sc.text, out)
+	sc.mapBack(out[m:])
+	return merge(out, n)
+}
+
+// findText1 is findText one level deep.
+func (r *Redactor) findText1(b []byte, out []span) []span {
 	n := len(out)
-	out = r.findText(sc.text, out, depth-1)
-	for i := n; i < len(out); i++ {
-		out[i].start, out[i].end = sc.rawStart(out[i].start), sc.rawEnd(out[i].end)
+	out = r.find(b, out, false)
+	if !r.mayHide(b) {
+		return out
 	}
-	return out
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.unescape(b)
+	m := len(out)
+	out = r.find(sc.text, out, false)
+	sc.mapBack(out[m:])
+	return merge(out, n)
+}
+
+// mayHide reports whether b, unescaped, may hold a secret that b as
+// written does not show: b has escapes, and an anchor or a \u or \/
+// escape that could make one.
+func (r *Redactor) mayHide(b []byte) bool {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return false
+	}
+	var probe [1]span
+	return len(r.find(b, probe[:0], true)) > 0 ||
+		bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`))
 }
 
 // merge sorts out[n:] by start and joins overlapping spans, the first
@@ -286,6 +307,14 @@ func hex4(raw []byte, i int) (r rune, n int) {
 		r = r<<4 | rune(v)
 	}
 	return r, 4
+}
+
+// mapBack maps spans of the unescaped text to the raw content, each
+// widened to whole escapes.
+func (sc *scratch) mapBack(spans []span) {
+	for i := range spans {
+		spans[i].start, spans[i].end = sc.rawStart(spans[i].start), sc.rawEnd(spans[i].end)
+	}
 }
 
 // rawStart maps the start of a span of the text to the raw content: the

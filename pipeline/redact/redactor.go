@@ -64,7 +64,7 @@ const maxStackSpans = 8
 // value use [Redactor.JSON], which keeps it valid.
 func (r *Redactor) Bytes(b []byte, st *Stats) []byte {
 	var buf [maxStackSpans]span
-	spans := r.findText(b, buf[:0], maxDepth)
+	spans := r.findText(b, buf[:0])
 	if len(spans) == 0 {
 		return b
 	}
@@ -76,7 +76,7 @@ func (r *Redactor) Bytes(b []byte, st *Stats) []byte {
 func (r *Redactor) String(s string, st *Stats) string {
 	b := unsafe.Slice(unsafe.StringData(s), len(s))
 	var buf [maxStackSpans]span
-	spans := r.findText(b, buf[:0], maxDepth)
+	spans := r.findText(b, buf[:0])
 	if len(spans) == 0 {
 		return s
 	}

@@ -1,5 +1,7 @@
 package redact
 
+import "slices"
+
 // The prefilter: every anchor's first two bytes (all their cases when the
 // anchor folds case) are set in a 64-Kbit table, looked up once per input
 // byte. Only where a pair is set are the anchors that start with it
@@ -50,7 +52,38 @@ type span struct {
 // find appends to out the secrets in b, in order and without overlap. With
 // probe set it stops at the first anchor found and returns a zero-length
 // span for it: b may hold a secret.
+//
+// A secret found by its context (a password, a URL's password, a bearer
+// token) is searched for a known shape, which names it better: an OpenAI
+// key assigned to OPENAI_API_KEY is an openai-key.
 func (r *Redactor) find(b []byte, out []span, probe bool) []span {
+	n := len(out)
+	out = r.scan(b, out, probe)
+	if probe {
+		return out
+	}
+	for i := n; i < len(out); i++ {
+		s := out[i]
+		if !generic[s.kind] {
+			continue
+		}
+		var buf [4]span
+		inner := r.scan(b[s.start:s.end], buf[:0], false)
+		if len(inner) == 0 {
+			continue
+		}
+		for j := range inner {
+			inner[j].start += s.start
+			inner[j].end += s.start
+		}
+		out = slices.Replace(out, i, i+1, inner...)
+		i += len(inner) - 1
+	}
+	return out
+}
+
+// scan is find without the naming of generic secrets.
+func (r *Redactor) scan(b []byte, out []span, probe bool) []span {
 	if len(b) < 2 {
 		return out
 	}
@@ -74,21 +107,7 @@ func (r *Redactor) find(b []byte, out []span, probe bool) []span {
 			if !ok || s < last || r.off[k] {
 				continue
 			}
-			if generic[k] {
-				// A known shape inside a password, a secret, a URL's
-				// password or a bearer token names it better.
-				n := len(out)
-				out = r.find(b[s:e], out, false)
-				for i := n; i < len(out); i++ {
-					out[i].start += s
-					out[i].end += s
-				}
-				if len(out) == n {
-					out = append(out, span{start: s, end: e, kind: k})
-				}
-			} else {
-				out = append(out, span{start: s, end: e, kind: k})
-			}
+			out = append(out, span{start: s, end: e, kind: k})
 			last = e
 			break
 		}
