@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -11,8 +13,59 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
+
+// newFlagSet returns the flag set of a subcommand: on -h or a bad flag it
+// prints usage and then the flags on stderr.
+func newFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// offlineFlags are the flags the offline commands share.
+type offlineFlags struct {
+	host      *string
+	maxErrors *int
+	quiet     *bool
+	maxLine   *int
+}
+
+// addOfflineFlags registers the flags the offline commands share on fs.
+func addOfflineFlags(fs *flag.FlagSet) offlineFlags {
+	return offlineFlags{
+		host:      fs.String("host", "", "host name recorded in entries (default: this machine's)"),
+		maxErrors: fs.Int("errors", 20, "print at most this many bad lines (all are counted)"),
+		quiet:     fs.Bool("q", false, "no progress and no summary on stderr"),
+		maxLine:   fs.Int("max-line-bytes", jsonl.DefaultMaxLineBytes, "longest line read; longer lines are reported and skipped"),
+	}
+}
+
+// parse parses args with fs and returns the reader of the PATHs they name,
+// set from the shared flags. No PATH, or a --max-line-bytes that is not
+// positive, is a usageError.
+func (f offlineFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*offline, error) {
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return nil, usageError{fs.Name() + ": no PATH given"}
+	}
+	if *f.maxLine <= 0 {
+		return nil, usageError{fmt.Sprintf("%s: --max-line-bytes %d is not positive", fs.Name(), *f.maxLine)}
+	}
+	return &offline{
+		paths: fs.Args(), host: app.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,
+		maxErrors: *f.maxErrors, progress: !*f.quiet && app.IsTerminal(os.Stderr),
+	}, nil
+}
 
 // offline runs a formats.FileReader for the offline commands: it prints
 // bad lines (up to maxErrors), a progress line and the summary.

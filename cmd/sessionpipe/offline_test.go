@@ -248,3 +248,34 @@ func TestSessions_ImplausibleCountersReported(t *testing.T) {
 	require.Equal(t, 4, strings.Count(stderr, "token counter outside 0..10^12: usage.input_tokens"), stderr)
 	require.Contains(t, stderr, "; 4 bad lines")
 }
+
+// The offline commands share their flags and their checks.
+func TestOffline_SharedFlags(t *testing.T) {
+	path := writeTranscript(t, filepath.Join(t.TempDir(), "s.jsonl"), userLine("s1", "u1")+"\n")
+	for _, cmd := range []string{"sessions", "entries"} {
+		t.Run(cmd, func(t *testing.T) {
+			code, _, stderr := runCommand(t, cmd)
+			require.Equal(t, exitUsage, code, stderr)
+			require.True(t, strings.HasPrefix(stderr, "Usage: sessionpipe "+cmd+" [flags] PATH..."), stderr)
+			require.True(t, strings.HasSuffix(stderr, "sessionpipe: "+cmd+": no PATH given\n"), stderr)
+
+			code, _, stderr = runCommand(t, cmd, "--max-line-bytes", "-1", path)
+			require.Equal(t, exitUsage, code, stderr)
+			require.Equal(t, "sessionpipe: "+cmd+": --max-line-bytes -1 is not positive\n", stderr)
+
+			code, _, stderr = runCommand(t, cmd, "-h")
+			require.Equal(t, exitOK, code, stderr)
+			for _, flag := range []string{"-errors int", "-host string", "-max-line-bytes int", "-q\t"} {
+				require.Contains(t, stderr, "  "+flag, "flags of %s", cmd)
+			}
+
+			code, stdout, stderr := runCommand(t, cmd, "-q", "-errors", "0", "-host", "h1", path)
+			require.Equal(t, exitOK, code, stderr)
+			require.Empty(t, stderr, "-q: no summary")
+			require.NotEmpty(t, stdout)
+			if cmd == "entries" {
+				require.Contains(t, stdout, `"host":"h1"`)
+			}
+		})
+	}
+}

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -14,7 +12,6 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
-	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -34,32 +31,19 @@ Flags:
 `
 
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, sessionsUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("sessions", sessionsUsage, stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
 	since := fs.String("since", "", "count only entries at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339)")
 	until := fs.String("until", "", "count only entries up to this date (inclusive) or time")
 	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
-	host := fs.String("host", "", "host name recorded in entries (default: this machine's)")
 	format := fs.String("format", "", "only sessions of this format: "+formatList())
-	maxErrors := fs.Int("errors", 20, "print at most this many bad lines (all are counted)")
 	workers := fs.Int("workers", 0, "files read in parallel (default: GOMAXPROCS)")
-	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
-	maxLine := fs.Int("max-line-bytes", jsonl.DefaultMaxLineBytes, "longest line read; longer lines are reported and skipped")
-	if err := fs.Parse(args); err != nil {
+	shared := addOfflineFlags(fs)
+	o, err := shared.parse(fs, args, stderr)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return usageError{"sessions: no PATH given"}
-	}
-	if *maxLine <= 0 {
-		return usageError{fmt.Sprintf("sessions: --max-line-bytes %d is not positive", *maxLine)}
-	}
+	o.workers = *workers
 	from, to, err := parseRange(*since, *until)
 	if err != nil {
 		return err
@@ -70,10 +54,6 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	table, err := app.LoadPrices(*prices)
 	if err != nil {
 		return err
-	}
-	o := &offline{
-		paths: fs.Args(), host: app.Hostname(*host), workers: *workers, stderr: stderr, maxLineBytes: *maxLine,
-		maxErrors: *maxErrors, progress: !*quiet && app.IsTerminal(os.Stderr),
 	}
 	start := time.Now()
 	defer tuneGC(ctx)()
@@ -100,7 +80,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		all = kept
 	}
-	if !*quiet {
+	if !*shared.quiet {
 		o.summary(time.Since(start))
 	}
 	if *asJSON {
