@@ -129,6 +129,9 @@ func startHub(t *testing.T, hosts ...string) *hub {
 		require.NotNil(t, opts.LeafNode.TLSConfig, "leaf node TLS configured")
 		require.Len(t, opts.Routes, 3, "routes to the three nodes")
 		require.Equal(t, "hub", opts.JetStreamDomain)
+		// What docker-compose.yml relies on (TestCompose_Services).
+		require.Equal(t, "/data/jetstream", opts.StoreDir, "store on the node's volume")
+		require.Equal(t, []int{4222, 6222, 7422, 8222}, []int{opts.Port, opts.Cluster.Port, opts.LeafNode.Port, opts.HTTPPort})
 
 		opts.Host, opts.Port = "127.0.0.1", ports[i]
 		opts.Cluster.Host, opts.Cluster.Port = "127.0.0.1", ports[3+i]

@@ -1,0 +1,168 @@
+package deploy_test
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+)
+
+// loadCompose loads ../docker-compose.yml with the compose-spec loader,
+// with env as its only environment (no .env, no process environment).
+func loadCompose(t *testing.T, env ...string) (*types.Project, error) {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"},
+		cli.WithWorkingDirectory(".."), cli.WithEnv(env), cli.WithResolvedPaths(true))
+	require.NoError(t, err)
+	return cli.ProjectFromOptions(t.Context(), opts)
+}
+
+// mount returns the service's mount at target.
+func mount(t *testing.T, s types.ServiceConfig, target string) types.ServiceVolumeConfig {
+	t.Helper()
+	for _, v := range s.Volumes {
+		if v.Target == target {
+			return v
+		}
+	}
+	require.FailNow(t, "no mount", "%s has nothing mounted at %s", s.Name, target)
+	return types.ServiceVolumeConfig{}
+}
+
+func env(s types.ServiceConfig, key string) string {
+	if v := s.Environment[key]; v != nil {
+		return *v
+	}
+	return ""
+}
+
+func TestCompose_Services(t *testing.T) {
+	const password, token = "pw-0123", "tok-4567"
+	p, err := loadCompose(t, "SESSIONPIPE_SERVICES_PASSWORD="+password, "SESSIONPIPE_TOKEN="+token)
+	require.NoError(t, err)
+	root, err := filepath.Abs("..")
+	require.NoError(t, err)
+
+	names := p.ServiceNames()
+	slices.Sort(names)
+	require.Equal(t, []string{"exporter", "indexer", "nats-1", "nats-2", "nats-3"}, names)
+	for _, v := range []string{"nats-1", "nats-2", "nats-3", "indexer", "exporter", "parquet"} {
+		require.Contains(t, p.Volumes, v, "named volume")
+	}
+
+	for i := 1; i <= 3; i++ {
+		name := fmt.Sprintf("nats-%d", i)
+		s, err := p.GetService(name)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(s.Image, "nats:2."), "%s image %s", name, s.Image)
+		require.Equal(t, types.ShellCommand{"nats-server", "--config", fmt.Sprintf("/etc/nats/conf/nats-%d.conf", i)}, s.Command)
+		conf := mount(t, s, "/etc/nats/conf")
+		require.Equal(t, filepath.Join(root, "deploy", "nats"), conf.Source)
+		require.True(t, conf.ReadOnly)
+		require.FileExists(t, filepath.Join(conf.Source, fmt.Sprintf("nats-%d.conf", i)))
+		tls := mount(t, s, "/etc/nats/tls")
+		require.Equal(t, filepath.Join(root, "deploy", "tls", "out"), tls.Source, "tlsgen's default output")
+		for _, k := range []string{"NATS_TLS_CERT", "NATS_TLS_KEY", "NATS_TLS_CA"} {
+			require.True(t, strings.HasPrefix(env(s, k), "/etc/nats/tls/"), "%s=%s", k, env(s, k))
+		}
+		require.Equal(t, password, env(s, "SESSIONPIPE_SERVICES_PASSWORD"))
+		// JetStream's store_dir (/data/jetstream, checked by
+		// TestHub_Permissions) lives on the node's own volume.
+		data := mount(t, s, "/data")
+		require.Equal(t, types.VolumeTypeVolume, data.Type)
+		require.Equal(t, name, data.Source)
+		var targets []uint32
+		for _, port := range s.Ports {
+			targets = append(targets, port.Target)
+		}
+		require.ElementsMatch(t, []uint32{4222, 7422}, targets, "client and leaf node ports published")
+		require.NotNil(t, s.HealthCheck)
+		require.Contains(t, strings.Join(s.HealthCheck.Test, " "), "http://127.0.0.1:8222/healthz")
+	}
+
+	replicas := map[string]int{}
+	for _, name := range []string{"indexer", "exporter"} {
+		s, err := p.GetService(name)
+		require.NoError(t, err)
+		require.NotNil(t, s.Build, "%s is built from the repository", name)
+		require.Equal(t, root, s.Build.Context)
+		require.FileExists(t, filepath.Join(root, s.Build.Dockerfile))
+		for i := 1; i <= 3; i++ {
+			require.Equal(t, types.ServiceConditionHealthy, s.DependsOn[fmt.Sprintf("nats-%d", i)].Condition)
+		}
+		// The services user on every node, over TLS.
+		var hosts []string
+		for raw := range strings.SplitSeq(env(s, "NATS_URL"), ",") {
+			u, err := url.Parse(raw)
+			require.NoError(t, err)
+			require.Equal(t, "tls", u.Scheme)
+			require.Equal(t, "services", u.User.Username())
+			pw, _ := u.User.Password()
+			require.Equal(t, password, pw)
+			hosts = append(hosts, u.Host)
+		}
+		require.Equal(t, []string{"nats-1:4222", "nats-2:4222", "nats-3:4222"}, hosts)
+		ca := mount(t, s, env(s, "NATS_TLS_CA"))
+		require.Equal(t, filepath.Join(root, "deploy", "tls", "out", "ca.pem"), ca.Source)
+		require.True(t, ca.ReadOnly)
+		require.Equal(t, types.VolumeTypeVolume, mount(t, s, "/data").Type, "state on a volume")
+
+		// The command parses with the daemons' own flags and environment.
+		require.Equal(t, "serve", s.Command[1])
+		fs := flag.NewFlagSet(name, flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var n app.NATS
+		n.Register(fs, func(k string) string { return env(s, k) })
+		switch s.Command[0] {
+		case "indexer":
+			var ix app.Indexer
+			ix.Register(fs, func(k string) string { return env(s, k) })
+			require.NoError(t, fs.Parse(s.Command[2:]))
+			require.Equal(t, token, ix.Token, "a token, as an API on 0.0.0.0 requires")
+			require.Len(t, s.Ports, 1)
+			require.Equal(t, "127.0.0.1", s.Ports[0].HostIP, "API published on the host's loopback only")
+			require.Equal(t, ix.HTTP, fmt.Sprintf("0.0.0.0:%d", s.Ports[0].Target))
+			require.NotNil(t, s.HealthCheck)
+		case "exporter":
+			// cmd/exporter does not exist yet: its -out is checked by hand.
+			out := fs.String("out", "", "Parquet directory")
+			require.NoError(t, fs.Parse(s.Command[2:]))
+			require.Equal(t, "/parquet", *out)
+			require.Equal(t, "parquet", mount(t, s, *out).Source)
+		default:
+			require.FailNow(t, "unexpected command", "%q", s.Command)
+		}
+		require.Equal(t, n.URL, env(s, "NATS_URL"))
+		require.Equal(t, n.TLSCA, env(s, "NATS_TLS_CA"))
+		replicas[name] = n.Stream.Replicas
+	}
+	require.Equal(t, map[string]int{"indexer": 3, "exporter": 3}, replicas, "R3 stream, agreed by every service")
+}
+
+func TestCompose_RequiresSecrets(t *testing.T) {
+	_, err := loadCompose(t, "SESSIONPIPE_TOKEN=tok")
+	require.Error(t, err, "loaded without SESSIONPIPE_SERVICES_PASSWORD")
+	_, err = loadCompose(t, "SESSIONPIPE_SERVICES_PASSWORD=pw")
+	require.Error(t, err, "loaded without SESSIONPIPE_TOKEN")
+}
+
+func TestDockerfile_BuildsEveryCommand(t *testing.T) {
+	b, err := os.ReadFile("../Dockerfile")
+	require.NoError(t, err)
+	df := string(b)
+	require.Contains(t, df, "CGO_ENABLED=0")
+	require.Contains(t, df, "./cmd/...", "every command, exporter included once it exists")
+	require.Contains(t, df, "USER 65532:65532")
+	require.Contains(t, df, "FROM gcr.io/distroless/static")
+}
