@@ -31,8 +31,9 @@ var (
 // so that its memory is its own) against an in-process JetStream server
 // and reports what it holds once a burst is over:
 //
-//   - case=files: -bench.files small transcripts (6 lines each) backfilled
-//     at -rescan 1s; then idle for -bench.window;
+//   - case=files: -bench.files small transcripts (6 lines each, last
+//     written a day ago) backfilled at -rescan 1s; then idle for
+//     -bench.window;
 //   - case=bigline: one transcript whose second line is a 200 MB message,
 //     and a few small ones.
 //
@@ -47,7 +48,11 @@ func BenchmarkDaemonMemory(b *testing.B) {
 	}
 	b.Run(fmt.Sprintf("case=files/files=%d", *benchFiles), func(b *testing.B) {
 		dir := b.TempDir()
-		writeSmallFiles(b, dir, *benchFiles)
+		// Most of the transcripts a host keeps were written long ago.
+		day := time.Now().Add(-24 * time.Hour)
+		for _, p := range writeSmallFiles(b, dir, *benchFiles) {
+			require.NoError(b, os.Chtimes(p, day, day))
+		}
 		daemonMemory(b, bin, dir, int64(*benchFiles*smallFileLines))
 	})
 	b.Run("case=bigline", func(b *testing.B) {

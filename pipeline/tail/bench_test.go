@@ -506,6 +506,29 @@ func BenchmarkRescan(b *testing.B) {
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
 	})
+	// The floor: listing the directories and a stat of every file,
+	// nothing else.
+	b.Run(fmt.Sprintf("files=%d/impl=stat", n), func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var walk func(string)
+			walk = func(d string) {
+				entries, err := os.ReadDir(d)
+				require.NoError(b, err)
+				for _, e := range entries {
+					p := d + "/" + e.Name()
+					if e.IsDir() {
+						walk(p)
+						continue
+					}
+					_, err := os.Stat(p)
+					require.NoError(b, err)
+				}
+			}
+			walk(dir)
+		}
+		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "files/s")
+	})
 }
 
 // BenchmarkCheckpointSave measures one save of the checkpoints of

@@ -63,6 +63,7 @@ type file struct {
 	metaSum  uint64
 	end      mark // of the last line read, before readPos
 	recheck  bool // the file changed while read: check end at the next read
+	huge     bool // its decoder parsed a line over hugeLine
 	// loaded: the checkpoint's mark (acked) is not checked against the
 	// file yet; the first read does.
 	loaded bool
@@ -264,9 +265,11 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		}
 		f.dec = dec
 		// Replay the file from its start to rebuild the parser's state;
-		// what was acknowledged before is not published again.
+		// what was published before (acknowledged before a restart, or
+		// handed to the publisher before an idle decoder was let go) is
+		// not published again.
 		f.mu.Lock()
-		f.resumeAt = max(f.resumeAt, f.acked.at)
+		f.resumeAt = max(f.resumeAt, f.acked.at, f.readEnd.at)
 		f.mu.Unlock()
 		f.readPos, f.lines, f.end = 0, 0, mark{}
 		before = nil
@@ -279,6 +282,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	w.marks, w.mi = w.marks[:0], 0
 	limit := t.payloadLimit()
 	deliver := func(res *formats.Result) error { return t.deliver(ctx, w, f, path, limit, res) }
+	mtime := info.ModTime()
 	rewind := false // undecided: read the first lines again next time
 	defer func() {
 		// Every line handed out is handed to the publisher, whatever
@@ -288,9 +292,15 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		}
 		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), w.last
 		w.rd.Reset(nil, 0, 0) // an idle worker keeps no buffer grown by a long line
-		if rewind {
+		switch {
+		case rewind:
 			f.dec.Reset()
 			f.readPos, f.lines, f.end = 0, 0, mark{}
+		case err == nil && f.dec != nil && f.dec.Format() != "" && time.Since(mtime) >= t.cfg.IdleTimeout:
+			// Not written to for a while (an archive, a finished
+			// session): keep no parser state for it, as for files that
+			// became idle.
+			t.dropDecoder(f)
 		}
 	}()
 	for n := 0; ; n++ {
@@ -381,6 +391,9 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 	}
 	before := w.last
 	w.last = after
+	if res.Line.End-res.Line.Offset > hugeLine {
+		f.huge = true
+	}
 	if f.format == "" {
 		f.mu.Lock()
 		f.format = f.dec.Format()

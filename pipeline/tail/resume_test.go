@@ -3,6 +3,7 @@ package tail
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -321,4 +322,37 @@ func TestTailer_RewriteWhileReadingKeepsHead(t *testing.T) {
 		}
 	}
 	require.Less(t, old, 4980, "the test must rewrite the file before the tailer read all of it")
+}
+
+// The parser state of a file not written to for IdleTimeout is let go
+// (20,000 idle transcripts would hold hundreds of MB of it) and rebuilt,
+// if the file changes, by reading it again from its start: the new lines
+// are published with what the start of the file said (the session id of
+// its header), and nothing is sent twice.
+func TestTailer_IdleDecoderRebuilt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		old  bool // written long ago: let go right after it is read
+	}{{"archived", true}, {"became idle", false}} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t)
+			path := h.write("s.jsonl", piFile("s", 0, 5))
+			if c.old {
+				long := time.Now().Add(-2 * time.Hour)
+				require.NoError(t, os.Chtimes(path, long, long))
+			}
+			h.start(func(c *Config) { c.IdleTimeout = 300 * time.Millisecond })
+			h.waitMsgs(6)
+			natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+				if h.tl.dropped.Load() == 0 {
+					return errors.New("decoder kept")
+				}
+				return nil
+			})
+			h.appendTo(path, piFile("s", 6, 8))
+			msgs := h.stays(9)
+			require.Equal(t, wantIDs("s", 0, 8), ids(t, msgs, "s"), "appended lines in the header's session")
+			require.Equal(t, int64(9), h.tl.Metrics().Snapshot().Sent, "nothing sent twice")
+		})
+	}
 }

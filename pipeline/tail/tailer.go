@@ -54,12 +54,16 @@ type Tailer struct {
 	// paths, formats, sizes, files found or forgotten), so that an idle
 	// tailer's saves cost nothing.
 	changes atomic.Uint64
-	// readAtFree is t.m.bytes when memory was last given back to the OS.
-	readAtFree int64
-	savedAt    map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
-	rejects    chan *bus.DeadLetter
-	wake       chan struct{}
-	rescanC    chan struct{}
+	// readAtFree and droppedAtFree are t.m.bytes and t.dropped when
+	// memory was last given back to the OS; freeDue asks for it.
+	readAtFree    int64
+	droppedAtFree int64
+	dropped       atomic.Int64 // decoders of idle files let go
+	freeDue       atomic.Bool
+	savedAt       map[fileID]int // index in lastSaved by identity (unique, as t.files is keyed by it)
+	rejects       chan *bus.DeadLetter
+	wake          chan struct{}
+	rescanC       chan struct{}
 }
 
 // New returns a Tailer for cfg. It opens the checkpoint store but reads
@@ -270,9 +274,14 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 	}
 }
 
-// freeAfterBytes is how much reading makes a burst after which memory
-// is given back to the operating system at once.
-const freeAfterBytes = 64 << 20
+// A burst after which memory is given back to the operating system at
+// once: freeAfterBytes read, freeAfterDecoders decoders let go, or the
+// decoder of a file with a line over hugeLine.
+const (
+	freeAfterBytes    = 64 << 20
+	freeAfterDecoders = 1000
+	hugeLine          = 16 << 20
+)
 
 // freeMemory gives the heap's free memory back to the operating system
 // once a burst of reading (a backfill, a huge line) is over and the
@@ -281,11 +290,13 @@ const freeAfterBytes = 64 << 20
 // would hold hundreds of MB it no longer uses. It costs one garbage
 // collection per burst, none while idle.
 func (t *Tailer) freeMemory() {
-	read := t.m.bytes.Load()
-	if read-t.readAtFree < freeAfterBytes || !t.Idle() {
+	read, dropped := t.m.bytes.Load(), t.dropped.Load()
+	due := read-t.readAtFree >= freeAfterBytes || dropped-t.droppedAtFree >= freeAfterDecoders || t.freeDue.Load()
+	if !due || !t.Idle() {
 		return
 	}
-	t.readAtFree = read
+	t.readAtFree, t.droppedAtFree = read, dropped
+	t.freeDue.Store(false)
 	debug.FreeOSMemory()
 }
 
@@ -464,10 +475,12 @@ func (t *Tailer) found(path string, info fs.FileInfo, watch int) {
 		check = true
 	}
 	if f.path == path {
-		if old := t.byPath[path]; old != nil && old != f {
-			old.gone = true // replaced by another file at the same path
+		if old := t.byPath[path]; old != f {
+			if old != nil {
+				old.gone = true // replaced by another file at the same path
+			}
+			t.byPath[path] = f
 		}
-		t.byPath[path] = f
 	}
 	// The modification time catches a rewrite to the same size when no
 	// notification does (Poll mode, missed events).
@@ -702,16 +715,36 @@ func (t *Tailer) closeLRU() {
 }
 
 // closeIdle closes the handles of files unchanged for IdleTimeout.
+// The decoder of such a file goes too: its parser's state (and the
+// buffers a long line grew) is rebuilt by reading the file again from its
+// start, publishing nothing already published, if it ever changes.
 func (t *Tailer) closeIdle() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	cutoff := time.Now().Add(-t.cfg.IdleTimeout)
 	for _, f := range t.files {
-		if f.handle != nil && !f.busy && !f.queued && !f.gone && f.lastUse.Before(cutoff) {
+		if f.busy || f.queued || f.gone || !f.lastUse.Before(cutoff) {
+			continue
+		}
+		if f.handle != nil {
 			f.handle.Close()
 			f.handle = nil
 			t.open--
 		}
+		if f.dec != nil {
+			t.dropDecoder(f)
+		}
+	}
+}
+
+// dropDecoder lets the decoder of f go; the worker holding f, or t.mu
+// with f held by none, must be held.
+func (t *Tailer) dropDecoder(f *file) {
+	f.dec = nil
+	t.dropped.Add(1)
+	if f.huge {
+		f.huge = false
+		t.freeDue.Store(true)
 	}
 }
 

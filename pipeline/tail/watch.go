@@ -28,7 +28,8 @@ type watchSet struct {
 	watches []watch
 	roots   []string // directories to walk: the outermost bases
 
-	known, seen map[string]int // path → watch index, of the last walk and of this one
+	known   map[string]int // path → watch index, of the paths walks saw
+	visited int            // paths the last walk matched
 }
 
 // watch is one configured watch, resolved.
@@ -134,17 +135,17 @@ func (s *watchSet) match(path string) int {
 	return -1
 }
 
-// cachedMatch is match, remembered across walks for the paths seen by
-// the last one.
+// cachedMatch is match, remembered across walks.
 func (s *watchSet) cachedMatch(path string) int {
 	if name := filepath.Base(path); !formats.IsCandidate(name) && name != formats.SessionsJSON {
 		return -1
 	}
+	s.visited++
 	w, ok := s.known[path]
 	if !ok {
 		w = s.match(path)
+		s.known[path] = w
 	}
-	s.seen[path] = w
 	return w
 }
 
@@ -179,55 +180,73 @@ func depthBelow(dir, base string) int {
 
 // walk calls file for every wanted regular file, with the index of the
 // watch it matched, and dir for every directory worth watching under the
-// roots. Roots that do not exist are skipped; other errors go to onErr.
+// roots. Symbolic links to files are followed, to directories not (a
+// root that is one is). Roots that do not exist are skipped; other errors
+// go to onErr.
 func (s *watchSet) walk(file func(path string, info fs.FileInfo, watch int), dir func(path string), onErr func(error)) {
-	if s.seen == nil {
-		s.known, s.seen = make(map[string]int), make(map[string]int)
+	if s.known == nil || len(s.known) > 2*s.visited+1024 {
+		s.known = make(map[string]int) // forget the paths gone since
 	}
-	defer func() {
-		s.known, s.seen = s.seen, s.known
-		clear(s.seen)
-	}()
+	s.visited = 0
 	for _, root := range s.roots {
 		if s.fileRoot(root, file, dir, onErr) {
 			continue
 		}
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
+		info, err := os.Stat(root)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
 				onErr(err)
-				if d != nil && d.IsDir() {
-					return fs.SkipDir
-				}
-				return nil
 			}
-			if d.IsDir() {
-				if !s.mayHold(path) {
-					return fs.SkipDir
-				}
-				dir(path)
-				return nil
-			}
-			w := s.cachedMatch(path)
-			if w < 0 {
-				return nil
-			}
-			info, err := os.Stat(path)
-			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					onErr(err)
-				}
-				return nil
-			}
-			if info.Mode().IsRegular() {
-				file(path, info, w)
-			}
-			return nil
-		})
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if info.IsDir() {
+			s.walkDir(root, file, dir, onErr)
+		}
+	}
+}
+
+// walkDir walks directory path: one ReadDir, no sorting, no path
+// cleaning, a stat only of the names that may match.
+func (s *watchSet) walkDir(path string, file func(path string, info fs.FileInfo, watch int), dir func(path string), onErr func(error)) {
+	if !s.mayHold(path) {
+		return
+	}
+	dir(path)
+	d, err := os.Open(path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
 			onErr(err)
+		}
+		return
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		onErr(err) // and go on with what was read
+	}
+	prefix := path
+	if !strings.HasSuffix(prefix, string(filepath.Separator)) {
+		prefix += string(filepath.Separator)
+	}
+	for _, e := range entries {
+		p := prefix + e.Name()
+		if e.IsDir() {
+			s.walkDir(p, file, dir, onErr)
+			continue
+		}
+		w := s.cachedMatch(p)
+		if w < 0 {
+			continue
+		}
+		info, err := os.Stat(p)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				onErr(err)
+			}
+			continue
+		}
+		if info.Mode().IsRegular() {
+			file(p, info, w)
 		}
 	}
 }
