@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -18,8 +17,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -40,27 +37,14 @@ func buildIndexer(t *testing.T) string {
 // nothing counted twice, nothing missed.
 func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 	bin := buildIndexer(t)
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
+	srv, p := newStream(t)
 
 	var entries []schema.Entry
-	found, err := formats.Walk([]string{testcorpus.Generate(t, 3<<20, 41), "../../testdata/corpus"}, func(err error) { t.Fatal(err) })
-	require.NoError(t, err)
 	mem := index.NewAggregator(price.Default())
-	for _, f := range found {
-		if f.Meta {
-			continue
-		}
-		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}}, func(e *schema.Entry) {
-			mem.Add(e)
-			entries = append(entries, *e)
-		}, func(error) {})
-		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
-			require.NoError(t, err)
-		}
-	}
+	readCorpus(t, true, func(e *schema.Entry) {
+		mem.Add(e)
+		entries = append(entries, *e)
+	}, testcorpus.Generate(t, 3<<20, 41), "../../testdata/corpus")
 	want := mem.Sessions()
 
 	data := t.TempDir()
@@ -74,8 +58,6 @@ func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd
 	}
-	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
-	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(7, 7))
 	cmd := start()
 	kills := 0
@@ -104,18 +86,11 @@ func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 
 	var got []index.Session
 	natstest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
-		var out bytes.Buffer
-		if err := run(t.Context(), []string{"sessions", "-api", "http://" + addr, "-json", "-limit", "1000", "-sort", "first_ts"}, env(nil), &out, &bytes.Buffer{}); err != nil {
+		sessions, err := sessionsFrom(t.Context(), "http://"+addr, len(want), "-sort", "first_ts")
+		if err != nil {
 			return err
 		}
-		var page struct{ Sessions []index.Session }
-		if err := json.Unmarshal(out.Bytes(), &page); err != nil {
-			return err
-		}
-		if len(page.Sessions) != len(want) {
-			return fmt.Errorf("%d sessions of %d", len(page.Sessions), len(want))
-		}
-		got = page.Sessions
+		got = sessions
 		var wt, gt int64
 		for i := range want {
 			wt += want[i].TotalTokens

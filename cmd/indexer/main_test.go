@@ -40,75 +40,107 @@ func freeAddr(t *testing.T) string {
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
-// TestIndexer_ServeAndQuery runs `indexer serve` against a JetStream
-// server holding the samples' entries and queries it with the
-// subcommands: the sessions are the offline ones, usage adds up, alerts
-// fire.
-func TestIndexer_ServeAndQuery(t *testing.T) {
+// readCorpus reads every transcript under dirs (session stores and files
+// of no known format left out) with host "h", and text when text is set,
+// and calls fn with each entry.
+func readCorpus(t *testing.T, text bool, fn func(e *schema.Entry), dirs ...string) {
+	t.Helper()
+	found, err := formats.Walk(dirs, func(err error) { t.Fatal(err) })
+	require.NoError(t, err)
+	for _, f := range found {
+		if f.Meta {
+			continue
+		}
+		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: text}}, fn, func(error) {})
+		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
+			require.NoError(t, err)
+		}
+	}
+}
+
+// newStream starts a JetStream server with the entries stream and returns
+// it with a publisher to the stream.
+func newStream(t *testing.T) (*natstest.Server, *bus.Publisher) {
+	t.Helper()
 	srv := natstest.RunServer(t)
 	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
 	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
 	require.NoError(t, err)
 	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
 	require.NoError(t, err)
-	mem := index.NewAggregator(nil)
-	found, err := formats.Walk([]string{"../../testdata/corpus"}, func(err error) { t.Fatal(err) })
-	require.NoError(t, err)
-	for _, f := range found {
-		if f.Meta {
-			continue
-		}
-		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}}, func(e *schema.Entry) {
-			mem.Add(e)
-			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
-		}, func(error) {})
-		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
-			require.NoError(t, err)
-		}
+	return srv, p
+}
+
+// startServe runs `indexer serve args…` against the NATS server at url
+// until the test ends, and then requires it to have returned no error.
+func startServe(t *testing.T, url string, stderr *bytes.Buffer, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() {
+		serveErr = run(ctx, append([]string{"serve"}, args...), env(map[string]string{"NATS_URL": url}), &bytes.Buffer{}, stderr)
+	})
+	t.Cleanup(func() {
+		cancel()
+		wg.Wait()
+		require.NoError(t, serveErr, stderr.String())
+	})
+}
+
+// sessionsFrom runs `indexer sessions -json -limit 1000 args…` against the
+// API at api and returns the sessions, or an error while there are not n.
+func sessionsFrom(ctx context.Context, api string, n int, args ...string) ([]index.Session, error) {
+	var out bytes.Buffer
+	args = append([]string{"sessions", "-api", api, "-json", "-limit", "1000"}, args...)
+	if err := run(ctx, args, env(nil), &out, &bytes.Buffer{}); err != nil {
+		return nil, err
 	}
+	var page struct{ Sessions []index.Session }
+	if err := json.Unmarshal(out.Bytes(), &page); err != nil {
+		return nil, err
+	}
+	if len(page.Sessions) != n {
+		return nil, fmt.Errorf("%d sessions of %d", len(page.Sessions), n)
+	}
+	return page.Sessions, nil
+}
+
+// TestIndexer_ServeAndQuery runs `indexer serve` against a JetStream
+// server holding the samples' entries and queries it with the
+// subcommands: the sessions are the offline ones, usage adds up, alerts
+// fire.
+func TestIndexer_ServeAndQuery(t *testing.T) {
+	srv, p := newStream(t)
+	mem := index.NewAggregator(nil)
+	readCorpus(t, true, func(e *schema.Entry) {
+		mem.Add(e)
+		require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+	}, "../../testdata/corpus")
 	require.NoError(t, p.Close(t.Context()))
 	want := mem.Sessions()
 
 	rules := t.TempDir() + "/rules.yaml"
 	require.NoError(t, writeFile(rules, "rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
 	addr := freeAddr(t)
-	data := t.TempDir()
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	var serveErr error
-	var stderr bytes.Buffer
-	wg.Go(func() {
-		serveErr = run(ctx, []string{"serve", "-http", addr, "-rules", rules, "-data-dir", data, "-alert-max-lag", "0"}, env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &stderr)
-	})
-	defer func() {
-		cancel()
-		wg.Wait()
-		require.NoError(t, serveErr, stderr.String())
-	}()
+	startServe(t, srv.URL(), &bytes.Buffer{}, "-http", addr, "-rules", rules, "-data-dir", t.TempDir(), "-alert-max-lag", "0")
 
 	api := "http://" + addr
 	var got []index.Session
 	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-		var out bytes.Buffer
-		if err := run(t.Context(), []string{"sessions", "-api", api, "-json", "-limit", "1000"}, env(nil), &out, &bytes.Buffer{}); err != nil {
+		sessions, err := sessionsFrom(t.Context(), api, len(want))
+		if err != nil {
 			return err
-		}
-		var page struct{ Sessions []index.Session }
-		if err := json.Unmarshal(out.Bytes(), &page); err != nil {
-			return err
-		}
-		if len(page.Sessions) != len(want) {
-			return fmt.Errorf("%d sessions of %d", len(page.Sessions), len(want))
 		}
 		var totalWant, totalGot int64
 		for i := range want {
 			totalWant += want[i].TotalTokens
-			totalGot += page.Sessions[i].TotalTokens
+			totalGot += sessions[i].TotalTokens
 		}
 		if totalWant != totalGot {
 			return fmt.Errorf("%d tokens of %d", totalGot, totalWant)
 		}
-		got = page.Sessions
+		got = sessions
 		return nil
 	})
 	require.Len(t, got, len(want))
@@ -134,7 +166,7 @@ func TestIndexer_ServeAndQuery(t *testing.T) {
 	require.NoError(t, run(t.Context(), []string{"session", "-api", api, want[0].SessionID}, env(nil), &out, &bytes.Buffer{}))
 	require.Contains(t, out.String(), "TOTAL (1)")
 
-	err = run(t.Context(), []string{"session", "-api", api, "no-such-session"}, env(nil), &out, &bytes.Buffer{})
+	err := run(t.Context(), []string{"session", "-api", api, "no-such-session"}, env(nil), &out, &bytes.Buffer{})
 	require.ErrorContains(t, err, "404")
 	require.ErrorContains(t, err, "not found")
 }
@@ -160,22 +192,10 @@ func writeFile(path, s string) error { return os.WriteFile(path, []byte(s), 0o64
 // SIGHUP reloads the rules: a lowered threshold fires for the sessions
 // already over it, and the webhook, failing at first, gets each event.
 func TestIndexer_ReloadAndWebhook(t *testing.T) {
-	srv := natstest.RunServer(t)
-	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
-	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
-	require.NoError(t, err)
-	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
-	require.NoError(t, err)
-	found, err := formats.Walk([]string{"../../testdata/corpus/claude-code"}, func(err error) { t.Fatal(err) })
-	require.NoError(t, err)
-	for _, f := range found {
-		_, err := formats.ReadFile(t.Context(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h"}}, func(e *schema.Entry) {
-			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
-		}, func(error) {})
-		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
-			require.NoError(t, err)
-		}
-	}
+	srv, p := newStream(t)
+	readCorpus(t, false, func(e *schema.Entry) {
+		require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
+	}, "../../testdata/corpus/claude-code")
 	require.NoError(t, p.Close(t.Context()))
 
 	var mu sync.Mutex
@@ -193,23 +213,12 @@ func TestIndexer_ReloadAndWebhook(t *testing.T) {
 		require.NotEmpty(t, r.Header.Get("Idempotency-Key"))
 		posts = append(posts, string(body))
 	}))
-	defer hook.Close()
+	t.Cleanup(hook.Close) // after serve has stopped
 
 	rules := t.TempDir() + "/rules.yaml"
 	require.NoError(t, writeFile(rules, "rules:\n  - name: fleet-spend\n    scope: fleet\n    metric: total_tokens\n    above: 1e15\n    window: 87600h\n"))
 	addr := freeAddr(t)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	var serveErr error
-	wg.Go(func() {
-		serveErr = run(ctx, []string{"serve", "-http", addr, "-rules", rules, "-webhook", hook.URL, "-data-dir", t.TempDir(), "-alert-max-lag", "0"},
-			env(map[string]string{"NATS_URL": srv.URL()}), &bytes.Buffer{}, &bytes.Buffer{})
-	})
-	defer func() {
-		cancel()
-		wg.Wait()
-		require.NoError(t, serveErr)
-	}()
+	startServe(t, srv.URL(), &bytes.Buffer{}, "-http", addr, "-rules", rules, "-webhook", hook.URL, "-data-dir", t.TempDir(), "-alert-max-lag", "0")
 	api := "http://" + addr
 	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
 		var out bytes.Buffer
