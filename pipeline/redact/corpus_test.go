@@ -68,6 +68,9 @@ func TestRedactor_Corpus(t *testing.T) {
 		t.Logf("%s:\n%s", where[i], diffContext(string(line), string(out)))
 	}
 	t.Logf("%d lines, changed: %q", len(lines), changed)
+	// The one secret-shaped text of the samples: a documentation example,
+	// "qpdf --password=mypassword --decrypt …", in a pi tool result.
+	require.Equal(t, []string{"pi/pi-mono/session.jsonl:100: 1 password"}, changed)
 }
 
 // diffContext shows the changed parts of a line, with some context.
