@@ -401,3 +401,31 @@ func (d *daemon) metrics() map[string]int64 {
 	require.NoError(d.t, sc.Err())
 	return out
 }
+
+// A second tailer process on a state directory in use refuses to start,
+// exits non-zero and names the process that holds it; the first goes on.
+func TestTailer_DaemonSecondOnStateDir(t *testing.T) {
+	t.Parallel()
+	srv := natstest.RunServer(t)
+	obs := newTestStream(t, srv)
+	bin := buildTailer(t)
+	d := newDaemon(t, bin, srv.URL())
+	f := newTFile("o1", "owner", filepath.Join(d.watch, "o1.jsonl"))
+	createFile(t, f.path, f.header())
+	d.start()
+	obs.waitAll(t, 30*time.Second, []*tfile{f})
+
+	cmd := exec.Command(bin, "-nats", srv.URL(), "-watch", d.watch, "-state-dir", d.state, "-data-dir", t.TempDir(),
+		"-metrics", "", "-host", "crashhost")
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "the second tailer must fail:\n%s", out)
+	require.NotZero(t, exit.ExitCode())
+	require.Contains(t, string(out), d.state)
+	require.Contains(t, string(out), fmt.Sprintf("by process %d", d.cmd.Process.Pid))
+
+	appendFile(t, f.path, f.more(rand.New(rand.NewPCG(1, 1)), 3))
+	obs.waitAll(t, 30*time.Second, []*tfile{f})
+	require.Equal(t, 0, d.term())
+}
