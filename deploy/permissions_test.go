@@ -1,8 +1,13 @@
 package deploy_test
 
 import (
+	"context"
 	"crypto/x509"
+	"flag"
 	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -10,8 +15,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -181,4 +188,66 @@ func TestHub_Permissions(t *testing.T) {
 		var unknownCA x509.UnknownAuthorityError
 		require.ErrorAs(t, err, &unknownCA, "connected without the CA")
 	})
+}
+
+// TestHub_Tailer runs the real tailer (internal/app, as cmd/tailer wires
+// it) on a Claude Code transcript through a tailer identity: every entry
+// is acknowledged, and the services identity reads them under host-a.
+// The connection is made here with the identity's inbox prefix, and the
+// stream is not ensured by the tailer: see deploy/README.md ("What the
+// daemons still need").
+func TestHub_Tailer(t *testing.T) {
+	h := startHub(t, "build.01")
+	ctx := t.Context()
+	svc := h.servicesJS(t)
+	natstest.CheckFor(t, 30*time.Second, 100*time.Millisecond, func() error {
+		_, err := bus.EnsureStream(ctx, svc, bus.StreamConfig{Replicas: 3})
+		return err
+	})
+
+	src, err := os.ReadFile("../testdata/corpus/claude-code/claude-code-log/minimal_showcase/55550000-0000-4000-8000-000000000001.jsonl")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.jsonl"), src, 0o644))
+
+	id := h.tailers["build.01"]
+	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
+	var (
+		n  app.NATS
+		tl app.Tailer
+	)
+	getenv := func(k string) string { return id[k] }
+	n.Register(fs, getenv)
+	tl.Register(fs, getenv)
+	require.NoError(t, fs.Parse([]string{"-watch", dir, "-metrics", "", "-data-dir", t.TempDir()}))
+	require.Equal(t, "build.01", tl.Host, "SESSIONPIPE_HOST from the identity")
+
+	nc, _ := h.connect(t, id["NATS_URL"], nats.CustomInboxPrefix(id["NATS_INBOX_PREFIX"]))
+	b := &app.Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
+	rt, err := app.StartTailer(ctx, &tl, &n, b, getenv, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	runCtx, stop := context.WithCancel(ctx)
+	runErr := make(chan error, 1)
+	go func() { runErr <- rt.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		require.NoError(t, <-runErr)
+	})
+
+	var snap tail.Snapshot
+	natstest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+		snap = rt.Tailer.Metrics().Snapshot()
+		if snap.Lines == 0 || snap.Acked < snap.Sent || snap.Sent == 0 {
+			return fmt.Errorf("tailer: %+v", snap)
+		}
+		return nil
+	})
+	require.Zero(t, snap.BadLines)
+	require.Zero(t, rt.Publisher.Stats().Errors, "no publish refused")
+
+	stream, err := svc.Stream(ctx, bus.DefaultStream)
+	require.NoError(t, err)
+	si, err := stream.Info(ctx, jetstream.WithSubjectFilter(bus.EntriesFilter(bus.DefaultPrefix)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{bus.EntrySubject(bus.DefaultPrefix, "build.01", string(schema.FormatClaudeCode)): uint64(snap.Acked)}, si.State.Subjects)
 }
