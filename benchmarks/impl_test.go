@@ -53,38 +53,28 @@ func impls() []impl {
 		impl{name: "fastjson", newDecoder: newFastjsonDecoder},
 		impl{name: "simdjson", newDecoder: newSimdjsonDecoder},
 		impl{name: "simdjson-nd", newDecoder: newSimdjsonNDDecoder},
-		impl{name: "floor-indexbyte", floor: floorNewlines, want: func(c *corpus) int { return len(c.lines) }},
-		impl{name: "floor-indexbyte-quote", floor: floorQuotes, want: func(c *corpus) int { return bytes.Count(c.data, []byte{'"'}) }},
+		impl{name: "floor-indexbyte", floor: floorByte('\n'), want: func(c *corpus) int { return len(c.lines) }},
+		impl{name: "floor-indexbyte-quote", floor: floorByte('"'), want: func(c *corpus) int { return bytes.Count(c.data, []byte{'"'}) }},
 		impl{name: "floor-copy", floor: floorCopy, want: func(c *corpus) int { return len(c.data) - len(c.lines) }},
 	)
 	return list
 }
 
-// floorNewlines finds every "\n" of the corpus with bytes.IndexByte: the
-// cost of splitting it into lines.
-func floorNewlines(c *corpus, _ []byte) int {
-	n := 0
-	for d := c.data; ; {
-		i := bytes.IndexByte(d, '\n')
-		if i < 0 {
-			return n
+// floorByte returns a floor that steps from one c to the next with
+// bytes.IndexByte: for '\n' the cost of splitting the corpus into lines,
+// for '"' a lower bound for any scanner that must find where every string
+// ends.
+func floorByte(c byte) func(*corpus, []byte) int {
+	return func(cp *corpus, _ []byte) int {
+		n := 0
+		for d := cp.data; ; {
+			i := bytes.IndexByte(d, c)
+			if i < 0 {
+				return n
+			}
+			n++
+			d = d[i+1:]
 		}
-		n++
-		d = d[i+1:]
-	}
-}
-
-// floorQuotes steps from '"' to '"' with bytes.IndexByte: a lower bound
-// for any scanner that must find where every string ends.
-func floorQuotes(c *corpus, _ []byte) int {
-	n := 0
-	for d := c.data; ; {
-		i := bytes.IndexByte(d, '"')
-		if i < 0 {
-			return n
-		}
-		n++
-		d = d[i+1:]
 	}
 }
 
