@@ -57,8 +57,7 @@ type claudeSession struct {
 	context int  // tokens in the prompt cache, growing over the session
 	main    chain
 	turns   int
-	queue   []lineSpec
-	copy    replay
+	plan
 
 	// While a subagent is planned, its assistant lines are mirrored
 	// into mirrorParent as agent_progress lines of the Task mirrorTool.
@@ -86,15 +85,7 @@ func newClaudeSession(seed uint64, start time.Time, cwd string) *claudeSession {
 }
 
 func (s *claudeSession) next(dst []byte, lim limits) ([]byte, string) {
-	for len(s.queue) == 0 {
-		s.turn()
-	}
-	sp := &s.queue[0]
-	dst = s.g.emit(dst, sp, lim)
-	dest := sp.dest
-	s.queue = s.queue[1:]
-	s.copy.step(s.g, &s.now)
-	return dst, dest
+	return s.plan.next(s.g, &s.now, dst, lim, s.turn)
 }
 
 func (s *claudeSession) tick(minMs, maxMs int) string {
@@ -138,8 +129,6 @@ func (s *claudeSession) link(c *chain) (uuid, parent string) {
 	c.last = uuid
 	return uuid, parent
 }
-
-func (s *claudeSession) add(sp lineSpec) { s.queue = append(s.queue, sp) }
 
 // turn plans one user turn: the prompt, the API calls with their tool
 // calls and results, and the end-of-turn bookkeeping.

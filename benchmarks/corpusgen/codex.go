@@ -30,8 +30,7 @@ type codexSession struct {
 	total   codexUsage // cumulative token usage of the thread
 	used    float64    // rate-limit percentage
 	forkID  string     // a fork's own thread id, written before the replay
-	queue   []lineSpec
-	copy    replay
+	plan
 }
 
 func newCodexSession(seed uint64, start time.Time, cwd string) *codexSession {
@@ -40,17 +39,8 @@ func newCodexSession(seed uint64, start time.Time, cwd string) *codexSession {
 }
 
 func (s *codexSession) next(dst []byte, lim limits) ([]byte, string) {
-	for len(s.queue) == 0 {
-		s.turn()
-	}
-	sp := &s.queue[0]
-	dst = s.g.emit(dst, sp, lim)
-	s.queue = s.queue[1:]
-	s.copy.step(s.g, &s.now)
-	return dst, ""
+	return s.plan.next(s.g, &s.now, dst, lim, s.turn)
 }
-
-func (s *codexSession) add(sp lineSpec) { s.queue = append(s.queue, sp) }
 
 // line plans one rollout line; payload appends the payload object.
 func (s *codexSession) line(minMs, maxMs int, sp lineSpec, typ string, payload func(dst, body []byte) []byte) {

@@ -36,8 +36,7 @@ type piSession struct {
 	context int
 	started bool
 	forkOf  string // parentSession of a fork's header
-	queue   []lineSpec
-	copy    replay
+	plan
 }
 
 func newPiSession(seed uint64, start time.Time, cwd string) *piSession {
@@ -46,17 +45,8 @@ func newPiSession(seed uint64, start time.Time, cwd string) *piSession {
 }
 
 func (s *piSession) next(dst []byte, lim limits) ([]byte, string) {
-	for len(s.queue) == 0 {
-		s.turn()
-	}
-	sp := &s.queue[0]
-	dst = s.g.emit(dst, sp, lim)
-	s.queue = s.queue[1:]
-	s.copy.step(s.g, &s.now)
-	return dst, ""
+	return s.plan.next(s.g, &s.now, dst, lim, s.turn)
 }
-
-func (s *piSession) add(sp lineSpec) { s.queue = append(s.queue, sp) }
 
 // entry returns a new entry id, its parent and its timestamp.
 func (s *piSession) entry(minMs, maxMs int) (id, parent string, ts []byte, t time.Time) {

@@ -29,6 +29,31 @@ func newSession(f int, seed uint64, start time.Time, cwd string) session {
 	return newClaudeSession(seed, start, cwd)
 }
 
+// plan is what every session keeps to write its lines: the lines planned
+// ahead (a turn at a time) and, for a copy, its replay.
+type plan struct {
+	queue []lineSpec
+	copy  replay
+}
+
+// add plans sp after the lines already planned.
+func (p *plan) add(sp lineSpec) { p.queue = append(p.queue, sp) }
+
+// next appends the next planned line, without newline, to dst, calling
+// turn to plan more while none is left, and returns it with the file it
+// belongs to ([lineSpec.dest]). The replay counts it and may move now.
+func (p *plan) next(g *gen, now *time.Time, dst []byte, lim limits, turn func()) ([]byte, string) {
+	for len(p.queue) == 0 {
+		turn()
+	}
+	sp := &p.queue[0]
+	dst = g.emit(dst, sp, lim)
+	dest := sp.dest
+	p.queue = p.queue[1:]
+	p.copy.step(g, now)
+	return dst, dest
+}
+
 // replay makes a session a resumed or forked copy: it generates the same
 // lines as the original (same seed) for a while, then switches to a fresh
 // random sequence and a later clock, and goes on with new lines.
