@@ -68,17 +68,23 @@ func TestConfig_Validate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if tt.field == "" {
-				require.NoError(t, err)
-				return
-			}
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tt.field, ce.Field)
-			assert.ErrorIs(t, err, ErrInvalidConfig)
+			requireInvalidField(t, tt.cfg.Validate(), tt.field)
 		})
 	}
+}
+
+// requireInvalidField requires err to be nil when field is "", else a
+// *ConfigError naming field and wrapping ErrInvalidConfig.
+func requireInvalidField(tb testing.TB, err error, field string) {
+	tb.Helper()
+	if field == "" {
+		require.NoError(tb, err)
+		return
+	}
+	var ce *ConfigError
+	require.ErrorAs(tb, err, &ce)
+	assert.Equal(tb, field, ce.Field)
+	assert.ErrorIs(tb, err, ErrInvalidConfig)
 }
 
 func TestLines_InvalidConfig(t *testing.T) {

@@ -31,14 +31,7 @@ func TestTreeConfig_Validate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.cfg.Validate()
-			if tt.field == "" {
-				require.NoError(t, err)
-				return
-			}
-			var ce *ConfigError
-			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tt.field, ce.Field)
+			requireInvalidField(t, tt.cfg.Validate(), tt.field)
 		})
 	}
 }
