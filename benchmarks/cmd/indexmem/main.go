@@ -59,19 +59,30 @@ func main() {
 
 var models = []string{"claude-sonnet-4-5", "claude-opus-4-6", "claude-haiku-4-5", "gpt-5-codex"}
 
+// open opens the state in dir and an aggregator over it, configured as the
+// indexer's; the caller closes the store.
+func open(dir string) (*index.Store, *index.Aggregator, error) {
+	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	if err != nil {
+		return nil, nil, err
+	}
+	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})
+	if err != nil {
+		st.Close()
+		return nil, nil, err
+	}
+	return st, a, nil
+}
+
 // build applies sessions × (calls/sessions) API calls, each an assistant
 // entry with usage after a user entry every fourth call, committing every
 // 20,000 entries as the indexer commits every second.
 func build(dir string, nSessions, nCalls, maxFacts int, profile string) error {
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, a, err := open(dir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})
-	if err != nil {
-		return err
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	end := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	start := end.AddDate(-1, 0, 0)
@@ -151,15 +162,11 @@ func build(dir string, nSessions, nCalls, maxFacts int, profile string) error {
 // sessions and usage by day.
 func reopen(dir string) error {
 	began := time.Now()
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, a, err := open(dir)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})
-	if err != nil {
-		return err
-	}
 	opened := time.Since(began)
 	page, _, err := a.Query(index.SessionQuery{Limit: 100})
 	if err != nil {
