@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -76,25 +77,10 @@ func TestParser_SidechainPromptIsNotRealInput(t *testing.T) {
 func TestParser_NoAlias(t *testing.T) {
 	for _, text := range []bool{false, true} {
 		p := claude.New(parse.Config{Text: text, Raw: true})
-		buf := []byte(promptLine + replyLine + toolLine)
-		got, err := p.Parse(nil, jsonl.Line{Bytes: buf, Number: 1})
-		require.NoError(t, err)
-		require.Len(t, got, 3)
-		var before []byte
-		for i := range got {
-			before = got[i].AppendJSON(before)
-		}
-		for i := range buf {
-			buf[i] = 'x'
-		}
-		var after []byte
-		for i := range got {
-			after = got[i].AppendJSON(after)
-		}
-		assert.Equal(t, string(before), string(after), "text=%v: entries alias the line", text)
+		got := formattest.RequireOwned(t, p, jsonl.Line{Bytes: []byte(promptLine + replyLine + toolLine), Number: 1})
+		require.Len(t, got, 3, "text=%v", text)
 	}
 }
-
 func TestParser_Raw(t *testing.T) {
 	p := claude.New(parse.Config{Raw: true})
 	got := mustParse(t, p, 1, promptLine+" "+metaLine)

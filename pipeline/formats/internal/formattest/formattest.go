@@ -115,6 +115,34 @@ func MustParse(tb testing.TB, p golden.Parser, lines ...string) []schema.Entry {
 	return out
 }
 
+// RequireOwned parses lines in order with p, each from its own copy of its
+// bytes that is overwritten once parsed (as a reader reuses its buffer),
+// and requires every entry to encode the same after all the overwrites as
+// right after its line was parsed: entries must not alias their line. It
+// returns the entries.
+func RequireOwned(tb testing.TB, p golden.Parser, lines ...jsonl.Line) []schema.Entry {
+	tb.Helper()
+	var entries []schema.Entry
+	var before []string
+	for _, l := range lines {
+		l.Bytes = bytes.Clone(l.Bytes)
+		n := len(entries)
+		var err error
+		entries, err = p.Parse(entries, l)
+		require.NoError(tb, err, "line %d", l.Number)
+		for i := n; i < len(entries); i++ {
+			before = append(before, string(entries[i].AppendJSON(nil)))
+		}
+		for i := range l.Bytes {
+			l.Bytes[i] = 'x'
+		}
+	}
+	for i := range entries {
+		require.Equal(tb, before[i], string(entries[i].AppendJSON(nil)), "entry %d aliases its line", i)
+	}
+	return entries
+}
+
 // RequireEntry requires e to satisfy the entry contract and to survive
 // encode → decode → encode unchanged.
 func RequireEntry(tb testing.TB, e *schema.Entry) {
