@@ -2,7 +2,6 @@ package redact
 
 import "errors"
 
-// Sentinel errors of the redact package. Match them with [errors.Is].
 var (
 	// ErrUnknownMode is returned by [ParseMode] for a name that is not a
 	// [Mode], and by [New] for a Config whose Mode is out of range. The

@@ -102,9 +102,7 @@ func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
 // cut an escape in two.
 func (r *Redactor) findString(content []byte, out []span) []span {
 	if bytes.IndexByte(content, '\\') < 0 {
-		return r.find(content, out, false)
-	}
-	if !r.mayHide(content) {
+		out, _ = r.find(content, out)
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
@@ -125,8 +123,8 @@ func (r *Redactor) findString(content []byte, out []span) []span {
 // caller's stack.
 func (r *Redactor) findText(b []byte, out []span) []span {
 	n := len(out)
-	out = r.find(b, out, false)
-	if !r.mayHide(b) {
+	out, anchored := r.find(b, out)
+	if !mayHide(b, anchored) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
@@ -141,29 +139,25 @@ func (r *Redactor) findText(b []byte, out []span) []span {
 // findText1 is findText one level deep.
 func (r *Redactor) findText1(b []byte, out []span) []span {
 	n := len(out)
-	out = r.find(b, out, false)
-	if !r.mayHide(b) {
+	out, anchored := r.find(b, out)
+	if !mayHide(b, anchored) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
 	defer scratchPool.Put(sc)
 	sc.unescape(b)
 	m := len(out)
-	out = r.find(sc.text, out, false)
+	out, _ = r.find(sc.text, out)
 	sc.mapBack(out[m:])
 	return merge(out, n)
 }
 
 // mayHide reports whether b, unescaped, may hold a secret that b as
-// written does not show: b has escapes, and an anchor or a \u or \/
-// escape that could make one.
-func (r *Redactor) mayHide(b []byte) bool {
-	if bytes.IndexByte(b, '\\') < 0 {
-		return false
-	}
-	var probe [1]span
-	return len(r.find(b, probe[:0], true)) > 0 ||
-		bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`))
+// written does not show: b has escapes, and an anchor (anchored) or a \u
+// or \/ escape that could make one.
+func mayHide(b []byte, anchored bool) bool {
+	return bytes.IndexByte(b, '\\') >= 0 &&
+		(anchored || bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`)))
 }
 
 // merge sorts out[n:] by start and joins overlapping spans, the first
@@ -213,51 +207,64 @@ func skipSpace(b []byte, i int) int {
 	return i
 }
 
-// scratch holds a JSON string's unescaped text and, for each byte of it,
-// the offset in the raw content of the escape or byte it came from.
+// scratch holds a JSON string's unescaped text and where its escapes
+// were, to map offsets of the text back to the raw content.
 type scratch struct {
 	text []byte
-	pos  []int32
-	raw  int // length of the raw content
+	esc  []escape // in order
+	raw  int      // length of the raw content
+}
+
+// escape is one escape sequence: raw[r:r+rn] became text[t:t+tn].
+type escape struct {
+	t, r   int32
+	tn, rn int8
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
 // unescape decodes raw as encoding/json does (\uXXXX pairs joined, a lone
-// surrogate as U+FFFD); a malformed escape is kept as written.
+// surrogate as U+FFFD); a malformed escape is kept as written. Runs
+// without escapes are copied whole.
 func (sc *scratch) unescape(raw []byte) {
-	sc.text, sc.pos, sc.raw = sc.text[:0], sc.pos[:0], len(raw)
+	sc.text, sc.esc, sc.raw = sc.text[:0], sc.esc[:0], len(raw)
 	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			sc.add(i, c)
-			i++
-			continue
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			sc.text = append(sc.text, raw[i:]...)
+			break
 		}
-		var d byte
-		switch raw[i+1] {
+		sc.text = append(sc.text, raw[i:i+k]...)
+		i += k
+		if i+1 >= len(raw) {
+			sc.text = append(sc.text, '\\')
+			break
+		}
+		t := len(sc.text)
+		size := 2
+		switch c := raw[i+1]; c {
 		case '"', '\\', '/':
-			d = raw[i+1]
+			sc.text = append(sc.text, c)
 		case 'b':
-			d = '\b'
+			sc.text = append(sc.text, '\b')
 		case 'f':
-			d = '\f'
+			sc.text = append(sc.text, '\f')
 		case 'n':
-			d = '\n'
+			sc.text = append(sc.text, '\n')
 		case 'r':
-			d = '\r'
+			sc.text = append(sc.text, '\r')
 		case 't':
-			d = '\t'
+			sc.text = append(sc.text, '\t')
 		case 'u':
-			r, n := hex4(raw, i+2)
-			if n == 0 {
-				sc.add(i, c)
+			r, ok := hex4(raw, i+2)
+			if !ok {
+				sc.text = append(sc.text, '\\')
 				i++
 				continue
 			}
-			size := 6
+			size = 6
 			if 0xd800 <= r && r < 0xdc00 {
-				if r2, n2 := hex4(raw, i+8); n2 > 0 && i+7 < len(raw) && raw[i+6] == '\\' && raw[i+7] == 'u' && 0xdc00 <= r2 && r2 < 0xe000 {
+				if r2, ok := hex4(raw, i+8); ok && raw[i+6] == '\\' && raw[i+7] == 'u' && 0xdc00 <= r2 && r2 < 0xe000 {
 					r = (r-0xd800)<<10 | (r2 - 0xdc00) + 0x10000
 					size = 12
 				} else {
@@ -266,31 +273,21 @@ func (sc *scratch) unescape(raw []byte) {
 			} else if 0xdc00 <= r && r < 0xe000 {
 				r = utf8.RuneError
 			}
-			var enc [4]byte
-			for _, e := range enc[:utf8.EncodeRune(enc[:], r)] {
-				sc.add(i, e)
-			}
-			i += size
-			continue
+			sc.text = utf8.AppendRune(sc.text, r)
 		default:
-			sc.add(i, c)
+			sc.text = append(sc.text, '\\')
 			i++
 			continue
 		}
-		sc.add(i, d)
-		i += 2
+		sc.esc = append(sc.esc, escape{t: int32(t), r: int32(i), tn: int8(len(sc.text) - t), rn: int8(size)})
+		i += size
 	}
 }
 
-func (sc *scratch) add(at int, c byte) {
-	sc.text = append(sc.text, c)
-	sc.pos = append(sc.pos, int32(at))
-}
-
-// hex4 reads four hex digits at i; n is 0 when they are not there.
-func hex4(raw []byte, i int) (r rune, n int) {
+// hex4 reads four hex digits at i.
+func hex4(raw []byte, i int) (r rune, ok bool) {
 	if i+4 > len(raw) {
-		return 0, 0
+		return 0, false
 	}
 	for _, c := range raw[i : i+4] {
 		var v byte
@@ -302,11 +299,11 @@ func hex4(raw []byte, i int) (r rune, n int) {
 		case 'A' <= c && c <= 'F':
 			v = c - 'A' + 10
 		default:
-			return 0, 0
+			return 0, false
 		}
 		r = r<<4 | rune(v)
 	}
-	return r, 4
+	return r, true
 }
 
 // mapBack maps spans of the unescaped text to the raw content, each
@@ -317,13 +314,30 @@ func (sc *scratch) mapBack(spans []span) {
 	}
 }
 
+// before returns the last escape that starts at or before text offset t,
+// or nil.
+func (sc *scratch) before(t int) *escape {
+	i, _ := slices.BinarySearchFunc(sc.esc, t, func(e escape, t int) int { return cmp.Compare(int(e.t), t) })
+	if i < len(sc.esc) && int(sc.esc[i].t) == t {
+		return &sc.esc[i]
+	}
+	if i == 0 {
+		return nil
+	}
+	return &sc.esc[i-1]
+}
+
 // rawStart maps the start of a span of the text to the raw content: the
 // start of the escape its first byte came from.
 func (sc *scratch) rawStart(t int) int {
-	if t >= len(sc.pos) {
-		return sc.raw
+	e := sc.before(t)
+	switch {
+	case e == nil:
+		return t
+	case t < int(e.t)+int(e.tn):
+		return int(e.r)
 	}
-	return int(sc.pos[t])
+	return int(e.r) + int(e.rn) + t - int(e.t) - int(e.tn)
 }
 
 // rawEnd maps the end of a span of the text to the raw content: the end of
@@ -332,11 +346,12 @@ func (sc *scratch) rawEnd(t int) int {
 	if t == 0 {
 		return 0
 	}
-	last := sc.pos[t-1]
-	for ; t < len(sc.pos); t++ {
-		if sc.pos[t] != last {
-			return int(sc.pos[t])
-		}
+	e := sc.before(t - 1)
+	switch {
+	case e == nil:
+		return t
+	case t-1 < int(e.t)+int(e.tn):
+		return int(e.r) + int(e.rn)
 	}
-	return sc.raw
+	return int(e.r) + int(e.rn) + t - int(e.t) - int(e.tn)
 }

@@ -1,6 +1,9 @@
 package redact
 
-import "slices"
+import (
+	"encoding/binary"
+	"slices"
+)
 
 // The prefilter: every anchor's first two bytes (all their cases when the
 // anchor folds case) are set in a 64-Kbit table, looked up once per input
@@ -49,26 +52,23 @@ type span struct {
 	kind       Kind
 }
 
-// find appends to out the secrets in b, in order and without overlap. With
-// probe set it stops at the first anchor found and returns a zero-length
-// span for it: b may hold a secret.
+// find appends to out the secrets in b, in order and without overlap, and
+// reports whether b holds any anchor at all (whether or not a secret
+// followed it).
 //
 // A secret found by its context (a password, a URL's password, a bearer
 // token) is searched for a known shape, which names it better: an OpenAI
 // key assigned to OPENAI_API_KEY is an openai-key.
-func (r *Redactor) find(b []byte, out []span, probe bool) []span {
+func (r *Redactor) find(b []byte, out []span) ([]span, bool) {
 	n := len(out)
-	out = r.scan(b, out, probe)
-	if probe {
-		return out
-	}
+	out, anchored := r.scan(b, out)
 	for i := n; i < len(out); i++ {
 		s := out[i]
 		if !generic[s.kind] {
 			continue
 		}
 		var buf [4]span
-		inner := r.scan(b[s.start:s.end], buf[:0], false)
+		inner, _ := r.scan(b[s.start:s.end], buf[:0])
 		if len(inner) == 0 {
 			continue
 		}
@@ -79,30 +79,24 @@ func (r *Redactor) find(b []byte, out []span, probe bool) []span {
 		out = slices.Replace(out, i, i+1, inner...)
 		i += len(inner) - 1
 	}
-	return out
+	return out, anchored
 }
 
 // scan is find without the naming of generic secrets.
-func (r *Redactor) scan(b []byte, out []span, probe bool) []span {
-	if len(b) < 2 {
-		return out
-	}
+func (r *Redactor) scan(b []byte, out []span) ([]span, bool) {
 	last := 0
-	prev := b[0]
-	for j, c := range b[1:] {
-		p := uint16(prev)<<8 | uint16(c)
-		prev = c
-		if pairBits[p>>6]&(1<<(p&63)) == 0 || j < last {
+	anchored := false
+	for j := nextPair(b, 0); j >= 0; j = nextPair(b, j+1) {
+		if j < last {
 			continue
 		}
+		p := uint16(b[j])<<8 | uint16(b[j+1])
 		for _, ai := range slots[pairSlot[p]] {
 			a := &anchors[ai]
 			if !a.at(b, j) {
 				continue
 			}
-			if probe {
-				return append(out, span{start: j, end: j})
-			}
+			anchored = true
 			s, e, k, ok := a.m(b, j)
 			if !ok || s < last || r.off[k] {
 				continue
@@ -112,7 +106,43 @@ func (r *Redactor) scan(b []byte, out []span, probe bool) []span {
 			break
 		}
 	}
-	return out
+	return out, anchored
+}
+
+// nextPair returns the first i >= from where b[i] b[i+1] is a pair that
+// starts an anchor, or -1.
+func nextPair(b []byte, from int) int {
+	if from < 0 {
+		return -1
+	}
+	n := len(b) - 1
+	j := from
+	for ; j+4 <= n; j += 4 {
+		x := binary.BigEndian.Uint32(b[j:])
+		y := uint16(x >> 8)
+		z := uint16(x)
+		w := uint16(x >> 16)
+		if pairBits[w>>6]&(1<<(w&63)) != 0 {
+			return j
+		}
+		if pairBits[y>>6]&(1<<(y&63)) != 0 {
+			return j + 1
+		}
+		if pairBits[z>>6]&(1<<(z&63)) != 0 {
+			return j + 2
+		}
+		v := z<<8 | uint16(b[j+4])
+		if pairBits[v>>6]&(1<<(v&63)) != 0 {
+			return j + 3
+		}
+	}
+	for ; j < n; j++ {
+		p := uint16(b[j])<<8 | uint16(b[j+1])
+		if pairBits[p>>6]&(1<<(p&63)) != 0 {
+			return j
+		}
+	}
+	return -1
 }
 
 // replace returns b with each span replaced by its marker, counting them in
