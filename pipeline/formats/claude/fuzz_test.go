@@ -9,6 +9,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // FuzzParse feeds arbitrary lines to the parser: it must not panic, every
@@ -19,16 +20,9 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		for _, text := range []bool{false, true} {
 			p := claude.New(parse.Config{Path: "/p/s/subagents/agent-x.jsonl", Text: text, Raw: true})
-			l := jsonl.Line{Bytes: line, Number: 1}
-			entries, err := p.Parse(nil, l)
-			if err != nil {
-				formattest.RequireLocated(t, err, l)
-			}
-			for i := range entries {
-				e := &entries[i]
-				formattest.RequireEntry(t, e)
+			formattest.FuzzLine(t, p, nil, jsonl.Line{Bytes: line, Number: 1}, func(e *schema.Entry) {
 				require.Equal(t, e.UsageKey != "", e.Usage != nil)
-			}
+			})
 		}
 	})
 }

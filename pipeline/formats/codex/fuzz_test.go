@@ -23,13 +23,6 @@ func FuzzParse(f *testing.F) {
 		p := codex.New(parse.Config{Path: "f.jsonl", Text: true, Raw: true})
 		entries, err := p.Parse(nil, jsonl.Line{Bytes: header, Number: 1})
 		require.NoError(t, err)
-		line2 := jsonl.Line{Bytes: line, Offset: int64(len(header) + 1), Number: 2}
-		entries, err = p.Parse(entries, line2)
-		if err != nil {
-			formattest.RequireLocated(t, err, line2)
-		}
-		for i := range entries {
-			formattest.RequireEntry(t, &entries[i])
-		}
+		formattest.FuzzLine(t, p, entries, jsonl.Line{Bytes: line, Offset: int64(len(header) + 1), Number: 2}, nil)
 	})
 }

@@ -165,10 +165,28 @@ func RequireLocated(tb testing.TB, err error, line jsonl.Line) {
 	require.LessOrEqual(tb, de.Offset, line.Offset+int64(len(line.Bytes)))
 }
 
+// FuzzLine appends the entries of line, parsed with p, to dst, as the
+// fuzz targets do: an error must be located on the line, and every entry
+// of the result, dst's included, must pass [RequireEntry] and then check,
+// when not nil.
+func FuzzLine(tb testing.TB, p golden.Parser, dst []schema.Entry, line jsonl.Line, check func(e *schema.Entry)) []schema.Entry {
+	tb.Helper()
+	entries, err := p.Parse(dst, line)
+	if err != nil {
+		RequireLocated(tb, err, line)
+	}
+	for i := range entries {
+		RequireEntry(tb, &entries[i])
+		if check != nil {
+			check(&entries[i])
+		}
+	}
+	return entries
+}
+
 // FuzzFile parses data as one file with p, as the fuzz targets do: a
-// missing final newline is added (in a copy), every error must be located
-// on its line and every entry must pass [RequireEntry] and then check, when
-// not nil.
+// missing final newline is added (in a copy), and each line goes through
+// [FuzzLine] with the entries of the line before dropped.
 func FuzzFile(t *testing.T, p golden.Parser, data []byte, check func(e *schema.Entry)) {
 	t.Helper()
 	if !bytes.HasSuffix(data, []byte("\n")) {
@@ -176,17 +194,7 @@ func FuzzFile(t *testing.T, p golden.Parser, data []byte, check func(e *schema.E
 	}
 	var entries []schema.Entry
 	for _, l := range Lines(t, data) {
-		var err error
-		entries, err = p.Parse(entries[:0], l)
-		if err != nil {
-			RequireLocated(t, err, l)
-		}
-		for i := range entries {
-			RequireEntry(t, &entries[i])
-			if check != nil {
-				check(&entries[i])
-			}
-		}
+		entries = FuzzLine(t, p, entries[:0], l, check)
 	}
 }
 
