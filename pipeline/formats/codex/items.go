@@ -39,19 +39,15 @@ func (p *Parser) responseItem(e *schema.Entry, pl *payload) {
 				e.Text = p.blockText(pl.content)
 			}
 		}
-	case pl.typ.Equal("function_call"):
+	case pl.typ.Equal("function_call"), pl.typ.Equal("custom_tool_call"):
 		e.Kind = schema.KindEvent
 		e.Role = schema.RoleAssistant
 		tc := schema.ToolCall{ID: parse.Str(pl.callID), Name: parse.Str(pl.name)}
-		if p.cfg.Text {
+		switch {
+		case !p.cfg.Text:
+		case pl.typ.Equal("function_call"):
 			tc.Input = p.argumentsJSON(pl.arguments)
-		}
-		e.ToolCalls = []schema.ToolCall{tc}
-	case pl.typ.Equal("custom_tool_call"):
-		e.Kind = schema.KindEvent
-		e.Role = schema.RoleAssistant
-		tc := schema.ToolCall{ID: parse.Str(pl.callID), Name: parse.Str(pl.name)}
-		if p.cfg.Text {
+		default: // a custom tool's input is free text, not JSON arguments
 			tc.Input = parse.RawJSON(pl.input)
 		}
 		e.ToolCalls = []schema.ToolCall{tc}
