@@ -13,11 +13,16 @@ func LineID(n int64, object int) string {
 	b := make([]byte, 0, 24)
 	b = append(b, 'L')
 	b = strconv.AppendInt(b, n, 10)
-	if object > 0 {
-		b = append(b, '.')
-		b = strconv.AppendInt(b, int64(object), 10)
+	return ordinal(b, uint64(object))
+}
+
+// ordinal returns id with ".<k>" appended when k > 0.
+func ordinal(id []byte, k uint64) string {
+	if k > 0 {
+		id = append(id, '.')
+		id = strconv.AppendUint(id, k, 10)
 	}
-	return string(b)
+	return string(id)
 }
 
 // UniqueIDs gives out the entry ids of a file whose records carry their
@@ -73,9 +78,5 @@ func (c *ContentIDs) ID(raw []byte) string {
 	b := make([]byte, 0, 24)
 	b = append(b, 'h')
 	b = strconv.AppendUint(b, sum, 16)
-	if k > 0 {
-		b = append(b, '.')
-		b = strconv.AppendUint(b, uint64(k), 10)
-	}
-	return string(b)
+	return ordinal(b, uint64(k))
 }

@@ -72,3 +72,17 @@ func TestRawJSON(t *testing.T) {
 	}, got)
 	require.Nil(t, parse.RawJSON(jsonl.Value{}), "no value")
 }
+
+func TestLineID(t *testing.T) {
+	require.Equal(t, "L7", parse.LineID(7, 0))
+	require.Equal(t, "L7.2", parse.LineID(7, 2))
+}
+
+func TestContentIDs_ID(t *testing.T) {
+	var c parse.ContentIDs
+	a := c.ID([]byte(`{"a":1}`))
+	require.Regexp(t, `^h[0-9a-f]+$`, a)
+	require.Equal(t, a+".1", c.ID([]byte(`{"a":1}`)), "a repeat")
+	require.Equal(t, a+".2", c.ID([]byte(`{"a":1}`)), "a second repeat")
+	require.NotEqual(t, a, c.ID([]byte(`{"a":2}`)))
+}
