@@ -93,14 +93,11 @@ func (p *Parser) fail(name string, v jsonl.Value) {
 // str reads a string-or-null field; any other kind is a bad field.
 func (p *Parser) str(name string) jsonl.Value {
 	v := p.s.Value()
-	switch v.Kind() {
-	case jsonl.String:
-		return v
-	case jsonl.Null, jsonl.Invalid:
-		return jsonl.Value{}
+	s, ok := parse.OptString(v)
+	if !ok {
+		p.fail(name, v)
 	}
-	p.fail(name, v)
-	return jsonl.Value{}
+	return s
 }
 
 // loose reads a field used only for information: strings are kept, any

@@ -86,3 +86,27 @@ func TestContentIDs_ID(t *testing.T) {
 	require.Equal(t, a+".2", c.ID([]byte(`{"a":1}`)), "a second repeat")
 	require.NotEqual(t, a, c.ID([]byte(`{"a":2}`)))
 }
+
+func TestOptString(t *testing.T) {
+	var s jsonl.Scanner
+	s.Reset([]byte(`{"str":"a","null":null,"num":1,"obj":{}}`))
+	require.True(t, s.EnterObject())
+	type result struct {
+		Text string
+		OK   bool
+	}
+	got := map[string]result{}
+	for s.NextField() {
+		v, ok := parse.OptString(s.Value())
+		got[string(s.Key())] = result{parse.Str(v), ok}
+	}
+	require.Equal(t, map[string]result{
+		"str":  {"a", true},
+		"null": {"", true},
+		"num":  {"", false},
+		"obj":  {"", false},
+	}, got)
+	v, ok := parse.OptString(jsonl.Value{})
+	require.True(t, ok, "absent")
+	require.Equal(t, jsonl.Invalid, v.Kind())
+}

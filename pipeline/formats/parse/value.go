@@ -47,6 +47,19 @@ func Int(v jsonl.Value) (int64, bool) {
 	return int64(f), true
 }
 
+// OptString reads an optional string: v itself when it is a string, a
+// zero Value when it is null or absent; ok is false, with a zero Value,
+// for any other kind.
+func OptString(v jsonl.Value) (s jsonl.Value, ok bool) {
+	switch v.Kind() {
+	case jsonl.String:
+		return v, true
+	case jsonl.Null, jsonl.Invalid:
+		return jsonl.Value{}, true
+	}
+	return jsonl.Value{}, false
+}
+
 // RawJSON returns a copy of v as JSON text: a string with its quotes put
 // back (still escaped, so valid JSON), other kinds as they are; nil for no
 // value or null.

@@ -157,14 +157,11 @@ func (p *Parser) bad(v jsonl.Value, field string) {
 // str returns v if it is a string, a zero Value if it is null or absent,
 // and records a bad field otherwise.
 func (p *Parser) str(v jsonl.Value, field string) jsonl.Value {
-	switch v.Kind() {
-	case jsonl.String:
-		return v
-	case jsonl.Invalid, jsonl.Null:
-		return jsonl.Value{}
+	s, ok := parse.OptString(v)
+	if !ok {
+		p.bad(v, field)
 	}
-	p.bad(v, field)
-	return jsonl.Value{}
+	return s
 }
 
 // copyStr returns a copy of the text of a string value ("" for others).
