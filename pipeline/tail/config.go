@@ -79,7 +79,7 @@ type Config struct {
 	MaxPayload int
 
 	RescanInterval     time.Duration // full rescan of the globs; default DefaultRescanInterval
-	IdleTimeout        time.Duration // an unchanged file's handle is closed after this; default DefaultIdleTimeout
+	IdleTimeout        time.Duration // an unchanged file's handle and parser state are let go after this (a file last written longer ago keeps none once read); default DefaultIdleTimeout
 	MaxOpenFiles       int           // open file handles at most; default DefaultMaxOpenFiles
 	CheckpointInterval time.Duration // checkpoint save period; default DefaultCheckpointInterval
 	Workers            int           // files read in parallel; default DefaultWorkers

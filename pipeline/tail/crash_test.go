@@ -390,10 +390,12 @@ func (d *daemon) metrics() map[string]int64 {
 	out := make(map[string]int64)
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		name, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || strings.HasPrefix(name, "#") {
+		line := sc.Text()
+		i := strings.LastIndexByte(line, ' ') // label values may hold spaces
+		if i < 0 || strings.HasPrefix(line, "#") {
 			continue
 		}
+		name, value := line[:i], line[i+1:]
 		v, err := strconv.ParseInt(value, 10, 64)
 		require.NoError(d.t, err, "metric %s", name)
 		out[name] = v
