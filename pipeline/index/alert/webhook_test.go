@@ -1,7 +1,6 @@
 package alert
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/logtest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
 
@@ -83,24 +83,6 @@ func (h *hook) state() (keys []string, accepted map[string]int, texts []string) 
 	return append([]string(nil), h.keys...), accepted, append([]string(nil), h.texts...)
 }
 
-// syncBuffer is a log destination read while the sender writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func testEvent(id string) Event {
 	return Event{ID: id, Rule: "big-session", Kind: KindThreshold, Scope: ScopeSession, Metric: MetricTotalTokens,
 		Key: "s-" + id, Value: 1_000_001, Threshold: 1_000_000, Time: at(10, 0), Host: "h1", SessionID: "s-" + id}
@@ -136,7 +118,7 @@ func waitStats(tb testing.TB, w *Webhook, ok func(WebhookStats) bool) WebhookSta
 
 func TestWebhook_FailsHangsThenRecovers(t *testing.T) {
 	h := newHook(t, "500", "500", "hang")
-	var logs syncBuffer
+	var logs logtest.Buffer
 	w, err := NewWebhook(WebhookConfig{URL: h.URL, Timeout: 200 * time.Millisecond, MinBackoff: 5 * time.Millisecond,
 		MaxBackoff: 20 * time.Millisecond, MaxAttempts: 10, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
@@ -166,7 +148,7 @@ func TestWebhook_FailsHangsThenRecovers(t *testing.T) {
 
 func TestWebhook_GivesUp(t *testing.T) {
 	h := newHook(t, "400", "503", "503", "503", "503")
-	var logs syncBuffer
+	var logs logtest.Buffer
 	w, err := NewWebhook(WebhookConfig{URL: h.URL, MinBackoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 		MaxAttempts: 3, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
@@ -197,7 +179,7 @@ func TestWebhook_MaxElapsed(t *testing.T) {
 
 func TestWebhook_QueueFullDropsOldest(t *testing.T) {
 	h := newHook(t)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	w, err := NewWebhook(WebhookConfig{URL: h.URL, QueueSize: 2, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	require.NoError(t, err)
 	for _, id := range []string{"e1", "e2", "e3"} {
