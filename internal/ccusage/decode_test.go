@@ -25,7 +25,7 @@ func TestDecode(t *testing.T) {
 		assert.Equal(t, "a", rep.Sessions[0].ID, "sessions sorted by id")
 		b := rep.Sessions[1]
 		assert.Equal(t, Session{
-			ID: "b", Project: "p", Input: 3, Output: 13, CacheRead: 7, CacheWrite: 5, Total: 28, CostUSD: 0.5,
+			ID: "b", Project: "p", Usage: Usage{Input: 3, Output: 13, CacheRead: 7, CacheWrite: 5, Total: 28, CostUSD: 0.5},
 			Models: []string{"m1", "m2"},
 			Breakdown: []ModelUsage{
 				{Model: "m1", Input: 2, CostUSD: 0.1},
@@ -41,7 +41,7 @@ func TestDecode(t *testing.T) {
 		rep, err := Decode([]byte(codex))
 		require.NoError(t, err)
 		assert.Equal(t, []Session{{
-			ID: "d/r", Project: "d", Input: 9, Output: 4, CacheRead: 1, Reasoning: 2, Total: 14, CostUSD: 0.25,
+			ID: "d/r", Project: "d", Usage: Usage{Input: 9, Output: 4, CacheRead: 1, Reasoning: 2, Total: 14, CostUSD: 0.25},
 			Models:       []string{"gpt-x"},
 			Breakdown:    []ModelUsage{{Model: "gpt-x", Input: 9, Output: 4, CacheRead: 1, Reasoning: 2, Fallback: true, MissingPricing: true}},
 			LastActivity: time.Date(2026, 5, 12, 8, 1, 0, 0, time.UTC),

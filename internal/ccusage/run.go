@@ -38,20 +38,14 @@ type Session struct {
 	// directory under sessions/, "unknown" when there is none), the
 	// directory under sessions/ for Codex ("" for a flat file), and the
 	// constant "OpenClaw" for OpenClaw.
-	Project    string `json:"project"`
-	Input      int64  `json:"input"`
-	Output     int64  `json:"output"`
-	CacheRead  int64  `json:"cache_read"`
-	CacheWrite int64  `json:"cache_write"`
-	// Reasoning is the part of Output that Codex reports as reasoning; 0
-	// for the other kinds.
-	Reasoning int64 `json:"reasoning"`
-	Total     int64 `json:"total"`
-	// CostUSD is ccusage's cost: a cost recorded in the log when there is
-	// one (Claude costUSD, pi/OpenClaw usage.cost.total), else tokens times
-	// the embedded LiteLLM prices. An unknown model costs 0 (see
+	Project string `json:"project"`
+	// Usage holds the session's counters and cost: Reasoning is the part
+	// of Output that Codex reports as reasoning (0 for the other kinds);
+	// CostUSD is ccusage's cost, a cost recorded in the log when there is
+	// one (Claude costUSD, pi/OpenClaw usage.cost.total), else tokens
+	// times the embedded LiteLLM prices. An unknown model costs 0 (see
 	// [ModelUsage.MissingPricing]).
-	CostUSD float64 `json:"cost_usd"`
+	Usage
 	// Models lists the models as ccusage names them (pi and OpenClaw
 	// prefix "[pi] " / "[openclaw] "; Claude Code drops "<synthetic>" and
 	// appends "-fast" for fast-mode responses), sorted.
@@ -327,19 +321,12 @@ func (rs rawSession) session() (Session, error) {
 	if !ok || math.IsNaN(cost) {
 		return Session{}, fmt.Errorf("%s: no cost", rs.SessionID)
 	}
-	t := rs.totals(cost)
 	s := Session{
-		ID:         rs.SessionID,
-		Project:    rs.ProjectPath,
-		Input:      t.Input,
-		Output:     t.Output,
-		CacheRead:  t.CacheRead,
-		CacheWrite: t.CacheWrite,
-		Reasoning:  t.Reasoning,
-		Total:      t.Total,
-		CostUSD:    cost,
-		Models:     append([]string{}, rs.ModelsUsed...),
-		Breakdown:  []ModelUsage{},
+		ID:        rs.SessionID,
+		Project:   rs.ProjectPath,
+		Usage:     rs.totals(cost),
+		Models:    append([]string{}, rs.ModelsUsed...),
+		Breakdown: []ModelUsage{},
 	}
 	if rs.Models != nil { // codex
 		s.Project = rs.Directory
