@@ -83,13 +83,19 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !*shared.quiet {
 		o.summary(time.Since(start))
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	return writeSessions(stdout, all, *asJSON)
+}
+
+// writeSessions prints sessions as a table, or as an indented JSON array
+// when asJSON is set (`sessions --json`, `run -once -json`).
+func writeSessions(w io.Writer, all []index.Session, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(all)
 	}
-	return app.WriteSessionsTable(stdout, all)
+	return app.WriteSessionsTable(w, all)
 }
 
 // gcBudget is the heap size at which the offline commands collect
