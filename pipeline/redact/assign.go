@@ -95,13 +95,25 @@ func allSame(v []byte) bool {
 	return len(v) > 1
 }
 
-// assignment matches the value assigned to the key around the anchor at.
-func assignment(b []byte, at int) (int, int, Kind, bool) {
-	ks := at
+// keyAround returns the bounds of the key or name around position at.
+func keyAround(b []byte, at int) (ks, ke int) {
+	ks = at
 	for ks > 0 && clsKey[b[ks-1]] {
 		ks--
 	}
-	ke := run(b, at, clsKey)
+	return ks, run(b, at, clsKey)
+}
+
+// secretKey reports whether the name around at says it holds a secret.
+func secretKey(b []byte, at int) bool {
+	ks, ke := keyAround(b, at)
+	_, ok := keyKind(b[ks:ke])
+	return ok
+}
+
+// assignment matches the value assigned to the key around the anchor at.
+func assignment(b []byte, at int) (int, int, Kind, bool) {
+	ks, ke := keyAround(b, at)
 	key := b[ks:ke]
 	k, ok := keyKind(key)
 	if !ok {

@@ -17,6 +17,11 @@ type anchor struct {
 	lit  string // lower case when fold
 	fold bool   // ASCII case-insensitive
 	m    matcher
+	// named, when set, tells whether the anchor at i can lead to a match
+	// from what escapes cannot change (a key's name). Where it says no,
+	// the anchor is as good as absent: a JSON string with escapes is not
+	// unescaped for it.
+	named func(b []byte, i int) bool
 }
 
 func (a *anchor) at(b []byte, i int) bool {
@@ -81,15 +86,15 @@ var anchors = []anchor{
 	{lit: "bearer", fold: true, m: bearer},
 	{lit: "basic", fold: true, m: basicAuth},
 	{lit: "://", m: urlPassword},
-	{lit: "passw", fold: true, m: assignment},
-	{lit: "passphr", fold: true, m: assignment},
-	{lit: "secret", fold: true, m: assignment},
-	{lit: "token", fold: true, m: assignment},
-	{lit: "apikey", fold: true, m: assignment},
-	{lit: "api_key", fold: true, m: assignment},
-	{lit: "api-key", fold: true, m: assignment},
-	{lit: "privatekey", fold: true, m: assignment},
-	{lit: "private_key", fold: true, m: assignment},
+	{lit: "passw", fold: true, m: assignment, named: secretKey},
+	{lit: "passphr", fold: true, m: assignment, named: secretKey},
+	{lit: "secret", fold: true, m: assignment, named: secretKey},
+	{lit: "token", fold: true, m: assignment, named: secretKey},
+	{lit: "apikey", fold: true, m: assignment, named: secretKey},
+	{lit: "api_key", fold: true, m: assignment, named: secretKey},
+	{lit: "api-key", fold: true, m: assignment, named: secretKey},
+	{lit: "privatekey", fold: true, m: assignment, named: secretKey},
+	{lit: "private_key", fold: true, m: assignment, named: secretKey},
 }
 
 // prefixed matches a literal prefix of plen bytes at a token start,

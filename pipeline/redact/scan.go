@@ -93,7 +93,7 @@ func (r *Redactor) scan(b []byte, out []span) ([]span, bool) {
 		p := uint16(b[j])<<8 | uint16(b[j+1])
 		for _, ai := range slots[pairSlot[p]] {
 			a := &anchors[ai]
-			if !a.at(b, j) {
+			if !a.at(b, j) || a.named != nil && !a.named(b, j) {
 				continue
 			}
 			anchored = true
