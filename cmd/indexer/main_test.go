@@ -88,9 +88,10 @@ func startServe(t *testing.T, url string, stderr *bytes.Buffer, args ...string) 
 	})
 }
 
-// sessionsFrom runs `indexer sessions -json -limit 1000 args…` against the
-// API at api and returns the sessions, or an error while there are not n.
-func sessionsFrom(ctx context.Context, api string, n int, args ...string) ([]index.Session, error) {
+// sessionsLike runs `indexer sessions -json -limit 1000 args…` against the
+// API at api and returns the sessions, or an error while they are not as
+// many as want's, with as many tokens in all.
+func sessionsLike(ctx context.Context, api string, want []index.Session, args ...string) ([]index.Session, error) {
 	var out bytes.Buffer
 	args = append([]string{"sessions", "-api", api, "-json", "-limit", "1000"}, args...)
 	if err := run(ctx, args, env(nil), &out, &bytes.Buffer{}); err != nil {
@@ -100,10 +101,19 @@ func sessionsFrom(ctx context.Context, api string, n int, args ...string) ([]ind
 	if err := json.Unmarshal(out.Bytes(), &page); err != nil {
 		return nil, err
 	}
-	if len(page.Sessions) != n {
-		return nil, fmt.Errorf("%d sessions of %d", len(page.Sessions), n)
+	got := page.Sessions
+	if len(got) != len(want) {
+		return nil, fmt.Errorf("%d sessions of %d", len(got), len(want))
 	}
-	return page.Sessions, nil
+	var totalWant, totalGot int64
+	for i := range want {
+		totalWant += want[i].TotalTokens
+		totalGot += got[i].TotalTokens
+	}
+	if totalWant != totalGot {
+		return nil, fmt.Errorf("%d tokens of %d", totalGot, totalWant)
+	}
+	return got, nil
 }
 
 // TestIndexer_ServeAndQuery runs `indexer serve` against a JetStream
@@ -127,21 +137,9 @@ func TestIndexer_ServeAndQuery(t *testing.T) {
 
 	api := "http://" + addr
 	var got []index.Session
-	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() error {
-		sessions, err := sessionsFrom(t.Context(), api, len(want))
-		if err != nil {
-			return err
-		}
-		var totalWant, totalGot int64
-		for i := range want {
-			totalWant += want[i].TotalTokens
-			totalGot += sessions[i].TotalTokens
-		}
-		if totalWant != totalGot {
-			return fmt.Errorf("%d tokens of %d", totalGot, totalWant)
-		}
-		got = sessions
-		return nil
+	natstest.CheckFor(t, 30*time.Second, 50*time.Millisecond, func() (err error) {
+		got, err = sessionsLike(t.Context(), api, want)
+		return err
 	})
 	require.Len(t, got, len(want))
 
