@@ -94,6 +94,20 @@ func loadFixtures(b *testing.B) map[string]*fixture {
 			fixtures["toolInput/"+name] = inputs
 			fixtures["rawLine/"+name] = raw
 			fixtures["entry/"+name] = all
+			// As the tailer runs by default: text on, raw lines not kept.
+			noRaw := &fixture{}
+			for _, e := range entries {
+				e.Raw = nil
+				noRaw.entries = append(noRaw.entries, e)
+				noRaw.bytes += int64(len(e.Text))
+				for _, c := range e.ToolCalls {
+					noRaw.bytes += int64(len(c.Input))
+				}
+				for _, r := range e.ToolResults {
+					noRaw.bytes += int64(len(r.Content))
+				}
+			}
+			fixtures["entryNoRaw/"+name] = noRaw
 		}
 		// Fakes: every kind in every text and JSON context.
 		text, js := &fixture{}, &fixture{}
@@ -126,8 +140,10 @@ func contents(rs []schema.ToolResult) []string {
 }
 
 // BenchmarkRedactor measures String on texts, JSON on tool inputs and raw
-// lines, and Entry on whole entries (redacted mode, all text and raw lines
-// kept), on the shipped samples, a generated corpus and fake secrets.
+// lines, and Entry on whole entries (redacted mode; entry: text and raw
+// lines kept, SetBytes counting the raw lines; entryNoRaw: text kept and
+// no raw line, as the tailer runs by default, SetBytes counting the text
+// fields), on the shipped samples, a generated corpus and fake secrets.
 func BenchmarkRedactor(b *testing.B) {
 	fx := loadFixtures(b)
 	r := mustNew(b, redact.Config{})
@@ -163,7 +179,7 @@ func BenchmarkRedactor(b *testing.B) {
 			b.ReportMetric(float64(len(f.jsons)), "values/op")
 		})
 	}
-	for _, name := range []string{"entry/samples", "entry/corpusgen"} {
+	for _, name := range []string{"entry/samples", "entry/corpusgen", "entryNoRaw/samples", "entryNoRaw/corpusgen"} {
 		f := fx[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -16,6 +16,7 @@ type matcher func(b []byte, at int) (start, end int, k Kind, ok bool)
 type anchor struct {
 	lit  string // lower case when fold
 	fold bool   // ASCII case-insensitive
+	off  int    // the prefilter looks for lit[off:off+2], rarer in text than lit[:2]
 	m    matcher
 	// named, when set, tells whether the anchor at i can lead to a match
 	// from what escapes cannot change (a key's name). Where it says no,
@@ -25,7 +26,7 @@ type anchor struct {
 }
 
 func (a *anchor) at(b []byte, i int) bool {
-	if len(b)-i < len(a.lit) {
+	if i < 0 || len(b)-i < len(a.lit) {
 		return false
 	}
 	if !a.fold {
@@ -47,7 +48,7 @@ var anchors = []anchor{
 	{lit: "AIza", m: prefixed(4, clsB64URL, 35, 35, GCPAPIKey, nil)},
 	{lit: "AccountKey=", m: azureKey},
 	{lit: "SharedAccessKey=", m: azureKey},
-	{lit: "sig=", m: azureSAS},
+	{lit: "sig=", off: 2, m: azureSAS},
 	{lit: "ghp_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "gho_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "ghu_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
@@ -83,18 +84,18 @@ var anchors = []anchor{
 	{lit: "whsec_", m: prefixed(6, clsB64Pad, 24, 0, StripeKey, nil)},
 	{lit: "-----BEGIN", m: pemBlock},
 	{lit: "eyJ", m: jwt},
-	{lit: "bearer", fold: true, m: bearer},
-	{lit: "basic", fold: true, m: basicAuth},
+	{lit: "bearer", fold: true, off: 2, m: bearer},
+	{lit: "basic", fold: true, off: 2, m: basicAuth},
 	{lit: "://", m: urlPassword},
-	{lit: "passw", fold: true, m: assignment, named: secretKey},
-	{lit: "passphr", fold: true, m: assignment, named: secretKey},
-	{lit: "secret", fold: true, m: assignment, named: secretKey},
-	{lit: "token", fold: true, m: assignment, named: secretKey},
-	{lit: "apikey", fold: true, m: assignment, named: secretKey},
-	{lit: "api_key", fold: true, m: assignment, named: secretKey},
-	{lit: "api-key", fold: true, m: assignment, named: secretKey},
-	{lit: "privatekey", fold: true, m: assignment, named: secretKey},
-	{lit: "private_key", fold: true, m: assignment, named: secretKey},
+	{lit: "passw", fold: true, off: 3, m: assignment, named: secretKey},
+	{lit: "passphr", fold: true, off: 5, m: assignment, named: secretKey},
+	{lit: "secret", fold: true, off: 2, m: assignment, named: secretKey},
+	{lit: "token", fold: true, off: 1, m: assignment, named: secretKey},
+	{lit: "apikey", fold: true, off: 2, m: assignment, named: secretKey},
+	{lit: "api_key", fold: true, off: 2, m: assignment, named: secretKey},
+	{lit: "api-key", fold: true, off: 2, m: assignment, named: secretKey},
+	{lit: "privatekey", fold: true, off: 2, m: assignment, named: secretKey},
+	{lit: "private_key", fold: true, off: 2, m: assignment, named: secretKey},
 }
 
 // prefixed matches a literal prefix of plen bytes at a token start,

@@ -21,8 +21,8 @@ func buildPairs() (bits [1024]uint64, slot [65536]uint8, lists [][]uint8) {
 	lists = [][]uint8{nil}
 	for i := range anchors {
 		a := &anchors[i]
-		for _, x := range variants(a.lit[0], a.fold) {
-			for _, y := range variants(a.lit[1], a.fold) {
+		for _, x := range variants(a.lit[a.off], a.fold) {
+			for _, y := range variants(a.lit[a.off+1], a.fold) {
 				p := uint16(x)<<8 | uint16(y)
 				bits[p>>6] |= 1 << (p & 63)
 				if slot[p] == 0 {
@@ -86,14 +86,12 @@ func (r *Redactor) find(b []byte, out []span) ([]span, bool) {
 func (r *Redactor) scan(b []byte, out []span) ([]span, bool) {
 	last := 0
 	anchored := false
-	for j := nextPair(b, 0); j >= 0; j = nextPair(b, j+1) {
-		if j < last {
-			continue
-		}
-		p := uint16(b[j])<<8 | uint16(b[j+1])
+	for i := nextPair(b, 0); i >= 0; i = nextPair(b, i+1) {
+		p := uint16(b[i])<<8 | uint16(b[i+1])
 		for _, ai := range slots[pairSlot[p]] {
 			a := &anchors[ai]
-			if !a.at(b, j) || a.named != nil && !a.named(b, j) {
+			j := i - a.off
+			if j < last || !a.at(b, j) || a.named != nil && !a.named(b, j) {
 				continue
 			}
 			anchored = true
