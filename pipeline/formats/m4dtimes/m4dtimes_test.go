@@ -9,15 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/golden"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-var _ formats.Parser = (*m4dtimes.Parser)(nil)
 
 func TestParser_Golden(t *testing.T) {
 	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return m4dtimes.New(cfg) })
