@@ -1,11 +1,8 @@
 package formats
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -41,18 +39,7 @@ func loadBenchCorpus(tb testing.TB, sub string) []benchFile {
 			return err
 		}
 		f := benchFile{path: path, size: int64(len(data))}
-		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
-		for {
-			l, err := rd.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return err
-			}
-			l.Bytes = bytes.Clone(l.Bytes)
-			f.lines = append(f.lines, l)
-		}
+		f.lines = formattest.Lines(tb, data)
 		files = append(files, f)
 		return nil
 	})
