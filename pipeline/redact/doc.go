@@ -48,9 +48,11 @@
 //     (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP … BLOCK); cut short, the header and
 //     the base64 that follows. Certificates and public keys are left alone.
 //   - jwt: three base64url parts whose header decodes to a JSON object with "alg".
-//   - bearer-token: the token after "Bearer " (any case), 16 characters or more,
-//     with letters and digits.
-//   - basic-auth: the base64 after "Basic " that decodes to printable user:password.
+//   - bearer-token: the token of an Authorization header "Bearer <token>"
+//     (HTTP, curl -H, JSON, code; any case), 16 characters or more, with
+//     letters and digits.
+//   - basic-auth: the base64 of an Authorization header "Basic <base64>" that
+//     decodes to printable user:password.
 //   - url-password: the password of scheme://user:password@host.
 //   - password: a value assigned to a key ending in password, passwd or
 //     passphrase; secret: a value assigned to a key ending in secret,
@@ -81,8 +83,9 @@
 // # Speed
 //
 // Every anchor (a literal without which a kind cannot match: "AKIA",
-// "ghp_", "sk-", "-----BEGIN", "eyJ", "://", "bearer", "passw", …) starts
-// with a two-byte pair; a 64-Kbit table of those pairs is looked up once per
+// "ghp_", "sk-", "-----BEGIN", "eyJ", "://", "authorization", "passw", …)
+// holds a two-byte pair chosen to be rare in text ("yJ" of "eyJ", "iz" of
+// "authorization"); a 64-Kbit table of those pairs is looked up once per
 // input byte, and only where a pair is found are the anchors compared and,
 // where one is, its matcher run. Nothing is allocated unless a secret is
 // found. Regular expressions are not used: every shape is a prefix and a
@@ -92,8 +95,8 @@
 // # What it misses
 //
 // It finds shapes. It does not find: secrets without a known prefix or a
-// telling key (a random password in prose, an opaque token in a header
-// other than Authorization, a database DSN without scheme, key=value pairs
+// telling key (a random password in prose, "Bearer <token>" outside an
+// Authorization header, an opaque token in another header, a database DSN without scheme, key=value pairs
 // with lower-case keys and unquoted values such as password = hunter2 in
 // an INI file), secrets split across fields or lines, encoded (base64 of a
 // token, gzip), or assigned to a key named otherwise (API_PASS, pw, creds).

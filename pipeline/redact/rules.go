@@ -32,29 +32,24 @@ func (a *anchor) at(b []byte, i int) bool {
 	if !a.fold {
 		return string(b[i:i+len(a.lit)]) == a.lit
 	}
-	for j := 0; j < len(a.lit); j++ {
-		if toLower(b[i+j]) != a.lit[j] {
-			return false
-		}
-	}
-	return true
+	return hasFold(b, i, a.lit)
 }
 
 // anchors, in the order they are tried at one position: the more specific
 // first (sk-ant- before sk-).
 var anchors = []anchor{
-	{lit: "AKIA", m: awsKeyID},
-	{lit: "ASIA", m: awsKeyID},
-	{lit: "AIza", m: prefixed(4, clsB64URL, 35, 35, GCPAPIKey, nil)},
-	{lit: "AccountKey=", m: azureKey},
-	{lit: "SharedAccessKey=", m: azureKey},
+	{lit: "AKIA", off: 1, m: awsKeyID},
+	{lit: "ASIA", off: 1, m: awsKeyID},
+	{lit: "AIza", off: 1, m: prefixed(4, clsB64URL, 35, 35, GCPAPIKey, nil)},
+	{lit: "AccountKey=", off: 6, m: azureKey},
+	{lit: "SharedAccessKey=", off: 11, m: azureKey},
 	{lit: "sig=", off: 2, m: azureSAS},
 	{lit: "ghp_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "gho_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "ghu_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "ghs_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
 	{lit: "ghr_", m: prefixed(4, clsAlnum, 36, 0, GitHubToken, nil)},
-	{lit: "github_pat_", m: prefixed(11, clsWord, 60, 0, GitHubToken, nil)},
+	{lit: "github_pat_", off: 5, m: prefixed(11, clsWord, 60, 0, GitHubToken, nil)},
 	{lit: "glpat-", m: gitlab(6)},
 	{lit: "gldt-", m: gitlab(5)},
 	{lit: "glrt-", m: gitlab(5)},
@@ -73,19 +68,18 @@ var anchors = []anchor{
 	{lit: "xoxr-", m: slack(5)},
 	{lit: "xoxs-", m: slack(5)},
 	{lit: "xoxe.xoxp-", m: slack(10)},
-	{lit: "xapp-", m: slack(5)},
-	{lit: "hooks.slack.com/", m: slackWebhook},
-	{lit: "sk-ant-", m: prefixed(7, clsB64URL, 32, 0, AnthropicKey, nil)},
-	{lit: "sk-", m: prefixed(3, clsB64URL, 20, 0, OpenAIKey, randomish)},
-	{lit: "sk_live_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
-	{lit: "sk_test_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
-	{lit: "rk_live_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
-	{lit: "rk_test_", m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
-	{lit: "whsec_", m: prefixed(6, clsB64Pad, 24, 0, StripeKey, nil)},
-	{lit: "-----BEGIN", m: pemBlock},
-	{lit: "eyJ", m: jwt},
-	{lit: "bearer", fold: true, off: 2, m: bearer},
-	{lit: "basic", fold: true, off: 2, m: basicAuth},
+	{lit: "xapp-", off: 3, m: slack(5)},
+	{lit: "hooks.slack.com/", off: 10, m: slackWebhook},
+	{lit: "sk-ant-", off: 1, m: prefixed(7, clsB64URL, 32, 0, AnthropicKey, nil)},
+	{lit: "sk-", off: 1, m: prefixed(3, clsB64URL, 20, 0, OpenAIKey, randomish)},
+	{lit: "sk_live_", off: 1, m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "sk_test_", off: 1, m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "rk_live_", off: 1, m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "rk_test_", off: 1, m: prefixed(8, clsAlnum, 16, 0, StripeKey, nil)},
+	{lit: "whsec_", off: 4, m: prefixed(6, clsB64Pad, 24, 0, StripeKey, nil)},
+	{lit: "-----BEGIN", off: 6, m: pemBlock},
+	{lit: "eyJ", off: 1, m: jwt},
+	{lit: "authorization", fold: true, off: 6, m: authorization},
 	{lit: "://", m: urlPassword},
 	{lit: "passw", fold: true, off: 3, m: assignment, named: secretKey},
 	{lit: "passphr", fold: true, off: 5, m: assignment, named: secretKey},
@@ -247,12 +241,41 @@ func skipBlanks(b []byte, i int) int {
 	return i
 }
 
-// bearer matches "Bearer <token>" (any case): the token, when it holds
-// letters and digits and is 16 bytes or more.
-func bearer(b []byte, at int) (int, int, Kind, bool) {
-	if !startsToken(b, at) {
-		return 0, 0, 0, false
+// authorization matches the credentials of an Authorization header
+// (Proxy-Authorization too) written as HTTP, curl -H, JSON or code, any
+// case: "Bearer <token>" or "Basic <base64>".
+func authorization(b []byte, at int) (int, int, Kind, bool) {
+	p := at + len("authorization")
+	for lim := p + 8; p < len(b) && p < lim; p++ {
+		if c := b[p]; c != ' ' && c != '\t' && c != '"' && c != '\'' && c != '`' && c != '\\' && c != ':' && c != '=' {
+			break
+		}
 	}
+	switch {
+	case hasFold(b, p, "bearer"):
+		return bearer(b, p)
+	case hasFold(b, p, "basic"):
+		return basicAuth(b, p)
+	}
+	return 0, 0, 0, false
+}
+
+// hasFold reports whether b holds lit (lower case) at i, in any case.
+func hasFold(b []byte, i int, lit string) bool {
+	if len(b)-i < len(lit) {
+		return false
+	}
+	for j := 0; j < len(lit); j++ {
+		if toLower(b[i+j]) != lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// bearer matches "Bearer <token>": the token, when it holds letters and
+// digits and is 16 bytes or more.
+func bearer(b []byte, at int) (int, int, Kind, bool) {
 	vs := skipBlanks(b, at+6)
 	if vs == at+6 {
 		return 0, 0, 0, false
@@ -268,12 +291,9 @@ func bearer(b []byte, at int) (int, int, Kind, bool) {
 	return vs, ve, BearerToken, true
 }
 
-// basicAuth matches "Basic <base64>" (any case) whose base64 decodes to
-// printable "user:password".
+// basicAuth matches "Basic <base64>" whose base64 decodes to printable
+// "user:password".
 func basicAuth(b []byte, at int) (int, int, Kind, bool) {
-	if !startsToken(b, at) {
-		return 0, 0, 0, false
-	}
 	vs := skipBlanks(b, at+5)
 	if vs == at+5 {
 		return 0, 0, 0, false
