@@ -29,6 +29,8 @@ type hub struct {
 	ca       string            // CA file verifying the servers
 	services string            // services password
 	tailers  map[string]envMap // genuser output per host
+	leaves   map[string]envMap // genuser -leaf output per host
+	tlsDir   string
 }
 
 // envMap is the KEY=VALUE output of genuser.
@@ -96,12 +98,19 @@ func copyDir(tb testing.TB, src, dst string) {
 // overriding only addresses, ports, routes and store directories.
 func startHub(t *testing.T, hosts ...string) *hub {
 	t.Helper()
+	return startHubWithLeaves(t, hosts, nil)
+}
+
+// startHubWithLeaves is startHub that also issues leaf node identities
+// (genuser -leaf) for leafHosts.
+func startHubWithLeaves(t *testing.T, hosts, leafHosts []string) *hub {
+	t.Helper()
 	tlsDir, confDir := t.TempDir(), t.TempDir()
 	goRun(t, "./tlsgen", "-dir", tlsDir)
 	copyDir(t, "nats", confDir)
 
-	ports := freePorts(t, 6) // client ports, then route ports
-	h := &hub{ca: filepath.Join(tlsDir, "ca.pem"), services: "services-secret-" + t.Name(), tailers: map[string]envMap{}}
+	ports := freePorts(t, 9) // client ports, route ports, leaf node ports
+	h := &hub{ca: filepath.Join(tlsDir, "ca.pem"), services: "services-secret-" + t.Name(), tailers: map[string]envMap{}, leaves: map[string]envMap{}, tlsDir: tlsDir}
 	var urls []string
 	for _, p := range ports[:3] {
 		urls = append(urls, fmt.Sprintf("tls://127.0.0.1:%d", p))
@@ -111,13 +120,17 @@ func startHub(t *testing.T, hosts ...string) *hub {
 		out := goRun(t, "./genuser", "-users", filepath.Join(confDir, "users.conf"), "-servers", h.urls, host)
 		h.tailers[host] = parseEnv(t, out)
 	}
+	for _, host := range leafHosts {
+		out := goRun(t, "./genuser", "-leaf", "-users", filepath.Join(confDir, "users.conf"), "-servers", fmt.Sprintf("tls://127.0.0.1:%d", ports[6]), host)
+		h.leaves[host] = parseEnv(t, out)
+	}
 
 	t.Setenv("NATS_TLS_CERT", filepath.Join(tlsDir, "server.pem"))
 	t.Setenv("NATS_TLS_KEY", filepath.Join(tlsDir, "server-key.pem"))
 	t.Setenv("NATS_TLS_CA", h.ca)
 	t.Setenv("SESSIONPIPE_SERVICES_PASSWORD", h.services)
 	var routes []string
-	for _, p := range ports[3:] {
+	for _, p := range ports[3:6] {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
 	}
 	for i := range 3 {
@@ -137,9 +150,9 @@ func startHub(t *testing.T, hosts ...string) *hub {
 		opts.Cluster.Host, opts.Cluster.Port = "127.0.0.1", ports[3+i]
 		opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
 		opts.HTTPHost, opts.HTTPPort = "127.0.0.1", -1
-		opts.LeafNode.Host, opts.LeafNode.Port = "127.0.0.1", -1
+		opts.LeafNode.Host, opts.LeafNode.Port = "127.0.0.1", ports[6+i]
 		opts.StoreDir = t.TempDir()
-		opts.NoLog, opts.NoSigs = true, true
+		opts.NoLog, opts.NoSigs = os.Getenv("DEPLOY_NATS_LOG") == "", true
 		h.servers = append(h.servers, natstest.RunServer(t, func(o *server.Options) { *o = *opts }))
 	}
 	natstest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {

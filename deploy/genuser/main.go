@@ -1,9 +1,11 @@
 // Command genuser issues the NATS identity of one agent host's tailer: it
 // adds a user to the central cluster's users file (deploy/nats/users.conf)
 // that may publish only that host's entries and dead letters, and prints
-// the settings the tailer on that host needs, as KEY=VALUE lines.
+// the settings the tailer on that host needs, as KEY=VALUE lines. With
+// -leaf it issues the identity of the host's leaf node instead
+// (deploy/leaf), which carries only what sourcing its local stream needs.
 //
-//	go run ./deploy/genuser [-users FILE] [-servers LIST] [-prefix P] [-stream S] HOST
+//	go run ./deploy/genuser [-leaf] [-users FILE] [-servers LIST] [-prefix P] [-stream S] HOST
 //
 // The password is random (24 bytes, hex) and only its bcrypt hash goes
 // into the users file; the output is the one place it appears, so keep it
@@ -48,7 +50,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("genuser", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	users := fs.String("users", "deploy/nats/users.conf", "users file of the central NATS cluster, edited in place")
-	servers := fs.String("servers", "tls://nats.example.com:4222", "comma-separated server URLs the tailer dials (the hub, or a leaf node's 127.0.0.1)")
+	servers := fs.String("servers", "", "comma-separated URLs of the cluster: client ports for a tailer (default tls://nats.example.com:4222), leaf node ports with -leaf (default tls://nats.example.com:7422)")
+	leaf := fs.Bool("leaf", false, "issue the identity of HOST's leaf node (deploy/leaf) instead of its tailer's")
 	prefix := fs.String("prefix", bus.DefaultPrefix, "subject prefix the tailers use (-prefix)")
 	stream := fs.String("stream", bus.DefaultStream, "stream name (-stream)")
 	fs.Usage = func() {
@@ -71,6 +74,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("host %q: quotes and backslashes cannot stand in a NATS configuration string", host)
 	}
 	user := "tailer-" + tok
+	if *leaf {
+		user = "leaf-" + tok
+	}
+	if *servers == "" {
+		*servers = "tls://nats.example.com:4222"
+		if *leaf {
+			*servers = "tls://nats.example.com:7422"
+		}
+	}
 
 	conf, err := os.ReadFile(*users)
 	if err != nil {
@@ -95,13 +107,25 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var block bytes.Buffer
-	fmt.Fprintf(&block, "\n  # tailer of host %q, issued %s by deploy/genuser\n", host, time.Now().UTC().Format(time.DateOnly))
-	fmt.Fprintf(&block, "  {user: %q, password: %q, permissions: {\n", user, hash)
-	fmt.Fprintf(&block, "    publish: {allow: [%q, %q, %q]}\n",
-		*prefix+".entries."+tok+".>",
-		bus.DeadSubject(*prefix, host),
-		"$JS.API.STREAM.INFO."+*stream)
-	fmt.Fprintf(&block, "    subscribe: {allow: [%q]}\n", inboxPrefix(host)+".>")
+	if *leaf {
+		// A leaf connection carries only what the hub's stream needs to
+		// source HOST's local stream: the hub asks HOST's JetStream domain
+		// ($JS.<host>.API) and answers flow control ($JS.FC); the leaf
+		// answers ($JSC.R) and delivers ($JS.S). No entries subject
+		// crosses the link: entries arrive by sourcing alone.
+		fmt.Fprintf(&block, "\n  # leaf node of host %q, issued %s by deploy/genuser -leaf\n", host, time.Now().UTC().Format(time.DateOnly))
+		fmt.Fprintf(&block, "  {user: %q, password: %q, permissions: {\n", user, hash)
+		fmt.Fprintf(&block, "    publish: {allow: [%q, %q]}\n", "$JS.S.>", "$JSC.R.>")
+		fmt.Fprintf(&block, "    subscribe: {allow: [%q, %q]}\n", "$JS."+tok+".API.>", "$JS.FC.>")
+	} else {
+		fmt.Fprintf(&block, "\n  # tailer of host %q, issued %s by deploy/genuser\n", host, time.Now().UTC().Format(time.DateOnly))
+		fmt.Fprintf(&block, "  {user: %q, password: %q, permissions: {\n", user, hash)
+		fmt.Fprintf(&block, "    publish: {allow: [%q, %q, %q]}\n",
+			*prefix+".entries."+tok+".>",
+			bus.DeadSubject(*prefix, host),
+			"$JS.API.STREAM.INFO."+*stream)
+		fmt.Fprintf(&block, "    subscribe: {allow: [%q]}\n", inboxPrefix(host)+".>")
+	}
 	fmt.Fprintf(&block, "  }}")
 	out := make([]byte, 0, len(conf)+block.Len())
 	out = append(out, conf[:end]...)
@@ -120,14 +144,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 		u.User = url.UserPassword(user, password)
 		urls = append(urls, u.String())
 	}
-	fmt.Fprintf(stdout, "# NATS identity of the tailer on %s: keep this file secret, on that host only.\n", host)
+	if *leaf {
+		fmt.Fprintf(stdout, "# Leaf node of %s (deploy/leaf/leaf.conf): keep this file secret, on that host only.\n", host)
+		fmt.Fprintf(stdout, "# On the central side, add to stream %s the source %s with external API prefix $JS.%s.API\n", *stream, *stream, tok)
+		fmt.Fprintf(stdout, "# (deploy/leaf/README.md).\n")
+	} else {
+		fmt.Fprintf(stdout, "# NATS identity of the tailer on %s: keep this file secret, on that host only.\n", host)
+	}
 	fmt.Fprintf(stdout, "SESSIONPIPE_HOST=%s\n", host)
 	fmt.Fprintf(stdout, "SESSIONPIPE_PREFIX=%s\n", *prefix)
 	fmt.Fprintf(stdout, "SESSIONPIPE_STREAM=%s\n", *stream)
-	fmt.Fprintf(stdout, "NATS_URL=%s\n", strings.Join(urls, ","))
-	fmt.Fprintf(stdout, "NATS_USER=%s\n", user)
-	fmt.Fprintf(stdout, "NATS_PASSWORD=%s\n", password)
-	fmt.Fprintf(stdout, "NATS_INBOX_PREFIX=%s\n", inboxPrefix(host))
+	if *leaf {
+		fmt.Fprintf(stdout, "SESSIONPIPE_LEAF_DOMAIN=%s\n", tok)
+		fmt.Fprintf(stdout, "SESSIONPIPE_HUB_LEAF_URL=%s\n", strings.Join(urls, ","))
+		fmt.Fprintf(stdout, "NATS_URL=nats://127.0.0.1:4222\n")
+	} else {
+		fmt.Fprintf(stdout, "NATS_URL=%s\n", strings.Join(urls, ","))
+		fmt.Fprintf(stdout, "NATS_USER=%s\n", user)
+		fmt.Fprintf(stdout, "NATS_PASSWORD=%s\n", password)
+		fmt.Fprintf(stdout, "NATS_INBOX_PREFIX=%s\n", inboxPrefix(host))
+	}
 	fmt.Fprintf(stderr, "added %s to %s; reload the NATS servers to let it in\n", user, *users)
 	return nil
 }
