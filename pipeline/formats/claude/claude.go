@@ -56,7 +56,7 @@ type Parser struct {
 func New(cfg parse.Config) *Parser {
 	return &Parser{
 		cfg:      cfg,
-		log:      cfg.Log("claude"),
+		log:      cfg.Log().With("component", "claude"),
 		fallback: fallbackSession(cfg.Path),
 		agentID:  agentIDFromPath(cfg.Path),
 	}

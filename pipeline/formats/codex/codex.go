@@ -53,7 +53,7 @@ type Parser struct {
 // New returns a parser for one rollout file. cfg.Path names the file; it
 // gives the session id of lines before, or without, a session_meta.
 func New(cfg parse.Config) *Parser {
-	return &Parser{cfg: cfg, log: cfg.Log("codex"), fallback: fallbackSession(cfg.Path)}
+	return &Parser{cfg: cfg, log: cfg.Log().With("component", "codex"), fallback: fallbackSession(cfg.Path)}
 }
 
 // Format returns [schema.FormatCodex].

@@ -33,7 +33,7 @@ type Parser struct {
 func New(cfg parse.Config) *Parser {
 	return &Parser{
 		cfg:     cfg,
-		log:     cfg.Log("fluux"),
+		log:     cfg.Log().With("component", "fluux"),
 		session: fallbackSession(cfg.Path),
 	}
 }

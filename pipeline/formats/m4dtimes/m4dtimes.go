@@ -41,7 +41,7 @@ type Parser struct {
 // provenance and, for a file without header, as the session id (its stem)
 // and the user id (the stem, when it is a decimal integer).
 func New(cfg parse.Config) *Parser {
-	p := &Parser{cfg: cfg, log: cfg.Log("m4dtimes"), session: "-"}
+	p := &Parser{cfg: cfg, log: cfg.Log().With("component", "m4dtimes"), session: "-"}
 	if cfg.Path != "" {
 		name := filepath.Base(cfg.Path)
 		if stem := strings.TrimSuffix(name, filepath.Ext(name)); stem != "" && stem != "." && stem != string(filepath.Separator) {

@@ -36,14 +36,14 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Log returns the parser's logger: Logger (a discarding one when nil)
-// narrowed with component as its "component" attribute.
-func (c Config) Log(component string) *slog.Logger {
-	log := c.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+// Log returns Logger, or a logger that discards everything when it is
+// nil. Parsers narrow it with their component: Log().With("component",
+// "pi") (constant arguments, so that New allocates no more than it must).
+func (c Config) Log() *slog.Logger {
+	if c.Logger != nil {
+		return c.Logger
 	}
-	return log.With("component", component)
+	return slog.New(slog.DiscardHandler)
 }
 
 // Sentinel errors shared by the parsers. Each line error is a

@@ -13,14 +13,14 @@ import (
 
 func TestConfig_Log(t *testing.T) {
 	t.Run("NilDiscards", func(t *testing.T) {
-		log := parse.Config{}.Log("claude")
+		log := parse.Config{}.Log()
 		require.NotNil(t, log)
 		require.False(t, log.Enabled(t.Context(), slog.LevelError))
 	})
-	t.Run("NamesTheComponent", func(t *testing.T) {
+	t.Run("Given", func(t *testing.T) {
 		var buf bytes.Buffer
 		h := slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})
-		parse.Config{Logger: slog.New(h)}.Log("pi").Debug("unknown entry type")
+		parse.Config{Logger: slog.New(h)}.Log().With("component", "pi").Debug("unknown entry type")
 		require.Contains(t, buf.String(), `msg="unknown entry type" component=pi`)
 	})
 }

@@ -72,7 +72,7 @@ type Parser struct {
 func New(cfg parse.Config) *Parser {
 	return &Parser{
 		cfg:         cfg,
-		log:         cfg.Log("pi"),
+		log:         cfg.Log().With("component", "pi"),
 		pathSession: SessionIDFromPath(cfg.Path),
 		strs:        make(map[string]string),
 	}
