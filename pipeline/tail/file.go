@@ -404,6 +404,7 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 		t.log.Debug("following file", "file", path, "format", f.format)
 	}
 	if res.Line.End <= f.resumeAt {
+		clear(res.Entries) // published before: let go of their text at once
 		return nil
 	}
 	msgs := make([]*nats.Msg, 0, len(res.Entries)+1)
