@@ -12,7 +12,6 @@ ARG GO_VERSION=1.26
 
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION}-bookworm AS build
 WORKDIR /src
-COPY go.mod go.sum ./
 COPY . .
 ARG TARGETOS TARGETARCH
 # go build fetches only the modules the daemons import (go mod download

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -165,4 +166,35 @@ func TestDockerfile_BuildsEveryCommand(t *testing.T) {
 	require.Contains(t, df, "./cmd/...", "every command, exporter included once it exists")
 	require.Contains(t, df, "USER 65532:65532")
 	require.Contains(t, df, "FROM gcr.io/distroless/static")
+}
+
+func TestGenUser_Refuses(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.conf")
+	b, err := os.ReadFile("nats/users.conf")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(users, b, 0o644))
+	goRun(t, "./genuser", "-users", users, "host-a")
+	issued, err := os.ReadFile(users)
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"SameHostTwice", []string{"-users", users, "host-a"}},
+		{"NoHost", []string{"-users", users}},
+		{"QuoteInHost", []string{"-users", users, `a"b`}},
+		{"BadPrefix", []string{"-users", users, "-prefix", "a.>", "host-c"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), "go", append([]string{"run", "./genuser"}, tc.args...)...)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "genuser %q: %s", tc.args, out)
+			after, err := os.ReadFile(users)
+			require.NoError(t, err)
+			require.Equal(t, string(issued), string(after), "users file left as it was")
+		})
+	}
 }
