@@ -178,7 +178,9 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	if assistant {
 		a.setRole(fs, schema.RoleAssistant)
 	}
-	c.toolCalls = int32(min(len(e.ToolCalls), math.MaxInt32))
+	// A shortened entry (too large for a message) counts the tool calls
+	// it had to leave out.
+	c.toolCalls = int32(min(len(e.ToolCalls)+max(e.ToolCallsOmitted, 0), math.MaxInt32))
 	for i := range e.ToolResults {
 		if e.ToolResults[i].IsError {
 			c.toolErrors++

@@ -106,6 +106,21 @@ func TestAggregator_SplitResponseCountsOnceWithLargestTotal(t *testing.T) {
 	require.Equal(t, []string{"m"}, s.Models)
 }
 
+// An entry shortened to fit a message (the tailer's bus.FitEntryMsg)
+// keeps the count of the tool calls it left out: they count.
+func TestAggregator_OmittedToolCallsCount(t *testing.T) {
+	b := &builder{format: schema.FormatClaudeCode, session: "s1", path: "s1.jsonl"}
+	es := []schema.Entry{
+		b.user("u1", at(0), "hello"),
+		b.assistant("a1", at(1), "msg1", schema.Usage{Input: 3, Output: 8}),
+	}
+	es[1].ToolCalls = []schema.ToolCall{{ID: "x", Name: "Bash"}, {ID: "y", Name: "Bash"}}
+	es[1].ToolCallsOmitted, es[1].Truncated = 59_998, true
+	a := NewAggregator(flatPricer{"m": true})
+	addAll(a, es)
+	require.Equal(t, int64(60_000), one(t, a, "s1").ToolCalls)
+}
+
 // resumed returns an original session and a resumed copy that replays its
 // lines (same ids, timestamps, message ids) and goes on.
 func resumed() (orig, copy []schema.Entry) {
