@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 )
 
@@ -16,6 +17,58 @@ import (
 // anchors of the anchors that start with it, in order (slot 0: none), so
 // that the scan loop does not hash.
 var pairBits, pairSlot, slots = buildPairs()
+
+// pairTables holds, for the first and the second byte of a pair, the
+// buckets that allow each low and each high nibble (lo0, hi0, lo1, hi1),
+// each 16-byte table twice for the two lanes of an AVX2 register.
+type pairTables [4][32]byte
+
+// pairNibbles spreads the pairs of pairBits over eight buckets: a pair
+// passes when its four nibbles share a bucket. Pairs that were never put
+// in pass too (a bucket allows every combination of the nibbles it
+// holds), and are weeded out by pairBits.
+var pairNibbles = buildNibbles(&pairBits)
+
+func buildNibbles(pairs *[1024]uint64) (t pairTables) {
+	var sets [8][4]uint16 // per bucket: nibble sets of lo0, hi0, lo1, hi1
+	cost := func(s [4]uint16) int {
+		n := 1
+		for _, x := range s {
+			n *= bits.OnesCount16(x)
+		}
+		return n
+	}
+	for p := range 65536 {
+		if pairs[p>>6]&(1<<(p&63)) == 0 {
+			continue
+		}
+		nib := [4]uint16{1 << (p >> 8 & 15), 1 << (p >> 12), 1 << (p & 15), 1 << (p >> 4 & 15)}
+		best, bestCost := 0, -1
+		for k := range sets {
+			var s [4]uint16
+			for i := range s {
+				s[i] = sets[k][i] | nib[i]
+			}
+			if c := cost(s) - cost(sets[k]); bestCost < 0 || c < bestCost {
+				best, bestCost = k, c
+			}
+		}
+		for i := range nib {
+			sets[best][i] |= nib[i]
+		}
+	}
+	for k, s := range sets {
+		for i, set := range s {
+			for n := range 16 {
+				if set&(1<<n) != 0 {
+					t[i][n] |= 1 << k
+					t[i][n+16] |= 1 << k
+				}
+			}
+		}
+	}
+	return t
+}
 
 func buildPairs() (bits [1024]uint64, slot [65536]uint8, lists [][]uint8) {
 	lists = [][]uint8{nil}
@@ -107,9 +160,9 @@ func (r *Redactor) scan(b []byte, out []span) ([]span, bool) {
 	return out, anchored
 }
 
-// nextPair returns the first i >= from where b[i] b[i+1] is a pair that
-// starts an anchor, or -1.
-func nextPair(b []byte, from int) int {
+// nextPairPortable is nextPair in Go: four positions a step, each looked
+// up in pairBits.
+func nextPairPortable(b []byte, from int) int {
 	if from < 0 {
 		return -1
 	}
