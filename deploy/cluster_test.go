@@ -31,6 +31,8 @@ type hub struct {
 	tailers  map[string]envMap // genuser output per host
 	leaves   map[string]envMap // genuser -leaf output per host
 	tlsDir   string
+	confDir  string // the copy of deploy/nats the servers run
+	routes   string // nats-route://127.0.0.1:port,… of the three nodes
 }
 
 // envMap is the KEY=VALUE output of genuser.
@@ -110,7 +112,7 @@ func startHubWithLeaves(t *testing.T, hosts, leafHosts []string) *hub {
 	copyDir(t, "nats", confDir)
 
 	ports := freePorts(t, 9) // client ports, route ports, leaf node ports
-	h := &hub{ca: filepath.Join(tlsDir, "ca.pem"), services: "services-secret-" + t.Name(), tailers: map[string]envMap{}, leaves: map[string]envMap{}, tlsDir: tlsDir}
+	h := &hub{ca: filepath.Join(tlsDir, "ca.pem"), services: "services-secret-" + t.Name(), tailers: map[string]envMap{}, leaves: map[string]envMap{}, tlsDir: tlsDir, confDir: confDir}
 	var urls []string
 	for _, p := range ports[:3] {
 		urls = append(urls, fmt.Sprintf("tls://127.0.0.1:%d", p))
@@ -133,6 +135,7 @@ func startHubWithLeaves(t *testing.T, hosts, leafHosts []string) *hub {
 	for _, p := range ports[3:6] {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
 	}
+	h.routes = strings.Join(routes, ",")
 	for i := range 3 {
 		opts, err := server.ProcessConfigFile(filepath.Join(confDir, fmt.Sprintf("nats-%d.conf", i+1)))
 		require.NoError(t, err, "nats-%d.conf", i+1)
@@ -148,7 +151,7 @@ func startHubWithLeaves(t *testing.T, hosts, leafHosts []string) *hub {
 
 		opts.Host, opts.Port = "127.0.0.1", ports[i]
 		opts.Cluster.Host, opts.Cluster.Port = "127.0.0.1", ports[3+i]
-		opts.Routes = server.RoutesFromStr(strings.Join(routes, ","))
+		opts.Routes = server.RoutesFromStr(h.routes)
 		opts.HTTPHost, opts.HTTPPort = "127.0.0.1", -1
 		opts.LeafNode.Host, opts.LeafNode.Port = "127.0.0.1", ports[6+i]
 		opts.StoreDir = t.TempDir()

@@ -3,14 +3,17 @@ package deploy_test
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
@@ -179,6 +182,38 @@ func TestHub_Permissions(t *testing.T) {
 		}, got)
 	})
 
+	t.Run("RouteNeedsTheClusterCA", func(t *testing.T) {
+		// A node configured like the others but with certificates of
+		// another CA: the nodes refuse its routes, and it theirs.
+		other := t.TempDir()
+		goRun(t, "./tlsgen", "-dir", other)
+		t.Setenv("NATS_TLS_CERT", filepath.Join(other, "server.pem"))
+		t.Setenv("NATS_TLS_KEY", filepath.Join(other, "server-key.pem"))
+		t.Setenv("NATS_TLS_CA", filepath.Join(other, "ca.pem"))
+		opts, err := server.ProcessConfigFile(filepath.Join(h.confDir, "nats-1.conf"))
+		require.NoError(t, err)
+		opts.ServerName = "intruder"
+		opts.Host, opts.Port = "127.0.0.1", -1
+		opts.Cluster.Host, opts.Cluster.Port = "127.0.0.1", -1
+		opts.Routes = server.RoutesFromStr(h.routes)
+		opts.HTTPPort, opts.LeafNode.Port = 0, 0
+		opts.StoreDir = t.TempDir()
+		opts.NoLog, opts.NoSigs = false, true
+		routesBefore := h.servers[0].Server().NumRoutes()
+		intruder := natstest.RunServer(t, func(o *server.Options) { *o = *opts })
+		logs := &errorLog{}
+		intruder.Server().SetLogger(logs, false, false)
+		// Route attempts repeat every second: wait for a refused one.
+		natstest.CheckFor(t, 20*time.Second, 20*time.Millisecond, func() error {
+			if logs.count() == 0 {
+				return errors.New("no route attempt failed yet")
+			}
+			return nil
+		})
+		require.Zero(t, intruder.Server().NumRoutes(), "intruder routed")
+		require.Equal(t, routesBefore, h.servers[0].Server().NumRoutes(), "nats-1 routed the intruder")
+	})
+
 	t.Run("Authentication", func(t *testing.T) {
 		// A wrong password is refused.
 		_, err := nats.Connect(h.urls, nats.UserInfo("tailer-host-a", "wrong"), nats.RootCAs(h.ca))
@@ -251,3 +286,27 @@ func TestHub_Tailer(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[string]uint64{bus.EntrySubject(bus.DefaultPrefix, "build.01", string(schema.FormatClaudeCode)): uint64(snap.Acked)}, si.State.Subjects)
 }
+
+// errorLog is a nats-server logger that counts the errors it is given
+// (failed route handshakes among them) and drops everything else.
+type errorLog struct {
+	mu     sync.Mutex
+	errors int
+}
+
+func (l *errorLog) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.errors
+}
+
+func (l *errorLog) Errorf(string, ...any) {
+	l.mu.Lock()
+	l.errors++
+	l.mu.Unlock()
+}
+func (l *errorLog) Noticef(string, ...any) {}
+func (l *errorLog) Warnf(string, ...any)   {}
+func (l *errorLog) Fatalf(string, ...any)  {}
+func (l *errorLog) Debugf(string, ...any)  {}
+func (l *errorLog) Tracef(string, ...any)  {}
