@@ -30,8 +30,6 @@ type Parser interface {
 	Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error)
 }
 
-// NewParser creates a fresh parser for one run over a case's input.
-type NewParser func(cfg parse.Config) Parser
 
 // Result is the output of one run: entries in canonical JSON and errors.
 type Result struct {
@@ -40,7 +38,9 @@ type Result struct {
 }
 
 // Run runs every case directory under dir (normally "testdata").
-func Run(t *testing.T, dir string, newParser NewParser) {
+// newParser creates a fresh parser for each run over a case's input: a
+// format's New, such as claude.New.
+func Run[P Parser](t *testing.T, dir string, newParser func(cfg parse.Config) P) {
 	t.Helper()
 	cases, err := filepath.Glob(filepath.Join(dir, "*", "input.jsonl"))
 	require.NoError(t, err)
@@ -54,7 +54,7 @@ func Run(t *testing.T, dir string, newParser NewParser) {
 }
 
 // RunCase runs one case directory.
-func RunCase(t *testing.T, caseDir string, newParser NewParser) {
+func RunCase[P Parser](t *testing.T, caseDir string, newParser func(cfg parse.Config) P) {
 	t.Helper()
 	input, err := os.ReadFile(filepath.Join(caseDir, "input.jsonl"))
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func RunCase(t *testing.T, caseDir string, newParser NewParser) {
 // Parse reads input through a jsonl.Reader fed by mkReader and a fresh
 // parser, and returns the canonical output. A trailing partial line is
 // held back, as a follower would.
-func Parse(tb testing.TB, input []byte, cfg parse.Config, newParser NewParser, mkReader func([]byte) io.Reader) Result {
+func Parse[P Parser](tb testing.TB, input []byte, cfg parse.Config, newParser func(cfg parse.Config) P, mkReader func([]byte) io.Reader) Result {
 	tb.Helper()
 	p := newParser(cfg)
 	rd := jsonl.NewReader(mkReader(input), jsonl.ReaderConfig{BufferSize: 16})

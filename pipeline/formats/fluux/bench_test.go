@@ -8,10 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 )
 
 // benchHistory builds a realistic history.jsonl: a header, then turns of a
@@ -49,6 +47,5 @@ func benchHistory(turns int) []byte {
 func BenchmarkParse(b *testing.B) {
 	data := benchHistory(500)
 	lines := formattest.Lines(b, data)
-	formattest.BenchParse(b, func(cfg parse.Config) golden.Parser { return fluux.New(cfg) },
-		"data/memory/alice@example.com/history.jsonl", data, lines)
+	formattest.BenchParse(b, fluux.New, "data/memory/alice@example.com/history.jsonl", data, lines)
 }

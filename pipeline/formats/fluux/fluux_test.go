@@ -16,7 +16,7 @@ import (
 )
 
 func TestParser_Golden(t *testing.T) {
-	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return fluux.New(cfg) })
+	golden.Run(t, "testdata", fluux.New)
 }
 
 const (

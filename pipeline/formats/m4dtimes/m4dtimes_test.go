@@ -17,7 +17,7 @@ import (
 )
 
 func TestParser_Golden(t *testing.T) {
-	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return m4dtimes.New(cfg) })
+	golden.Run(t, "testdata", m4dtimes.New)
 }
 
 const (

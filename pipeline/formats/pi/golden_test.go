@@ -4,10 +4,9 @@ import (
 	"testing"
 
 	"github.com/sessionpipe/sessionpipe/internal/golden"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 )
 
 func TestParse_Golden(t *testing.T) {
-	golden.Run(t, "testdata", func(cfg parse.Config) golden.Parser { return pi.New(cfg) })
+	golden.Run(t, "testdata", pi.New)
 }

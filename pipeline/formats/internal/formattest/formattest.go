@@ -217,7 +217,7 @@ func Sentence(r *rand.Rand, words []string) func(n int) string {
 // parser per pass, with and without text (sub-benchmarks text=false and
 // text=true). Before timing it checks that every line parses without
 // error into exactly one entry. It reports bytes/s and records/s.
-func BenchParse(b *testing.B, newParser golden.NewParser, path string, data []byte, lines []jsonl.Line) {
+func BenchParse[P golden.Parser](b *testing.B, newParser func(cfg parse.Config) P, path string, data []byte, lines []jsonl.Line) {
 	for _, text := range []bool{false, true} {
 		b.Run(fmt.Sprintf("text=%t", text), func(b *testing.B) {
 			cfg := parse.Config{Path: path, Text: text}
