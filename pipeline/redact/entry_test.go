@@ -154,3 +154,18 @@ func TestParseMode(t *testing.T) {
 	_, err = redact.New(redact.Config{Mode: redact.Mode(9)})
 	require.ErrorIs(t, err, redact.ErrUnknownMode)
 }
+
+func TestStats_Add(t *testing.T) {
+	r := mustNew(t, redact.Config{})
+	var total redact.Stats
+	for range 3 {
+		total.Add(r.Entry(secretEntry()))
+	}
+	require.Equal(t, int64(12), total.Count(redact.GitHubToken))
+	require.Equal(t, int64(6), total.Count(redact.AWSAccessKey))
+	require.Equal(t, int64(18), total.Total())
+	require.Equal(t, int64(6), r.Entry(secretEntry()).Total())
+	require.Zero(t, total.Count(redact.NumKinds))
+	require.Equal(t, "unknown", redact.NumKinds.String())
+	require.Equal(t, "[REDACTED:jwt]", redact.JWT.Marker())
+}

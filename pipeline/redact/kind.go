@@ -96,7 +96,7 @@ type Stats struct {
 }
 
 // Count returns the number of secrets of kind k replaced.
-func (s *Stats) Count(k Kind) int64 {
+func (s Stats) Count(k Kind) int64 {
 	if k < NumKinds {
 		return s.Secrets[k]
 	}
@@ -104,7 +104,7 @@ func (s *Stats) Count(k Kind) int64 {
 }
 
 // Total returns the number of secrets replaced, all kinds together.
-func (s *Stats) Total() int64 {
+func (s Stats) Total() int64 {
 	var n int64
 	for _, c := range s.Secrets {
 		n += c
