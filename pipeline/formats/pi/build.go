@@ -49,16 +49,12 @@ func (p *Parser) build(e *schema.Entry, line jsonl.Line, obj, start int) error {
 	case "compaction":
 		p.common(e, line, obj)
 		e.Kind = schema.KindCompaction
-		if sum := p.str(r.summary, "summary"); p.cfg.Text {
-			e.Text = copyStr(sum)
-		}
+		p.textField(e, r.summary, "summary")
 	case "branch_summary":
 		p.common(e, line, obj)
 		e.Kind = schema.KindSummary
 		e.Subtype = "branch_summary"
-		if sum := p.str(r.summary, "summary"); p.cfg.Text {
-			e.Text = copyStr(sum)
-		}
+		p.textField(e, r.summary, "summary")
 	case "custom":
 		p.common(e, line, obj)
 		e.Kind = schema.KindEvent
@@ -85,9 +81,7 @@ func (p *Parser) build(e *schema.Entry, line jsonl.Line, obj, start int) error {
 		p.common(e, line, obj)
 		e.Kind = schema.KindEvent
 		e.Subtype = "label"
-		if l := p.str(r.label, "label"); p.cfg.Text {
-			e.Text = copyStr(l)
-		}
+		p.textField(e, r.label, "label")
 	case "session_info":
 		p.common(e, line, obj)
 		e.Kind = schema.KindSession

@@ -164,6 +164,14 @@ func (p *Parser) str(v jsonl.Value, field string) jsonl.Value {
 	return s
 }
 
+// textField sets e.Text to a copy of the string field v, named field, when
+// text is wanted; v of any other kind but null is a bad field either way.
+func (p *Parser) textField(e *schema.Entry, v jsonl.Value, field string) {
+	if s := p.str(v, field); p.cfg.Text {
+		e.Text = copyStr(s)
+	}
+}
+
 // copyStr returns a copy of the text of a string value ("" for others).
 func copyStr(v jsonl.Value) string {
 	if v.Kind() != jsonl.String || len(v.Raw()) == 0 {
