@@ -52,7 +52,8 @@ var placeholders = []string{
 
 // valueOK reports whether v, assigned to a key of kind k, is a secret
 // worth replacing: not empty, not a reference ($VAR, ${…}, {{…}}, <…>,
-// %s), not a mask (****, xxxx), not a placeholder word, not a marker.
+// %s), not a mask (****, xxxx), not a placeholder word, and holding no
+// marker (it was redacted before).
 func valueOK(k Kind, v []byte) bool {
 	if len(v) == 0 {
 		return false
@@ -65,7 +66,7 @@ func valueOK(k Kind, v []byte) bool {
 			return false
 		}
 	}
-	if allSame(v) {
+	if allSame(v) || bytes.Contains(v, []byte(MarkerPrefix)) {
 		return false
 	}
 	for _, p := range placeholders {

@@ -122,7 +122,14 @@ func (r *Redactor) find(b []byte, out []span) ([]span, bool) {
 		}
 		var buf [4]span
 		inner, _ := r.scan(b[s.start:s.end], buf[:0])
-		if len(inner) == 0 {
+		switch len(inner) {
+		case 0:
+			continue
+		case 1:
+			// The whole value goes, under the shape's name: leaving a part
+			// of it beside the marker would leave a value that a second
+			// pass takes whole.
+			out[i].kind = inner[0].kind
 			continue
 		}
 		for j := range inner {
