@@ -1,8 +1,6 @@
 package formats
 
 import (
-	"fmt"
-
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -40,11 +38,11 @@ type DecoderConfig struct {
 func (c DecoderConfig) Validate() error {
 	switch {
 	case c.Format != "" && !c.Format.Valid():
-		return fmt.Errorf("%w: forced format %q", ErrUnknownFormat, c.Format)
+		return &ConfigError{Field: "format", Value: c.Format, Err: ErrUnknownFormat}
 	case c.MaxLineBytes < 0:
-		return fmt.Errorf("formats: MaxLineBytes %d is negative", c.MaxLineBytes)
+		return &ConfigError{Field: "max_line_bytes", Value: c.MaxLineBytes, Err: ErrInvalidConfig}
 	case c.MaxHeldBytes < 0:
-		return fmt.Errorf("formats: MaxHeldBytes %d is negative", c.MaxHeldBytes)
+		return &ConfigError{Field: "max_held_bytes", Value: c.MaxHeldBytes, Err: ErrInvalidConfig}
 	}
 	return nil
 }

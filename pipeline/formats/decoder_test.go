@@ -293,3 +293,17 @@ func TestDecoder_NoAllocationPerLine(t *testing.T) {
 	decoder := testing.AllocsPerRun(200, func() { _ = d.Decode(line, fn) })
 	require.LessOrEqual(t, decoder, parser)
 }
+
+func TestConfig_ValidateNamesTheField(t *testing.T) {
+	var ce *ConfigError
+	err := DecoderConfig{MaxHeldBytes: -1}.Validate()
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "max_held_bytes", ce.Field)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.EqualError(t, err, "formats: invalid configuration: max_held_bytes=-1")
+	err = DecoderConfig{Format: "word"}.Validate()
+	require.ErrorIs(t, err, ErrUnknownFormat)
+	err = FileReaderConfig{Workers: -2}.Validate()
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "workers", ce.Field)
+}

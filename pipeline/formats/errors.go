@@ -19,6 +19,11 @@ var (
 	// opening a FIFO blocks and a device may never end.
 	ErrNotRegular = errors.New("formats: not a regular file")
 
+	// ErrInvalidConfig reports a configuration field with an invalid
+	// value. It is always wrapped in a *[ConfigError] naming the field;
+	// the caller must fix the configuration, retrying cannot help.
+	ErrInvalidConfig = errors.New("formats: invalid configuration")
+
 	// ErrNoMatch reports a glob given as a path that matches nothing.
 	ErrNoMatch = errors.New("formats: no file matches")
 )
@@ -42,3 +47,16 @@ func (e *LineTooLongError) Error() string {
 
 // Unwrap returns the line reader's error.
 func (e *LineTooLongError) Unwrap() error { return e.Err }
+
+// ConfigError names the configuration field that failed validation.
+type ConfigError struct {
+	Field string // configuration field, snake_case
+	Value any    // the rejected value
+	Err   error  // ErrInvalidConfig (or ErrUnknownFormat for a forced format)
+}
+
+// Error formats the error as "formats: invalid configuration: field=value".
+func (e *ConfigError) Error() string { return fmt.Sprintf("%v: %s=%v", e.Err, e.Field, e.Value) }
+
+// Unwrap returns the underlying error.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -3,7 +3,6 @@ package formats
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -47,9 +46,9 @@ type FileReaderConfig struct {
 func (c FileReaderConfig) Validate() error {
 	switch {
 	case c.Workers < 0:
-		return fmt.Errorf("formats: Workers %d is negative", c.Workers)
+		return &ConfigError{Field: "workers", Value: c.Workers, Err: ErrInvalidConfig}
 	case c.MaxLineBytes < 0:
-		return fmt.Errorf("formats: MaxLineBytes %d is negative", c.MaxLineBytes)
+		return &ConfigError{Field: "max_line_bytes", Value: c.MaxLineBytes, Err: ErrInvalidConfig}
 	}
 	return nil
 }
