@@ -85,32 +85,19 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 }
 
 func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
-	fs := flag.NewFlagSet("indexer serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
-		n    app.NATS
-		ix   app.Indexer
-		logs app.Logging
+		d  app.Daemon
+		ix app.Indexer
 	)
-	n.Register(fs, env)
-	ix.Register(fs, env)
-	logs.Register(fs, env)
-	if err := fs.Parse(args); err != nil {
+	if err := d.Parse("indexer serve", args, env, stderr, ix.Register, ""); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("unexpected arguments %q", fs.Args())}
-	}
-	log, err := logs.Logger(stderr)
-	if err != nil {
-		return err
-	}
-	b, err := n.Connect(ctx, "sessionpipe-indexer", log)
+	b, err := d.Connect(ctx, "sessionpipe-indexer")
 	if err != nil {
 		return err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
-	ri, err := app.StartIndexer(&ix, &n, b, log)
+	ri, err := app.StartIndexer(&ix, &d.NATS, b, d.Log)
 	if err != nil {
 		return err
 	}

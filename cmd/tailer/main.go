@@ -35,27 +35,14 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
-	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var (
-		n    app.NATS
-		t    app.Tailer
-		logs app.Logging
+		d app.Daemon
+		t app.Tailer
 	)
-	n.Register(fs, env)
-	t.Register(fs, env)
-	logs.Register(fs, env)
-	if err := fs.Parse(args); err != nil {
+	if err := d.Parse("tailer", args, env, stderr, t.Register, "files to follow are given with -watch"); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q (files to follow are given with -watch)", fs.Args())
-	}
-	log, err := logs.Logger(stderr)
-	if err != nil {
-		return err
-	}
-	b, err := n.Connect(ctx, "sessionpipe-tailer", log)
+	b, err := d.Connect(ctx, "sessionpipe-tailer")
 	if err != nil {
 		return err
 	}
@@ -64,5 +51,5 @@ func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) erro
 	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) {
 		progress = f
 	}
-	return app.RunTailer(ctx, &t, &n, b, env, log, progress)
+	return app.RunTailer(ctx, &t, &d.NATS, b, env, d.Log, progress)
 }
