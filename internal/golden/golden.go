@@ -30,7 +30,6 @@ type Parser interface {
 	Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, error)
 }
 
-
 // Result is the output of one run: entries in canonical JSON and errors.
 type Result struct {
 	Entries []byte // canonical JSON lines
