@@ -116,7 +116,8 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	}
 	globs := []string(t.Watch)
 	home := env("HOME")
-	if len(globs) == 0 {
+	defaults := len(globs) == 0
+	if defaults {
 		if home == "" {
 			return nil, fmt.Errorf("no -watch given and HOME is not set")
 		}
@@ -146,7 +147,8 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	tl, err := tail.New(tail.Config{
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
-		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static, Logger: log,
+		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static,
+		DefaultWatches: defaults, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)

@@ -45,6 +45,11 @@ type Config struct {
 	// directory to wait on is logged as a warning.
 	Watch []string
 
+	// DefaultWatches says the watches are the well-known locations of
+	// every agent, not paths a user named: one that matches nothing (an
+	// agent not installed here) is logged at Debug, not as a warning.
+	DefaultWatches bool
+
 	// StateDir holds the checkpoints. Required.
 	StateDir string
 

@@ -211,11 +211,14 @@ func (t *Tailer) warnEmptyWatches() {
 		if i < len(counts) && counts[i] > 0 {
 			continue
 		}
-		if t.watches.waitsOn(i) {
+		switch {
+		case t.cfg.DefaultWatches:
+			t.log.Debug("default location not found here", "watch", w.given)
+		case t.watches.waitsOn(i):
 			t.log.Info("watch matches no file yet", "watch", w.given)
-			continue
+		default:
+			t.log.Warn("watch matches nothing and has no directory to wait on", "watch", w.given)
 		}
-		t.log.Warn("watch matches nothing and has no directory to wait on", "watch", w.given)
 	}
 }
 

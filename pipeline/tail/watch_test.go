@@ -149,3 +149,18 @@ func TestTailer_SymlinkedAlias(t *testing.T) {
 	require.Len(t, states, 1)
 	require.Equal(t, real, states[0].Path)
 }
+
+// The agents' well-known locations that do not exist here (agents not
+// installed) are no warning: only paths a user named are.
+func TestTailer_DefaultWatchesQuiet(t *testing.T) {
+	var logs syncBuffer
+	h := newHarness(t)
+	h.write("s1.jsonl", piFile("s1", 0, 0))
+	missing := filepath.Join(h.dir, "nowhere", "sessions", "**", "*.jsonl")
+	h.start(logTo(&logs), func(c *Config) {
+		c.Watch = []string{h.dir, missing}
+		c.DefaultWatches = true
+	})
+	h.waitMsgs(1)
+	require.NotContains(t, logs.String(), "level=WARN")
+}
