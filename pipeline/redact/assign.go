@@ -96,18 +96,33 @@ func allSame(v []byte) bool {
 	return len(v) > 1
 }
 
-// keyAround returns the bounds of the key or name around position at.
+// maxKey bounds the length of a key: a longer run of name characters is
+// not a key, and is not walked further.
+const maxKey = 128
+
+// keyAround returns the bounds of the key or name around position at; ks
+// is -1 when the run is longer than maxKey.
 func keyAround(b []byte, at int) (ks, ke int) {
 	ks = at
 	for ks > 0 && clsKey[b[ks-1]] {
+		if at-ks >= maxKey {
+			return -1, at
+		}
 		ks--
 	}
-	return ks, run(b, at, clsKey)
+	ke = runMax(b, at, clsKey, maxKey+1)
+	if ke-ks > maxKey {
+		return -1, at
+	}
+	return ks, ke
 }
 
 // secretKey reports whether the name around at says it holds a secret.
 func secretKey(b []byte, at int) bool {
 	ks, ke := keyAround(b, at)
+	if ks < 0 {
+		return false
+	}
 	_, ok := keyKind(b[ks:ke])
 	return ok
 }
@@ -115,6 +130,9 @@ func secretKey(b []byte, at int) bool {
 // assignment matches the value assigned to the key around the anchor at.
 func assignment(b []byte, at int) (int, int, Kind, bool) {
 	ks, ke := keyAround(b, at)
+	if ks < 0 {
+		return 0, 0, 0, false
+	}
 	key := b[ks:ke]
 	k, ok := keyKind(key)
 	if !ok {
@@ -151,8 +169,8 @@ func assignment(b []byte, at int) (int, int, Kind, bool) {
 	}
 	if n := quoteLen(b, vs); n > 0 {
 		q := b[vs+n-1]
-		ve := vs + n
-		for ve < len(b) && b[ve] != q && b[ve] != '\\' && !clsSpace[b[ve]] {
+		ve, lim := vs+n, min(len(b), vs+n+maxToken)
+		for ve < lim && b[ve] != q && b[ve] != '\\' && !clsSpace[b[ve]] {
 			ve++
 		}
 		if len(b)-ve < n || string(b[ve:ve+n]) != string(b[vs:vs+n]) || !valueOK(k, b[vs+n:ve]) {
@@ -163,7 +181,7 @@ func assignment(b []byte, at int) (int, int, Kind, bool) {
 	if k != AWSSecretKey && !unquotedContext(b, ks, key, b[op], spaced, quotedKey) {
 		return 0, 0, 0, false
 	}
-	ve := runNot(b, vs, clsStopValue)
+	ve := runNot(b[:min(len(b), vs+maxToken)], vs, clsStopValue)
 	if ve < len(b) && b[ve] == '(' || !valueOK(k, b[vs:ve]) {
 		return 0, 0, 0, false
 	}

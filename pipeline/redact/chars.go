@@ -48,6 +48,11 @@ func run(b []byte, i int, c *class) int {
 	return i
 }
 
+// runMax is run stopping after max bytes.
+func runMax(b []byte, i int, c *class, max int) int {
+	return run(b[:min(len(b), i+max)], i, c)
+}
+
 // runNot returns the end of the run of bytes not of class c from i.
 func runNot(b []byte, i int, c *class) int {
 	for i < len(b) && !c[b[i]] {

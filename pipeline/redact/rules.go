@@ -97,10 +97,13 @@ var anchors = []anchor{
 // is not 0) that ends the token; check, when set, vets the run.
 func prefixed(plen int, c *class, min, max int, k Kind, check func([]byte) bool) matcher {
 	return func(b []byte, at int) (int, int, Kind, bool) {
-		if !startsToken(b, at) {
+		// A token starts where a run of its alphabet starts: a prefix
+		// inside one (sk-sk-sk-…) is not tried, so that a run is walked
+		// once, not once per prefix in it.
+		if !startsToken(b, at) || at > 0 && c[b[at-1]] {
 			return 0, 0, 0, false
 		}
-		end := run(b, at+plen, c)
+		end := runMax(b, at+plen, c, maxToken)
 		n := end - at - plen
 		if n < min || max > 0 && n > max || !endsToken(b, end) {
 			return 0, 0, 0, false
@@ -145,7 +148,7 @@ func slackWebhook(b []byte, at int) (int, int, Kind, bool) {
 	for _, s := range []string{"services/", "workflows/", "triggers/"} {
 		if bytes.HasPrefix(b[p:], []byte(s)) {
 			vs := p + len(s)
-			ve := run(b, vs, clsWebhook)
+			ve := runMax(b, vs, clsWebhook, maxToken)
 			if ve-vs >= 20 {
 				return vs, ve, SlackWebhook, true
 			}
@@ -158,7 +161,7 @@ func slackWebhook(b []byte, at int) (int, int, Kind, bool) {
 // an Azure connection string.
 func azureKey(b []byte, at int) (int, int, Kind, bool) {
 	vs := bytes.IndexByte(b[at:], '=') + at + 1
-	ve := run(b, vs, clsB64Pad)
+	ve := runMax(b, vs, clsB64Pad, maxToken)
 	if ve-vs < 20 {
 		return 0, 0, 0, false
 	}
@@ -172,15 +175,21 @@ func azureSAS(b []byte, at int) (int, int, Kind, bool) {
 		return 0, 0, 0, false
 	}
 	vs := at + 4
-	ve := run(b, vs, clsSAS)
+	ve := runMax(b, vs, clsSAS, maxToken)
 	if ve-vs < 20 {
 		return 0, 0, 0, false
 	}
 	return vs, ve, AzureSAS, true
 }
 
-// maxPEM bounds the search for the end of a private key block.
-const maxPEM = 64 << 10
+// maxPEM bounds the search for the end of a private key block (an RSA
+// 4096-bit key takes 3.3 KB).
+const maxPEM = 8 << 10
+
+// maxToken bounds the walk over a token's or a value's alphabet, so that
+// text with an anchor every few bytes costs a bounded multiple of its
+// length.
+const maxToken = 4096
 
 // pemBlock matches a PEM private key block, BEGIN line to END line, or, when
 // the END line is missing (output cut short), the header and the base64
@@ -333,12 +342,12 @@ func urlPassword(b []byte, at int) (int, int, Kind, bool) {
 		return 0, 0, 0, false
 	}
 	us := at + 3
-	ue := runNot(b, us, clsStopUser)
+	ue := runNot(b[:min(len(b), us+maxToken)], us, clsStopUser)
 	if ue >= len(b) || b[ue] != ':' {
 		return 0, 0, 0, false
 	}
 	ps := ue + 1
-	pe := runNot(b, ps, clsStopPass)
+	pe := runNot(b[:min(len(b), ps+maxToken)], ps, clsStopPass)
 	if pe >= len(b) || b[pe] != '@' || pe+1 >= len(b) || clsSpace[b[pe+1]] || !valueOK(URLPassword, b[ps:pe]) {
 		return 0, 0, 0, false
 	}
