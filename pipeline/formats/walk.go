@@ -59,7 +59,7 @@ type Found struct {
 // socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
 // onSkip and left out.
 func Walk(paths []string, onSkip func(error)) ([]Found, error) {
-	w := walker{seen: make(map[fileID]bool), onSkip: onSkip}
+	w := walker{seen: make(map[FileID]bool), onSkip: onSkip}
 	for _, p := range paths {
 		start := len(w.out)
 		if err := w.path(p); err != nil {
@@ -72,7 +72,7 @@ func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 
 type walker struct {
 	out    []Found
-	seen   map[fileID]bool
+	seen   map[FileID]bool
 	onSkip func(error)
 }
 
@@ -167,7 +167,7 @@ func (w *walker) dir(root string) error {
 }
 
 func (w *walker) add(path string, info fs.FileInfo, meta bool) {
-	if id, ok := idOf(info); ok {
+	if id, ok := IDOf(info); ok {
 		if w.seen[id] {
 			return
 		}
@@ -176,12 +176,17 @@ func (w *walker) add(path string, info fs.FileInfo, meta bool) {
 	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta})
 }
 
-type fileID struct{ dev, ino uint64 }
+// FileID is a file's identity on its machine: its device and inode. Two
+// paths with the same FileID are one file (a link, a bind mount, a
+// symbolic link to a directory); a renamed file keeps it.
+type FileID struct{ Dev, Ino uint64 }
 
-func idOf(info fs.FileInfo) (fileID, bool) {
+// IDOf returns the identity of a file from its stat result; ok is false
+// on a platform whose stat does not give one.
+func IDOf(info fs.FileInfo) (id FileID, ok bool) {
 	st, ok := info.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fileID{}, false
+		return FileID{}, false
 	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, true
 }

@@ -543,7 +543,7 @@ func BenchmarkCheckpointSave(b *testing.B) {
 		require.NoError(b, err)
 		id, ok := idOf(info)
 		require.True(b, ok)
-		states[i] = FileState{Dev: id.dev, Ino: id.ino, Fingerprint: uint64(i) * 0x9e3779b97f4a7c15,
+		states[i] = FileState{Dev: id.Dev, Ino: id.Ino, Fingerprint: uint64(i) * 0x9e3779b97f4a7c15,
 			FingerprintLen: int(min(info.Size(), fingerprintBytes)), Path: p, Offset: info.Size(), Format: schema.FormatPi}
 	}
 	b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {

@@ -118,26 +118,26 @@ type Config struct {
 func (c Config) Validate() error {
 	switch {
 	case len(c.Watch) == 0:
-		return &ConfigError{Field: "watch", Value: c.Watch, Err: ErrInvalid}
+		return &ConfigError{Field: "watch", Value: c.Watch, Err: ErrInvalidConfig}
 	case c.StateDir == "":
-		return &ConfigError{Field: "state_dir", Value: c.StateDir, Err: ErrInvalid}
+		return &ConfigError{Field: "state_dir", Value: c.StateDir, Err: ErrInvalidConfig}
 	case c.Host == "":
-		return &ConfigError{Field: "host", Value: c.Host, Err: ErrInvalid}
+		return &ConfigError{Field: "host", Value: c.Host, Err: ErrInvalidConfig}
 	case c.Publisher == nil:
-		return &ConfigError{Field: "publisher", Value: nil, Err: ErrInvalid}
+		return &ConfigError{Field: "publisher", Value: nil, Err: ErrInvalidConfig}
 	case c.MaxOpenFiles < 0:
-		return &ConfigError{Field: "max_open_files", Value: c.MaxOpenFiles, Err: ErrInvalid}
+		return &ConfigError{Field: "max_open_files", Value: c.MaxOpenFiles, Err: ErrInvalidConfig}
 	case c.Workers < 0:
-		return &ConfigError{Field: "workers", Value: c.Workers, Err: ErrInvalid}
+		return &ConfigError{Field: "workers", Value: c.Workers, Err: ErrInvalidConfig}
 	case c.MaxPayload != 0 && c.MaxPayload < 4096:
-		return &ConfigError{Field: "max_payload", Value: c.MaxPayload, Err: ErrInvalid}
+		return &ConfigError{Field: "max_payload", Value: c.MaxPayload, Err: ErrInvalidConfig}
 	}
 	for _, w := range c.Watch {
 		if !filepath.IsAbs(w) {
-			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalid}
+			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
 		if _, err := os.Stat(w); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(w)) {
-			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalid}
+			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
 	}
 	return nil

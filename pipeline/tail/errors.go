@@ -12,8 +12,10 @@ var (
 	// (the stream would drop the duplicates only within its window).
 	ErrCheckpoint = errors.New("tail: bad checkpoint file")
 
-	// ErrInvalid is wrapped by *ConfigError.
-	ErrInvalid = errors.New("tail: invalid configuration")
+	// ErrInvalidConfig reports a configuration field with an invalid
+	// value. It is always wrapped in a *[ConfigError] naming the field;
+	// the caller must fix the configuration, retrying cannot help.
+	ErrInvalidConfig = errors.New("tail: invalid configuration")
 
 	// errRewritten reports a file whose first bytes changed while it was
 	// read: the reader stops before the bytes that may be new, and the
@@ -37,16 +39,15 @@ func (e *CheckpointError) Error() string {
 // Unwrap returns [ErrCheckpoint] and the underlying error.
 func (e *CheckpointError) Unwrap() []error { return []error{ErrCheckpoint, e.Err} }
 
-// ConfigError names the invalid field of a [Config].
+// ConfigError names the configuration field that failed validation.
 type ConfigError struct {
-	Field string
-	Value any
-	Err   error
+	Field string // configuration field, snake_case
+	Value any    // the rejected value
+	Err   error  // ErrInvalidConfig, possibly wrapped with a reason
 }
 
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("tail: config %s = %v: %v", e.Field, e.Value, e.Err)
-}
+// Error formats the error as "tail: invalid configuration: field=value".
+func (e *ConfigError) Error() string { return fmt.Sprintf("%v: %s=%v", e.Err, e.Field, e.Value) }
 
-// Unwrap returns ErrInvalid (or the underlying error).
+// Unwrap returns ErrInvalidConfig (or the underlying error).
 func (e *ConfigError) Unwrap() error { return e.Err }

@@ -89,7 +89,7 @@ func (f *file) state() (FileState, bool) {
 		return FileState{}, false
 	}
 	s := FileState{
-		Dev: f.id.dev, Ino: f.id.ino,
+		Dev: f.id.Dev, Ino: f.id.Ino,
 		Fingerprint: f.fpSum, FingerprintLen: f.fpLen,
 		Path: f.path, Offset: f.acked.at, CheckLen: int(f.acked.n), CheckSum: f.acked.sum,
 		LineAt: f.acked.hAt, LineCheckLen: int(f.acked.hn), LineCheckSum: f.acked.hsum,
@@ -239,7 +239,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		}
 	}
 	if replaced {
-		t.log.Info("file rewritten, reading it again", "file", path, "size", size, "was", max(f.readPos, f.resumeAt))
+		t.log.Info("file rewritten, reading it again", KeyFile, path, "size", size, "was", max(f.readPos, f.resumeAt))
 		t.m.rewrites.Add(1)
 		f.reset()
 		before = nil
@@ -258,7 +258,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	if f.dec == nil {
 		dec, err := formats.NewDecoder(formats.DecoderConfig{
 			Config: t.parseConfig(path), Format: f.format, MaxLineBytes: t.cfg.MaxLineBytes,
-			OnFileError: func(err error) { t.log.Warn("reading file sidecar", "file", path, "err", err) },
+			OnFileError: func(err error) { t.log.Warn("reading file sidecar", KeyFile, path, KeyError, err) },
 		})
 		if err != nil {
 			return err
@@ -401,7 +401,7 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 		t.mu.Lock()
 		f.waiting = false
 		t.mu.Unlock()
-		t.log.Debug("following file", "file", path, "format", f.format)
+		t.log.Debug("following file", KeyFile, path, "format", f.format)
 	}
 	if res.Line.End <= f.resumeAt {
 		clear(res.Entries) // published before: let go of their text at once
@@ -418,7 +418,7 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 	clear(res.Entries)
 	if res.Err != nil {
 		t.m.badLines.Add(1)
-		t.log.Debug("bad line", "file", path, "line", res.Line.Number, "err", res.Err)
+		t.log.Debug("bad line", KeyFile, path, "line", res.Line.Number, "err", res.Err)
 		head := res.Line.Bytes
 		var tooLong *jsonl.LineTooLongError
 		if errors.As(res.Err, &tooLong) {
@@ -442,7 +442,7 @@ func (t *Tailer) skip(f *file, path string) {
 	t.mu.Unlock()
 	f.dec = nil
 	t.m.skipped.Add(1)
-	t.log.Info("not a transcript, skipping", "file", path)
+	t.log.Info("not a transcript, skipping", KeyFile, path)
 }
 
 // send publishes the messages of one line, in order. The line's end is
@@ -542,7 +542,7 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 			return
 		case d := <-t.rejects:
 			if err := t.cfg.Publisher.Publish(t.pubCtx, bus.DeadMsg(t.cfg.Prefix, d), nil); err != nil {
-				t.log.Error("dead letter for a refused message lost", "file", d.Path, "err", err)
+				t.log.Error("dead letter for a refused message lost", KeyFile, d.Path, KeyError, err)
 			}
 		}
 	}

@@ -5,8 +5,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
-	"syscall"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
 
@@ -15,17 +15,11 @@ import (
 // session id or a timestamp), small enough to re-check on every read.
 const fingerprintBytes = 1024
 
-// fileID is a file's device and inode.
-type fileID struct{ dev, ino uint64 }
+// fileID is a file's device and inode (formats.FileID, the one helper).
+type fileID = formats.FileID
 
 // idOf returns the identity of a file from its stat result.
-func idOf(info os.FileInfo) (fileID, bool) {
-	st, ok := info.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{dev: uint64(st.Dev), ino: st.Ino}, true
-}
+func idOf(info os.FileInfo) (fileID, bool) { return formats.IDOf(info) }
 
 // fingerprint hashes the first min(size, fingerprintBytes) bytes of f.
 func fingerprint(f io.ReaderAt, size int64) (sum uint64, n int, err error) {

@@ -83,7 +83,7 @@ func New(cfg Config) (*Tailer, error) {
 	}
 	t := &Tailer{
 		cfg:     cfg,
-		log:     log.With("component", "tail"),
+		log:     log.With(KeyComponent, "tail"),
 		watches: newWatchSet(cfg.Watch),
 		cp:      cp,
 		m:       newMetrics(),
@@ -135,7 +135,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 	t.saved = make(map[fileID]FileState, len(states))
 	for _, s := range states {
-		t.saved[fileID{s.Dev, s.Ino}] = s
+		t.saved[fileID{Dev: s.Dev, Ino: s.Ino}] = s
 	}
 	// Publishes outlive ctx by drain at most: a worker blocked on a full
 	// publish window (JetStream down) must not hold the stop for longer.
@@ -162,7 +162,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	var watcher *fsnotify.Watcher
 	if !t.cfg.Poll {
 		if watcher, err = fsnotify.NewWatcher(); err != nil {
-			t.log.Warn("file notifications unavailable, relying on rescans", "err", err)
+			t.log.Warn("file notifications unavailable, relying on rescans", KeyError, err)
 			watcher = nil
 		}
 	}
@@ -188,12 +188,12 @@ func (t *Tailer) Run(ctx context.Context) error {
 	// Soft stop: reading has stopped; wait for what is in flight until
 	// the drain, counted from the end of ctx, is over.
 	if err := t.cfg.Publisher.Flush(pubCtx); err != nil {
-		t.log.Warn("stopping before every entry was acknowledged; they will be sent again", "err", err)
+		t.log.Warn("stopping before every entry was acknowledged; they will be sent again", KeyError, err)
 	}
 	cancelPub()
 	t.closeHandles()
 	if err := t.save(); err != nil {
-		t.log.Error("saving checkpoints", "err", err)
+		t.log.Error("saving checkpoints", KeyError, err)
 		return err
 	}
 	t.log.Info("tailer stopped")
@@ -213,11 +213,11 @@ func (t *Tailer) warnEmptyWatches() {
 		}
 		switch {
 		case t.cfg.DefaultWatches:
-			t.log.Debug("default location not found here", "watch", w.given)
+			t.log.Debug("default location not found here", KeyWatch, w.given)
 		case t.watches.waitsOn(i):
-			t.log.Info("watch matches no file yet", "watch", w.given)
+			t.log.Info("watch matches no file yet", KeyWatch, w.given)
 		default:
-			t.log.Warn("watch matches nothing and has no directory to wait on", "watch", w.given)
+			t.log.Warn("watch matches nothing and has no directory to wait on", KeyWatch, w.given)
 		}
 	}
 }
@@ -252,7 +252,7 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 			err := t.save()
 			if err != nil {
 				next := retry.failed(now, t.cfg.CheckpointInterval)
-				t.log.Error("saving checkpoints", "err", err, "failures", retry.failures, "next_try", next.Sub(now).Round(time.Second))
+				t.log.Error("saving checkpoints", KeyError, err, "failures", retry.failures, "next_try", next.Sub(now).Round(time.Second))
 			} else if retry.failures > 0 {
 				t.log.Info("checkpoints saved again", "after_failures", retry.failures)
 				retry = backoff{}
@@ -271,7 +271,7 @@ func (t *Tailer) loop(ctx context.Context, watcher *fsnotify.Watcher) {
 				continue
 			}
 			// Overflowed queues lose events: a rescan finds what they said.
-			t.log.Warn("file notification error, rescanning", "err", err)
+			t.log.Warn("file notification error, rescanning", KeyError, err)
 			t.requestRescan()
 		}
 	}
@@ -386,7 +386,7 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 	t.watches.walk(
 		func(path string, info fs.FileInfo, watch int) { t.found(path, info, watch) },
 		func(dir string) { t.watch(watcher, dir) },
-		func(err error) { t.log.Debug("rescan", "err", err) },
+		func(err error) { t.log.Debug("rescan", KeyError, err) },
 	)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -411,7 +411,7 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 		}
 		if !f.gone {
 			f.gone = true
-			t.log.Debug("file gone", "file", f.path)
+			t.log.Debug("file gone", KeyFile, f.path)
 		}
 		// Read what is left through the open handle (a deleted file
 		// stays readable while open), then forget the file.
@@ -516,7 +516,7 @@ func (t *Tailer) rename(f *file, path string, watch int) {
 func (t *Tailer) noteAlias(f *file, path string) {
 	if !f.aliasLogged {
 		f.aliasLogged = true
-		t.log.Info("file seen under another name; following it under its first", "file", f.path, "alias", path)
+		t.log.Info("file seen under another name; following it under its first", KeyFile, f.path, "alias", path)
 	}
 }
 
@@ -549,7 +549,7 @@ func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 		end := lastLineEnd(path, info.Size())
 		f.acked, f.resumeAt = mark{at: end}, end
 	}
-	t.log.Debug("new file", "file", path, "size", info.Size())
+	t.log.Debug("new file", KeyFile, path, "size", info.Size())
 	return f
 }
 
@@ -644,7 +644,7 @@ func (t *Tailer) process(ctx context.Context, w *worker, f *file) {
 	f.lastUse = time.Now()
 	if err != nil && ctx.Err() == nil {
 		t.m.readErrors.Add(1)
-		t.log.Warn("reading file", "file", path, "err", err)
+		t.log.Warn("reading file", KeyFile, path, KeyError, err)
 	}
 	if f.again {
 		t.schedule(f)
@@ -777,7 +777,7 @@ func (t *Tailer) watch(watcher *fsnotify.Watcher, dir string) {
 		return // watched, or failed once: not tried again until it is gone
 	}
 	if err := watcher.Add(dir); err != nil && t.m.watchErrors.Add(1) == 1 {
-		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, "err", err)
+		t.log.Warn("cannot watch directory, relying on rescans", "dir", dir, KeyError, err)
 	}
 }
 
@@ -885,7 +885,7 @@ func (t *Tailer) save() error {
 		t.savedAt = make(map[fileID]int, len(states))
 	}
 	for i := range states {
-		t.savedAt[fileID{states[i].Dev, states[i].Ino}] = i
+		t.savedAt[fileID{Dev: states[i].Dev, Ino: states[i].Ino}] = i
 	}
 	return nil
 }
@@ -899,7 +899,7 @@ func (t *Tailer) unchanged(states []FileState) bool {
 		return false
 	}
 	for i := range states {
-		j, ok := t.savedAt[fileID{states[i].Dev, states[i].Ino}]
+		j, ok := t.savedAt[fileID{Dev: states[i].Dev, Ino: states[i].Ino}]
 		if !ok || t.lastSaved[j] != states[i] {
 			return false
 		}

@@ -223,7 +223,7 @@ func TestTailer_UnchangedStates(t *testing.T) {
 		{Dev: 1, Ino: 11, Path: "/b", Offset: 200, Format: schema.FormatClaudeCode},
 		{Dev: 2, Ino: 10, Path: "/c", Skipped: true},
 	}
-	tl := &Tailer{lastSaved: saved, savedAt: map[fileID]int{{1, 10}: 0, {1, 11}: 1, {2, 10}: 2}}
+	tl := &Tailer{lastSaved: saved, savedAt: map[fileID]int{{Dev: 1, Ino: 10}: 0, {Dev: 1, Ino: 11}: 1, {Dev: 2, Ino: 10}: 2}}
 	same := []FileState{saved[2], saved[0], saved[1]} // any order
 	require.True(t, tl.unchanged(same))
 
