@@ -1,44 +1,28 @@
 package bus_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/logtest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
 // logBuffer is a concurrency-safe log sink.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
+type logBuffer = logtest.Buffer
 
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitLog waits until the log holds s.
-func (b *logBuffer) waitLog(tb testing.TB, s string) {
+// waitLog waits until the log b holds s.
+func waitLog(tb testing.TB, b *logBuffer, s string) {
 	tb.Helper()
 	natstest.CheckFor(tb, 10*time.Second, 5*time.Millisecond, func() error {
 		if !strings.Contains(b.String(), s) {
@@ -85,7 +69,7 @@ func TestConnect_WaitsForServer(t *testing.T) {
 		}
 		done <- result{err}
 	}()
-	logs.waitLog(t, "nats reconnect failed")
+	waitLog(t, &logs, "nats reconnect failed")
 	srv.Start(t)
 	require.NoError(t, (<-done).err)
 }
@@ -107,10 +91,10 @@ func TestConnect_LogsDisconnectAndReconnect(t *testing.T) {
 	nc, err := bus.Connect(t.Context(), bus.ConnConfig{URL: srv.URL(), ReconnectWait: 10 * time.Millisecond, Logger: newLogger(&logs)})
 	require.NoError(t, err)
 	srv.Restart(t)
-	logs.waitLog(t, "nats disconnected")
-	logs.waitLog(t, "nats reconnected")
+	waitLog(t, &logs, "nats disconnected")
+	waitLog(t, &logs, "nats reconnected")
 	nc.Close()
-	logs.waitLog(t, "nats connection closed")
+	waitLog(t, &logs, "nats connection closed")
 	assert.Contains(t, logs.String(), "component=bus.conn")
 }
 

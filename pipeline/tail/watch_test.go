@@ -1,41 +1,22 @@
 package tail
 
 import (
-	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/logtest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
 
-// syncBuffer is a log destination safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // logTo returns a config change that logs to buf.
-func logTo(buf *syncBuffer) func(*Config) {
+func logTo(buf *logtest.Buffer) func(*Config) {
 	return func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
@@ -69,7 +50,7 @@ func TestTailer_Watch(t *testing.T) {
 	t.Run("directory made later", func(t *testing.T) {
 		// A path that does not exist yet, in a directory that does, is
 		// waited for: without a warning, and followed once it is there.
-		var logs syncBuffer
+		var logs logtest.Buffer
 		h := newHarness(t)
 		later := filepath.Join(h.dir, "later")
 		h.start(logTo(&logs), func(c *Config) { c.Watch = []string{later} })
@@ -86,7 +67,7 @@ func TestTailer_Watch(t *testing.T) {
 		require.Contains(t, logs.String(), "watch matches no file yet")
 	})
 	t.Run("nothing to wait on", func(t *testing.T) {
-		var logs syncBuffer
+		var logs logtest.Buffer
 		h := newHarness(t)
 		h.write("s1.jsonl", piFile("s1", 0, 0))
 		gone := filepath.Join(h.dir, "no", "such", "dir")
@@ -114,7 +95,7 @@ func TestTailer_Watch(t *testing.T) {
 // makes every file visible under two paths: it is one file, followed
 // under the path first seen, logged once, never "renamed" back and forth.
 func TestTailer_SymlinkedAlias(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	h := newHarness(t)
 	real := h.write(".claude/projects/p/s1.jsonl", piFile("s1", 0, 2))
 	require.NoError(t, os.MkdirAll(filepath.Join(h.dir, ".config"), 0o755))
@@ -153,7 +134,7 @@ func TestTailer_SymlinkedAlias(t *testing.T) {
 // The agents' well-known locations that do not exist here (agents not
 // installed) are no warning: only paths a user named are.
 func TestTailer_DefaultWatchesQuiet(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	h := newHarness(t)
 	h.write("s1.jsonl", piFile("s1", 0, 0))
 	missing := filepath.Join(h.dir, "nowhere", "sessions", "**", "*.jsonl")
