@@ -152,7 +152,12 @@ func TestParseMode(t *testing.T) {
 	require.Equal(t, `"full"`, string(b))
 
 	_, err = redact.New(redact.Config{Mode: redact.Mode(9)})
-	require.ErrorIs(t, err, redact.ErrUnknownMode)
+	require.ErrorIs(t, err, redact.ErrInvalidConfig)
+	var ce *redact.ConfigError
+	require.ErrorAs(t, err, &ce)
+	require.Equal(t, "content", ce.Field)
+	_, err = redact.New(redact.Config{Disable: []redact.Kind{redact.NumKinds}})
+	require.ErrorIs(t, err, redact.ErrInvalidConfig)
 }
 
 func TestStats_Add(t *testing.T) {

@@ -1,9 +1,6 @@
 package redact
 
-import (
-	"fmt"
-	"unsafe"
-)
+import "unsafe"
 
 // Config configures a [Redactor].
 type Config struct {
@@ -14,15 +11,15 @@ type Config struct {
 	Disable []Kind
 }
 
-// Validate reports a Mode or Kind out of range, wrapping [ErrUnknownMode]
-// or naming the kind.
+// Validate reports a Mode or a Kind out of range as a *[ConfigError]
+// wrapping [ErrInvalidConfig].
 func (c Config) Validate() error {
 	if c.Mode >= numModes {
-		return fmt.Errorf("%w: %d", ErrUnknownMode, uint8(c.Mode))
+		return invalid("content", uint8(c.Mode), "want full, redacted or metadata")
 	}
 	for _, k := range c.Disable {
 		if k >= NumKinds {
-			return fmt.Errorf("redact: invalid configuration: disable=%d: no such kind", uint8(k))
+			return invalid("disable", uint8(k), "no such kind")
 		}
 	}
 	return nil
