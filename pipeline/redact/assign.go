@@ -200,12 +200,18 @@ func unquotedContext(b []byte, ks int, key []byte, op byte, spaced, quotedKey bo
 	if ks > 0 && (b[ks-1] == '?' || b[ks-1] == '&') {
 		return op == '=' && !spaced
 	}
+	if ks >= 2 && b[ks-2] == '$' && b[ks-1] == '{' { // ${VAR:-default}, ${VAR:?message}
+		return false
+	}
 	for _, c := range key {
 		if 'a' <= c && c <= 'z' {
 			return false
 		}
 	}
-	return op == ':' || !spaced
+	if op == ':' { // YAML: "KEY: value", a blank after the colon
+		return spaced
+	}
+	return !spaced
 }
 
 // quoteLen returns the length of the quote at p: a double, single or back

@@ -53,6 +53,7 @@ func ordinary(seed uint64) []string {
 		"interface Login { password: string; token?: string }\nconst schema = z.object({ password: z.string().min(8) });",
 		`<input type="password" name="password" autocomplete="current-password">`,
 		"POSTGRES_PASSWORD: ${POSTGRES_PASSWORD}\nAPI_TOKEN=$API_TOKEN\nexport SECRET_KEY=\"$(cat /run/secrets/key)\"",
+		"  SERVICES_PASSWORD: ${SERVICES_PASSWORD:?set it in .env}\n  DB_PASSWORD: ${DB_PASSWORD:-changeit}\n  X_TOKEN:${X_TOKEN}",
 		`"password": "", "token": null, "api_key": "<your-api-key>", "secret": "********"`,
 		`{"max_tokens": 4096, "input_tokens": 12, "output_tokens": 345, "tokenizer": "cl100k_base", "token_type": "bearer"}`,
 		`{"properties":{"password":{"type":"string","minLength":8},"token":{"type":"string"}}}`,
