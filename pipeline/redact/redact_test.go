@@ -78,3 +78,12 @@ func TestRedactor_EveryKind(t *testing.T) {
 		require.True(t, seen[k], "no fake of kind %s", k)
 	}
 }
+
+// TestRedactor_PortablePrefilter runs the fakes and the ordinary text
+// through the portable pair loop, as off amd64.
+func TestRedactor_PortablePrefilter(t *testing.T) {
+	defer redact.SetAVX2(false)()
+	t.Run("Fakes", TestRedactor_Fakes)
+	t.Run("Ordinary", TestRedactor_LeavesOrdinaryTextAlone)
+	t.Run("JSON", TestRedactor_JSON)
+}

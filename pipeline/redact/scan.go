@@ -6,15 +6,17 @@ import (
 	"slices"
 )
 
-// The prefilter: every anchor's first two bytes (all their cases when the
-// anchor folds case) are set in a 64-Kbit table, looked up once per input
-// byte. Only where a pair is set are the anchors that start with it
-// compared, and only where an anchor is found does its matcher run. Text
-// without any of the pairs costs one table lookup per byte.
+// The prefilter: two bytes of every anchor, lit[off:off+2] (all their
+// cases when the anchor folds case), are set in a 64-Kbit table. With AVX2
+// (pair_amd64.s) 32 positions at a time go through four nibble tables that
+// let every such pair through, and a few others, which the table weeds
+// out; elsewhere the table is looked up at each position. Only where a pair
+// is set are the anchors that hold it compared, and only where an anchor is
+// found does its matcher run.
 
-// pairBits has bit (b0<<8|b1) set when some anchor starts with b0 b1;
-// pairSlot maps such a pair to the list in slots of the indexes into
-// anchors of the anchors that start with it, in order (slot 0: none), so
+// pairBits has bit (b0<<8|b1) set when some anchor holds the pair b0 b1 at
+// its off; pairSlot maps such a pair to the list in slots of the indexes
+// into anchors of the anchors that hold it, in order (slot 0: none), so
 // that the scan loop does not hash.
 var pairBits, pairSlot, slots = buildPairs()
 
@@ -70,14 +72,14 @@ func buildNibbles(pairs *[1024]uint64) (t pairTables) {
 	return t
 }
 
-func buildPairs() (bits [1024]uint64, slot [65536]uint8, lists [][]uint8) {
+func buildPairs() (set [1024]uint64, slot [65536]uint8, lists [][]uint8) {
 	lists = [][]uint8{nil}
 	for i := range anchors {
 		a := &anchors[i]
 		for _, x := range variants(a.lit[a.off], a.fold) {
 			for _, y := range variants(a.lit[a.off+1], a.fold) {
 				p := uint16(x)<<8 | uint16(y)
-				bits[p>>6] |= 1 << (p & 63)
+				set[p>>6] |= 1 << (p & 63)
 				if slot[p] == 0 {
 					slot[p] = uint8(len(lists))
 					lists = append(lists, nil)
@@ -86,7 +88,7 @@ func buildPairs() (bits [1024]uint64, slot [65536]uint8, lists [][]uint8) {
 			}
 		}
 	}
-	return bits, slot, lists
+	return set, slot, lists
 }
 
 func variants(c byte, fold bool) []byte {
