@@ -92,6 +92,16 @@
 // run of one alphabet, or a short structure matched by hand, which RE2
 // would only make slower.
 //
+// # Use
+//
+// One [Redactor] serves every goroutine. A tailer builds it once from its
+// --content flag (*[Mode] is a flag.Value; [ParseMode] for an environment
+// variable or a configuration file), calls [Redactor.Entry] on each decoded
+// entry before encoding it, and adds the returned [Stats] to its totals
+// ([Stats.Add]) for its metrics (secrets redacted by kind, fields emptied).
+// In [Metadata] mode a tailer may as well not extract text at all
+// (parse.Config.Text off); Entry empties what is left.
+//
 // # What it misses
 //
 // It finds shapes. It does not find: secrets without a known prefix or a
