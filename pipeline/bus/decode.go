@@ -407,90 +407,98 @@ func (d *EntryDecoder) object(field func(key []byte) error) error {
 	return s.Err()
 }
 
-func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
-	var out []schema.ToolCall
-	seen, err := d.array(func() error {
-		var tc schema.ToolCall
-		err := d.object(func(key []byte) (err error) {
-			switch string(key) {
-			case "id":
-				tc.ID, err = d.str(false)
-			case "name":
-				tc.Name, err = d.str(true)
-			case "input":
-				if d.Lite {
-					d.s.Skip()
-					break
-				}
-				tc.Input, err = d.raw()
-			default:
-				d.s.Skip()
+// objects decodes an array of objects into a slice of T, field by field
+// (null is no slice, [] an empty one, a null element a zero T), as
+// encoding/json does.
+// The loops are written out, not built on array and object: a closure
+// per element would cost an allocation on the consumers' hot path.
+func objects[T any](d *EntryDecoder, field func(t *T, key []byte) error) ([]T, error) {
+	s := &d.s
+	if s.Peek() == jsonl.Null {
+		s.Skip()
+		return nil, nil
+	}
+	if !s.EnterArray() {
+		return nil, d.typeErr(s.Value(), "an array")
+	}
+	out := []T{}
+	for s.NextElem() {
+		var zero T
+		out = append(out, zero)
+		t := &out[len(out)-1]
+		if s.Peek() == jsonl.Null {
+			s.Skip()
+			continue
+		}
+		if !s.EnterObject() {
+			return out, d.typeErr(s.Value(), "an object")
+		}
+		for s.NextField() {
+			if err := field(t, s.Key()); err != nil {
+				return out, err
 			}
-			return err
-		})
-		out = append(out, tc)
+		}
+		if err := s.Err(); err != nil {
+			return out, err
+		}
+	}
+	return out, s.Err()
+}
+
+func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
+	return objects(d, func(tc *schema.ToolCall, key []byte) (err error) {
+		switch string(key) {
+		case "id":
+			tc.ID, err = d.str(false)
+		case "name":
+			tc.Name, err = d.str(true)
+		case "input":
+			if d.Lite {
+				d.s.Skip()
+				break
+			}
+			tc.Input, err = d.raw()
+		default:
+			d.s.Skip()
+		}
 		return err
 	})
-	if seen && out == nil && err == nil {
-		out = []schema.ToolCall{}
-	}
-	return out, err
 }
 
 func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
-	var out []schema.ToolResult
-	seen, err := d.array(func() error {
-		var tr schema.ToolResult
-		err := d.object(func(key []byte) (err error) {
-			switch string(key) {
-			case "tool_call_id":
-				tr.ToolCallID, err = d.str(false)
-			case "is_error":
-				tr.IsError, err = d.bool()
-			case "content":
-				if d.Lite {
-					d.s.Skip()
-					break
-				}
-				tr.Content, err = d.str(false)
-			default:
+	return objects(d, func(tr *schema.ToolResult, key []byte) (err error) {
+		switch string(key) {
+		case "tool_call_id":
+			tr.ToolCallID, err = d.str(false)
+		case "is_error":
+			tr.IsError, err = d.bool()
+		case "content":
+			if d.Lite {
 				d.s.Skip()
+				break
 			}
-			return err
-		})
-		out = append(out, tr)
+			tr.Content, err = d.str(false)
+		default:
+			d.s.Skip()
+		}
 		return err
 	})
-	if seen && out == nil && err == nil {
-		out = []schema.ToolResult{}
-	}
-	return out, err
 }
 
 func (d *EntryDecoder) attachments() ([]schema.Attachment, error) {
-	var out []schema.Attachment
-	seen, err := d.array(func() error {
-		var a schema.Attachment
-		err := d.object(func(key []byte) (err error) {
-			switch string(key) {
-			case "filename":
-				a.Filename, err = d.str(false)
-			case "mime_type":
-				a.MimeType, err = d.str(true)
-			case "size":
-				a.Size, err = d.str(false)
-			default:
-				d.s.Skip()
-			}
-			return err
-		})
-		out = append(out, a)
+	return objects(d, func(a *schema.Attachment, key []byte) (err error) {
+		switch string(key) {
+		case "filename":
+			a.Filename, err = d.str(false)
+		case "mime_type":
+			a.MimeType, err = d.str(true)
+		case "size":
+			a.Size, err = d.str(false)
+		default:
+			d.s.Skip()
+		}
 		return err
 	})
-	if seen && out == nil && err == nil {
-		out = []schema.Attachment{}
-	}
-	return out, err
 }
 
 func (d *EntryDecoder) reaction() (*schema.Reaction, error) {
