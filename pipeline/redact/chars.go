@@ -21,23 +21,22 @@ const (
 )
 
 var (
-	clsAlnum     = newClass(alnum)
-	clsUpperNum  = newClass(upper, digits)
-	clsB64URL    = newClass(alnum, "-_")                  // base64url, and most token bodies
-	clsTokenDot  = newClass(alnum, "-_.")                 // GitLab tokens
-	clsB64       = newClass(alnum, "+/")                  // base64 without padding
-	clsB64Pad    = newClass(alnum, "+/=")                 // base64 with padding
-	clsSAS       = newClass(alnum, "+/=%")                // URL-encoded base64
-	clsWebhook   = newClass(alnum, "/_-")                 // Slack webhook paths
-	clsBearer    = newClass(alnum, "-._~+/")              // RFC 6750 b64token
-	clsScheme    = newClass(alnum, "+.-")                 // URL scheme
-	clsKey       = newClass(alnum, "_.-")                 // a key or variable name
-	clsWord      = newClass(alnum, "_")                   // what may not touch a token's start
-	clsPEMBody   = newClass(alnum, "+/=\r\n\\")           // a PEM body, "\n" written out included
-	clsStopValue = newClass(" \t\r\n\f\v\"'`&;,()]}<>\\") // ends an unquoted value
-	clsStopUser  = newClass(" \t\r\n\f\v\"'`/?#@:<>\\[]")
-	clsStopPass  = newClass(" \t\r\n\f\v\"'`/?#@<>\\")
-	clsSpace     = newClass(" \t\r\n\f\v")
+	clsAlnum         = newClass(alnum)
+	clsUpperNum      = newClass(upper, digits)
+	clsB64URL        = newClass(alnum, "-_")                  // base64url, and most token bodies
+	clsTokenDot      = newClass(alnum, "-_.")                 // GitLab tokens
+	clsB64           = newClass(alnum, "+/")                  // base64 without padding
+	clsB64Pad        = newClass(alnum, "+/=")                 // base64 with padding
+	clsSAS           = newClass(alnum, "+/=%")                // URL-encoded base64
+	clsWebhook       = newClass(alnum, "/_-")                 // Slack webhook paths
+	clsBearer        = newClass(alnum, "-._~+/")              // RFC 6750 b64token
+	clsScheme        = newClass(alnum, "+.-")                 // URL scheme
+	clsKey           = newClass(alnum, "_.-")                 // a key or variable name
+	clsWord          = newClass(alnum, "_")                   // what may not touch a token's start
+	clsPEMBody       = newClass(alnum, "+/=\r\n\\")           // a PEM body, "\n" written out included
+	clsStopValue     = newClass(" \t\r\n\f\v\"'`&;,()]}<>\\") // ends an unquoted value
+	clsStopAuthority = newClass(" \t\r\n\f\v\"'`/?#<>")       // ends a URL's authority
+	clsSpace         = newClass(" \t\r\n\f\v")
 )
 
 // run returns the end of the run of bytes of class c that starts at i.

@@ -27,6 +27,8 @@ func TestRedactor_JSON(t *testing.T) {
 			`{"t":"x [REDACTED:github-token] y"}`, redact.GitHubToken},
 		{"escaped slashes in a URL", `{"u":"postgres:\/\/app:s3cretPassw0rd@db\/app"}`,
 			`{"u":"postgres:\/\/app:[REDACTED:url-password]@db\/app"}`, redact.URLPassword},
+		{"\\u002f in a URL, escapes inside the password", `{"u":"mysql:\u002f\u002froot:p\u0040ss\\w0rd\u0021@db:3306"}`,
+			`{"u":"mysql:\u002f\u002froot:[REDACTED:url-password]@db:3306"}`, redact.URLPassword},
 		{"escape at the secret's end", `{"u":"redis:\/\/:pA55word\u0021@cache"}`,
 			`{"u":"redis:\/\/:[REDACTED:url-password]@cache"}`, redact.URLPassword},
 		{"private key with \\n", `{"k":"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAx\nAbC+/=\n-----END RSA PRIVATE KEY-----\n","n":1}`,

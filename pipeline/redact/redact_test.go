@@ -87,3 +87,21 @@ func TestRedactor_PortablePrefilter(t *testing.T) {
 	t.Run("Ordinary", TestRedactor_LeavesOrdinaryTextAlone)
 	t.Run("JSON", TestRedactor_JSON)
 }
+
+// TestRedactor_String checks exact outputs on text.
+func TestRedactor_String(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"DATABASE_URL=postgres://app:p@ss@w0rd@db.internal:5432/app",
+			"DATABASE_URL=postgres://app:[REDACTED:url-password]@db.internal:5432/app"},
+		{"see https://medium.com/@author and https://host/a@b", "see https://medium.com/@author and https://host/a@b"},
+		{`echo "{\"password\":\"hunter2\"}" | jq`, `echo "{\"password\":\"[REDACTED:password]\"}" | jq`},
+		{"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIB\n(output truncated)", "[REDACTED:private-key](output truncated)"},
+		{"OPENAI_API_KEY=sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "OPENAI_API_KEY=[REDACTED:openai-key]"},
+	}
+	r := mustNew(t, redact.Config{})
+	for _, tt := range tests {
+		got := r.String(tt.in, nil)
+		require.Equal(t, tt.want, got, "String(%q)", tt.in)
+		require.Equal(t, got, r.String(got, nil), "redacting twice")
+	}
+}

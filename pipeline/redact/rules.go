@@ -332,7 +332,10 @@ func basicAuth(b []byte, at int) (int, int, Kind, bool) {
 	return vs, pad, BasicAuth, true
 }
 
-// urlPassword matches the password of scheme://user:password@host.
+// urlPassword matches the password of scheme://user:password@host: in the
+// authority (up to the first /, ?, # or blank), between the first colon
+// and the last @, as Go's net/url and browsers split it, so that an
+// unescaped @ in the password ("p@ss") does not cut it short.
 func urlPassword(b []byte, at int) (int, int, Kind, bool) {
 	s := at
 	for s > 0 && clsScheme[b[s-1]] {
@@ -342,14 +345,14 @@ func urlPassword(b []byte, at int) (int, int, Kind, bool) {
 		return 0, 0, 0, false
 	}
 	us := at + 3
-	ue := runNot(b[:min(len(b), us+maxToken)], us, clsStopUser)
-	if ue >= len(b) || b[ue] != ':' {
+	auth := b[us:runNot(b[:min(len(b), us+maxToken)], us, clsStopAuthority)]
+	last := bytes.LastIndexByte(auth, '@')
+	if last < 0 || last == len(auth)-1 {
 		return 0, 0, 0, false
 	}
-	ps := ue + 1
-	pe := runNot(b[:min(len(b), ps+maxToken)], ps, clsStopPass)
-	if pe >= len(b) || b[pe] != '@' || pe+1 >= len(b) || clsSpace[b[pe+1]] || !valueOK(URLPassword, b[ps:pe]) {
+	colon := bytes.IndexByte(auth[:last], ':')
+	if colon < 0 || bytes.Contains(auth[:last], []byte(MarkerPrefix)) || !valueOK(URLPassword, auth[colon+1:last]) {
 		return 0, 0, 0, false
 	}
-	return ps, pe, URLPassword, true
+	return us + colon + 1, us + last, URLPassword, true
 }
