@@ -106,10 +106,13 @@
 //
 // It finds shapes. It does not find: secrets without a known prefix or a
 // telling key (a random password in prose, "Bearer <token>" outside an
-// Authorization header, an opaque token in another header, a database DSN without scheme, key=value pairs
-// with lower-case keys and unquoted values such as password = hunter2 in
-// an INI file), secrets split across fields or lines, encoded (base64 of a
-// token, gzip), or assigned to a key named otherwise (API_PASS, pw, creds).
+// Authorization header, an opaque token in another header, a database DSN
+// without scheme, key=value pairs with lower-case keys and unquoted values
+// such as password = hunter2 in an INI file, "password hunter2" in a
+// .netrc, curl -u user:pass), tokens of services not listed above (npm_,
+// pypi-, hf_, Twilio, SendGrid, …), secrets split across fields or lines,
+// encoded (base64 of a token, gzip), or assigned to a key named otherwise
+// (API_PASS, pw, creds).
 // Non-string JSON values (a numeric PIN) are kept. A GitHub token's
 // checksum is not verified and a JWT's signature is not checked: shapes
 // suffice and give no false positives in the shipped samples. The shipped
