@@ -80,11 +80,7 @@ func TestTailer_RewrittenWhileStopped(t *testing.T) {
 	t.Run("shorter, then appended", func(t *testing.T) {
 		// Lines 21–30 replaced by shorter ones: the file is shorter than
 		// its checkpoint; five lines appended after the restart.
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 30))
-		h.start()
-		h.waitMsgs(31)
-		h.stop()
+		h, path := stoppedAfter(t, 30)
 		require.NoError(t, os.WriteFile(path, []byte(piFile("s", 0, 20)+piLinesAs("r", 21, 30, "x")), 0o644))
 		h.start()
 		h.waitMsgs(41)
@@ -97,11 +93,7 @@ func TestTailer_RewrittenWhileStopped(t *testing.T) {
 	t.Run("longer", func(t *testing.T) {
 		// Lines 21–80 replace 21–30: longer than the checkpoint, the
 		// first kilobyte unchanged.
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 30))
-		h.start()
-		h.waitMsgs(31)
-		h.stop()
+		h, path := stoppedAfter(t, 30)
 		require.NoError(t, os.WriteFile(path, []byte(piFile("s", 0, 20)+piLinesAs("r", 21, 80, "rewritten")), 0o644))
 		h.start()
 		msgs := h.stays(31 + 60)
@@ -111,11 +103,7 @@ func TestTailer_RewrittenWhileStopped(t *testing.T) {
 	t.Run("unchanged", func(t *testing.T) {
 		// The check costs nothing when the file is what was read: only
 		// the new lines are sent.
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 30))
-		h.start()
-		h.waitMsgs(31)
-		h.stop()
+		h, path := stoppedAfter(t, 30)
 		h.appendTo(path, piFile("s", 31, 35))
 		h.start()
 		h.stays(36)
@@ -149,11 +137,7 @@ func TestTailer_OverwrittenInPlace(t *testing.T) {
 
 func TestTailer_CheckpointEdited(t *testing.T) {
 	t.Run("offset past the end", func(t *testing.T) {
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 10))
-		h.start()
-		h.waitMsgs(11)
-		h.stop()
+		h, path := stoppedAfter(t, 10)
 		h.editCheckpoint(func(doc map[string]any) {
 			off, err := file0(doc)["offset"].(json.Number).Int64()
 			require.NoError(t, err)
@@ -167,11 +151,7 @@ func TestTailer_CheckpointEdited(t *testing.T) {
 	t.Run("offset into a line", func(t *testing.T) {
 		// Lines 11–20 written while stopped; the offset moved forward
 		// into line 15 would skip 11–14.
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 10))
-		h.start()
-		h.waitMsgs(11)
-		h.stop()
+		h, path := stoppedAfter(t, 10)
 		h.appendTo(path, piFile("s", 11, 20))
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -184,11 +164,7 @@ func TestTailer_CheckpointEdited(t *testing.T) {
 	t.Run("version 1", func(t *testing.T) {
 		// A checkpoint written before checks existed is read as is and
 		// saved as version 2.
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 10))
-		h.start()
-		h.waitMsgs(11)
-		h.stop()
+		h, path := stoppedAfter(t, 10)
 		h.editCheckpoint(func(doc map[string]any) {
 			doc["version"] = 1
 			delete(file0(doc), "check_len")
@@ -209,11 +185,7 @@ func TestTailer_CheckpointEdited(t *testing.T) {
 		require.Equal(t, checkBytes, states[0].CheckLen)
 	})
 	t.Run("corrupt", func(t *testing.T) {
-		h := newHarness(t)
-		path := h.write("s.jsonl", piFile("s", 0, 10))
-		h.start()
-		h.waitMsgs(11)
-		h.stop()
+		h, path := stoppedAfter(t, 10)
 		cp := filepath.Join(h.state, checkpointFile)
 		require.NoError(t, os.WriteFile(cp, []byte(`{"version":2,"files":[{"dev":1,`), 0o644))
 		tl, err := New(Config{Watch: []string{h.dir + "/**"}, StateDir: h.state, Host: "testhost", Publisher: h.pub})
@@ -355,4 +327,16 @@ func TestTailer_IdleDecoderRebuilt(t *testing.T) {
 			require.Equal(t, int64(9), h.tl.Metrics().Snapshot().Sent, "nothing sent twice")
 		})
 	}
+}
+
+// stoppedAfter runs a tailer over a pi file of lines 0..last until every
+// entry is published, and stops it: the state a restart resumes from.
+func stoppedAfter(t *testing.T, last int) (*harness, string) {
+	t.Helper()
+	h := newHarness(t)
+	path := h.write("s.jsonl", piFile("s", 0, last))
+	h.start()
+	h.waitMsgs(last + 1)
+	h.stop()
+	return h, path
 }
