@@ -42,6 +42,7 @@ func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) erro
 	if err := d.Parse("tailer", args, env, stderr, t.Register, "files to follow are given with -watch"); err != nil {
 		return err
 	}
+	d.NATS.PublishOnly = true // on a fleet, the services own the stream
 	b, err := d.Connect(ctx, "sessionpipe-tailer")
 	if err != nil {
 		return err

@@ -31,6 +31,12 @@ type Env func(string) string
 // NATS holds the flags that say how to reach JetStream.
 type NATS struct {
 	URL, Creds, TLSCert, TLSKey, TLSCA string
+	InboxPrefix                        string
+	// PublishOnly is the tailer's way on a fleet: its identity may publish
+	// its host's entries but not create or change the stream, so with a
+	// URL it waits for the stream to exist instead of ensuring it (the
+	// services do; an embedded server is always set up).
+	PublishOnly bool
 	DataDir                            string // embedded server state, when URL is empty
 	Port                               int    // embedded server port
 	Stream                             bus.StreamConfig
@@ -43,6 +49,7 @@ func (n *NATS) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&n.TLSCert, "tls-cert", env("NATS_TLS_CERT"), "client certificate file (env NATS_TLS_CERT)")
 	fs.StringVar(&n.TLSKey, "tls-key", env("NATS_TLS_KEY"), "client key file (env NATS_TLS_KEY)")
 	fs.StringVar(&n.TLSCA, "tls-ca", env("NATS_TLS_CA"), "CA bundle verifying the server (env NATS_TLS_CA)")
+	fs.StringVar(&n.InboxPrefix, "inbox-prefix", env("NATS_INBOX_PREFIX"), "prefix of reply subjects, for an identity that may only subscribe to its own inbox (env NATS_INBOX_PREFIX; default _INBOX)")
 	fs.StringVar(&n.DataDir, "data-dir", orDefault(env("SESSIONPIPE_DATA_DIR"), defaultDataDir(env)), "state directory: embedded JetStream store, checkpoints (env SESSIONPIPE_DATA_DIR)")
 	fs.IntVar(&n.Port, "nats-port", bus.DefaultEmbeddedPort, "client port of the embedded server (-1: any free port; if the default is taken, any free port)")
 	fs.StringVar(&n.Stream.Prefix, "prefix", orDefault(env("SESSIONPIPE_PREFIX"), bus.DefaultPrefix), "subject prefix (env SESSIONPIPE_PREFIX)")
@@ -98,7 +105,8 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 		log.Info("embedded JetStream server started", "url", e.ClientURL(), "store", filepath.Join(n.DataDir, "jetstream"))
 		b.Embedded, b.Conn = e, e.Conn()
 	} else {
-		nc, err := bus.Connect(ctx, bus.ConnConfig{URL: n.URL, CredsFile: n.Creds, TLSCert: n.TLSCert, TLSKey: n.TLSKey, TLSCA: n.TLSCA, Name: name, Logger: log})
+		nc, err := bus.Connect(ctx, bus.ConnConfig{URL: n.URL, CredsFile: n.Creds, TLSCert: n.TLSCert, TLSKey: n.TLSKey, TLSCA: n.TLSCA,
+			InboxPrefix: n.InboxPrefix, Name: name, Logger: log})
 		if err != nil {
 			return nil, err
 		}
@@ -110,11 +118,42 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
 	b.JS = js
-	if _, err := bus.EnsureStream(ctx, js, n.Stream); err != nil {
+	if n.URL != "" && n.PublishOnly {
+		err = waitStream(ctx, js, n.Stream.WithDefaults().Name, log)
+	} else {
+		_, err = bus.EnsureStream(ctx, js, n.Stream)
+	}
+	if err != nil {
 		b.Close(ctx)
 		return nil, err
 	}
 	return b, nil
+}
+
+// waitStream waits until the stream exists: on a fleet the services make
+// it, and a tailer may start first.
+func waitStream(ctx context.Context, js jetstream.JetStream, name string, log *slog.Logger) error {
+	for logged := false; ; {
+		_, err := js.Stream(ctx, name)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			return fmt.Errorf("stream %s: %w", name, err)
+		}
+		if !logged {
+			log.Warn("waiting for the stream: the indexer or exporter creates it", "stream", name)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // Close closes the connection and stops the embedded server.

@@ -6,12 +6,15 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
@@ -63,4 +66,37 @@ func TestConnect_SecondOnSameDataDirRefused(t *testing.T) {
 	_, err = n2.Connect(t.Context(), "second", log)
 	require.ErrorIs(t, err, dirlock.ErrHeld)
 	require.ErrorIs(t, err, bus.ErrServerStart)
+}
+
+// A tailer on a fleet does not create the stream (its identity may not):
+// it waits for the services to, with the inbox prefix its identity may
+// subscribe to.
+func TestConnect_PublishOnlyWaitsForTheStream(t *testing.T) {
+	srv := natstest.RunServer(t)
+	n := NATS{URL: srv.URL(), PublishOnly: true, InboxPrefix: "_INBOX.tailer.host-a"}
+	done := make(chan error, 1)
+	var b *Bus
+	go func() {
+		var err error
+		b, err = n.Connect(t.Context(), "tailer", slog.New(slog.DiscardHandler))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("returned before the stream existed: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	services := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := services.Stream(t.Context(), bus.DefaultStream)
+	require.ErrorIs(t, err, jetstream.ErrStreamNotFound, "the tailer did not create it")
+	_, err = bus.EnsureStream(t.Context(), services, bus.StreamConfig{})
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("still waiting after the stream was made")
+	}
+	defer b.Close(context.WithoutCancel(t.Context()))
+	require.True(t, strings.HasPrefix(b.Conn.NewRespInbox(), "_INBOX.tailer.host-a."))
 }

@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -54,6 +55,12 @@ type ConnConfig struct {
 	// [DefaultConnName].
 	Name string
 
+	// InboxPrefix replaces "_INBOX" as the prefix of the reply subjects
+	// (JetStream acknowledgements come back on them). A locked-down
+	// identity that may subscribe only to its own inbox, such as a
+	// tailer's (`_INBOX.tailer.<host>`), needs it. Default "_INBOX".
+	InboxPrefix string
+
 	// ReconnectWait and MaxReconnectWait bound the exponential reconnect
 	// backoff. Defaults [DefaultReconnectWait] and
 	// [DefaultMaxReconnectWait].
@@ -72,6 +79,8 @@ func (c ConnConfig) Validate() error {
 	switch {
 	case (c.TLSCert == "") != (c.TLSKey == ""):
 		return invalid("tls_cert", c.TLSCert, "tls_cert and tls_key must be set together")
+	case c.InboxPrefix != "" && (!validSubject(c.InboxPrefix) || strings.HasPrefix(c.InboxPrefix, "$")):
+		return invalid("inbox_prefix", c.InboxPrefix, "must be dot-separated subject tokens without wildcards")
 	case c.ReconnectWait < 0:
 		return invalid("reconnect_wait", c.ReconnectWait, "must not be negative")
 	case c.MaxReconnectWait < 0:
@@ -109,6 +118,9 @@ func Connect(ctx context.Context, cfg ConnConfig) (*nats.Conn, error) {
 	}
 	if cfg.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(cfg.TLSCA))
+	}
+	if cfg.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(cfg.InboxPrefix))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
