@@ -37,9 +37,9 @@ type NATS struct {
 	// URL it waits for the stream to exist instead of ensuring it (the
 	// services do; an embedded server is always set up).
 	PublishOnly bool
-	DataDir                            string // embedded server state, when URL is empty
-	Port                               int    // embedded server port
-	Stream                             bus.StreamConfig
+	DataDir     string // embedded server state, when URL is empty
+	Port        int    // embedded server port
+	Stream      bus.StreamConfig
 }
 
 // Register adds the NATS flags to fs, with defaults from env.

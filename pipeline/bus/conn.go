@@ -1,12 +1,12 @@
 package bus
 
 import (
-	"strings"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
