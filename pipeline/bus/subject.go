@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Defaults for subjects and the stream.
@@ -27,6 +29,28 @@ func EntrySubject(prefix, host, format string) string {
 // <prefix>.dead.<host>, with host made safe by [Token].
 func DeadSubject(prefix, host string) string {
 	return prefix + ".dead." + Token(host)
+}
+
+// SubjectMatches reports whether subject is the entry subject of e under
+// prefix: the host and format the server let through (a tailer's
+// identity may publish only its own host's subjects) are those the body
+// claims. Consumers skip an entry that fails it.
+func SubjectMatches(prefix, subject string, e *schema.Entry) bool {
+	// Piece by piece: no string is built for the common case.
+	rest, ok := strings.CutPrefix(subject, prefix)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, ".entries."); !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, Token(e.Host)); !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "."); !ok {
+		return false
+	}
+	return rest == Token(string(e.Format))
 }
 
 // EntriesFilter returns the subject filter matching every entry subject:

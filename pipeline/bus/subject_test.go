@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 func TestToken(t *testing.T) {
@@ -121,4 +122,19 @@ func untoken(tb testing.TB, tok string) string {
 		i += 2
 	}
 	return b.String()
+}
+
+func TestSubjectMatches(t *testing.T) {
+	e := &schema.Entry{Host: "build.01", Format: schema.FormatClaudeCode}
+	subj := bus.EntrySubject("sp", e.Host, string(e.Format))
+	require.True(t, bus.SubjectMatches("sp", subj, e))
+	for _, other := range []string{
+		bus.EntrySubject("sp", "build.02", "claude-code"),
+		bus.EntrySubject("sp", "build.01", "codex"),
+		bus.EntrySubject("other", "build.01", "claude-code"),
+		subj + ".x", "sp.entries", "",
+	} {
+		require.False(t, bus.SubjectMatches("sp", other, e), other)
+	}
+	require.Zero(t, testing.AllocsPerRun(100, func() { bus.SubjectMatches("sp", "sp.entries.h.pi", &schema.Entry{Host: "h", Format: "pi"}) }))
 }

@@ -319,6 +319,7 @@ func (ix *Indexer) WriteMetrics(w *prom.Writer) {
 	w.Int("sessionpipe_index_redelivered_skipped_total", prom.Counter, "Redelivered entries skipped as applied.", int64(s.Skipped))
 	w.Int("sessionpipe_index_gap_messages_total", prom.Counter, "Entries that aged out of the stream before they were indexed.", int64(s.GapMessages))
 	w.Int("sessionpipe_index_undecodable_total", prom.Counter, "Stream messages skipped as undecodable.", int64(s.Consumer.Undecodable))
+	w.Int("sessionpipe_index_forged_total", prom.Counter, "Entries skipped because their body names another host or format than their subject.", int64(s.Forged))
 	w.Int("sessionpipe_index_rebuilds_total", prom.Counter, "States discarded as belonging to another stream.", int64(s.Rebuilds))
 	w.Int("sessionpipe_alerts_fired_total", prom.Counter, "Alerts fired since start.", int64(s.Alerts))
 	active := int64(0)

@@ -134,6 +134,7 @@ type Indexer struct {
 	entries   atomic.Uint64 // entries applied since start
 	skipped   atomic.Uint64 // redelivered entries skipped
 	gaps      atomic.Uint64 // messages reported aged out of the stream
+	forged    atomic.Uint64 // entries whose body names another host or format than their subject
 	rebuilds  atomic.Uint64 // states discarded because they belonged to another stream
 	commitErr atomic.Pointer[string]
 }
@@ -420,6 +421,18 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 			ix.skipped.Add(1)
 			continue // applied before (a redelivery after a restart)
 		}
+		if !bus.SubjectMatches(ix.cfg.Stream.Prefix, d.Subject, &d.Entry) {
+			// The subject is what the server checked (a tailer's identity
+			// may publish only its own host's subjects); a body naming
+			// another host or format is forged or broken, never counted.
+			ix.forged.Add(1)
+			if ix.forged.Load() == 1 || ix.forged.Load()%1000 == 0 {
+				ix.log.Warn("entry whose host or format differs from its subject skipped", KeySeq, d.Seq,
+					"subject", d.Subject, "host", d.Entry.Host, "format", d.Entry.Format, "skipped", ix.forged.Load())
+			}
+			ix.applied = d.Seq
+			continue
+		}
 		if ix.alerts != nil {
 			ix.alerts.seq, ix.alerts.part = d.Seq, 0
 		}
@@ -518,6 +531,7 @@ type IndexerStats struct {
 	Entries            uint64 // entries applied since start
 	Skipped            uint64 // redelivered entries skipped
 	GapMessages        uint64 // messages that aged out before they were indexed
+	Forged             uint64 // entries skipped: host or format of the body not those of the subject
 	Rebuilds           uint64
 	Alerts             uint64 // alerts fired since start
 	Active             bool   // holds the consumer's lease (else stands by)
@@ -532,6 +546,7 @@ func (ix *Indexer) Stats() IndexerStats {
 	ix.mu.Unlock()
 	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
 	s.Alerts = ix.alertsFired.Load()
+	s.Forged = ix.forged.Load()
 	ix.mu.Lock()
 	c := ix.consumer
 	ix.mu.Unlock()

@@ -357,3 +357,30 @@ func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
 	require.Equal(t, uint64(1), ix.Stats().Rebuilds)
 	require.NoError(t, stop())
 }
+
+// An entry published on one host's subject (all a tailer's identity may
+// publish on) whose body names another host is skipped, not filed under
+// the other host.
+func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
+	js := newStream(t, bus.StreamConfig{})
+	e := schema.Entry{Format: schema.FormatPi, Host: "host-b", SessionID: "s", EntryID: "e1", Kind: schema.KindMessage,
+		Role: schema.RoleUser, Text: "forged", TS: time.Now()}
+	m := bus.EntryMsg(bus.DefaultPrefix, &e, nil)
+	m.Subject = bus.EntrySubject(bus.DefaultPrefix, "host-a", "pi") // what host-a's identity may publish
+	ok := e
+	ok.Host, ok.EntryID = "host-a", "e2"
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(t, err)
+	require.NoError(t, p.Publish(t.Context(), m, nil))
+	require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, &ok, nil), nil))
+	require.NoError(t, p.Close(t.Context()))
+	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	waitApplied(t, ix, 2)
+	all, err := ix.Sessions()
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	require.Equal(t, "host-a", all[0].Host)
+	require.Equal(t, int64(1), all[0].UserMessages)
+	require.Equal(t, uint64(1), ix.Stats().Forged)
+	require.NoError(t, stop())
+}
