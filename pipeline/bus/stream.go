@@ -136,7 +136,8 @@ func (c StreamConfig) jetstream() jetstream.StreamConfig {
 }
 
 // EnsureStream creates the stream described by cfg, or updates it to cfg
-// when it exists with other settings; it is idempotent and safe to call
+// when it exists with other settings (keeping the sources an operator
+// configured on it, as a hub fed by leaf nodes has); it is idempotent and safe to call
 // from every process at start. It fails if cfg is invalid, if JetStream is
 // unreachable before ctx ends, or if the server refuses the change (storage
 // type and a lower replica count than a cluster can hold cannot be
@@ -146,7 +147,13 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg StreamConfig)
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	s, err := js.CreateOrUpdateStream(ctx, cfg.jetstream())
+	want := cfg.jetstream()
+	if cur, err := js.Stream(ctx, cfg.Name); err == nil {
+		// What an operator added beside sessionpipe's settings stays:
+		// the sources of a hub stream fed by leaf nodes, say.
+		want.Sources = cur.CachedInfo().Config.Sources
+	}
+	s, err := js.CreateOrUpdateStream(ctx, want)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, context.Cause(ctx)

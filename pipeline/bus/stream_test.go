@@ -131,3 +131,24 @@ func TestEnsureStream_Errors(t *testing.T) {
 	require.ErrorAs(t, err, &apiErr)
 	assert.Equal(t, jetstream.ErrorCode(10052), apiErr.ErrorCode, "want JSStreamUpdateErr, got %v", apiErr)
 }
+
+// Sources an operator put on the stream (a hub sourcing leaf nodes'
+// streams) survive a daemon's EnsureStream at start.
+func TestEnsureStream_KeepsSources(t *testing.T) {
+	srv := natstest.RunServer(t)
+	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
+	_, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "LEAF_A", Subjects: []string{"leafa.>"}})
+	require.NoError(t, err)
+	s, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	cfg := s.CachedInfo().Config
+	cfg.Sources = []*jetstream.StreamSource{{Name: "LEAF_A"}}
+	_, err = js.UpdateStream(t.Context(), cfg)
+	require.NoError(t, err)
+
+	s, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{MaxAge: time.Hour})
+	require.NoError(t, err)
+	require.Len(t, s.CachedInfo().Config.Sources, 1)
+	require.Equal(t, "LEAF_A", s.CachedInfo().Config.Sources[0].Name)
+	require.Equal(t, time.Hour, s.CachedInfo().Config.MaxAge, "sessionpipe's settings are applied")
+}
