@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -65,116 +67,7 @@ func (d *EntryDecoder) decode(data []byte, e *schema.Entry) error {
 	var err error
 	for s.NextField() && err == nil {
 		key := s.Key()
-		switch string(key) {
-		case "format":
-			var f string
-			f, err = d.str(true)
-			e.Format = schema.Format(f)
-		case "host":
-			e.Host, err = d.str(true)
-		case "path":
-			e.Path, err = d.str(true)
-		case "offset":
-			e.Offset, err = d.int()
-		case "line":
-			e.Line, err = d.int()
-		case "object":
-			var n int64
-			n, err = d.int()
-			e.Object = int(n)
-		case "session_id":
-			e.SessionID, err = d.str(true)
-		case "entry_id":
-			e.EntryID, err = d.str(false)
-		case "parent_id":
-			e.ParentID, err = d.str(false)
-		case "parent_session_id":
-			e.ParentSessionID, err = d.str(true)
-		case "ts":
-			e.TS, err = d.time()
-		case "kind":
-			var k string
-			k, err = d.str(true)
-			e.Kind = schema.Kind(k)
-		case "role":
-			var r string
-			r, err = d.str(true)
-			e.Role = schema.Role(r)
-		case "subtype":
-			e.Subtype, err = d.str(true)
-		case "text":
-			e.Text, err = d.text()
-		case "meta":
-			e.Meta, err = d.bool()
-		case "copy":
-			e.Copy, err = d.bool()
-		case "truncated":
-			e.Truncated, err = d.bool()
-		case "model":
-			e.Model, err = d.str(true)
-		case "provider":
-			e.Provider, err = d.str(true)
-		case "message_id":
-			e.MessageID, err = d.str(false)
-		case "request_id":
-			e.RequestID, err = d.str(false)
-		case "usage":
-			e.Usage, err = d.usage()
-		case "usage_key":
-			e.UsageKey, err = d.str(false)
-		case "cost_usd":
-			e.CostUSD, err = d.float()
-		case "stop_reason":
-			e.StopReason, err = d.str(true)
-		case "tool_calls":
-			e.ToolCalls, err = d.toolCalls()
-		case "tool_results":
-			e.ToolResults, err = d.toolResults()
-		case "tool_calls_omitted":
-			var n int64
-			n, err = d.int()
-			e.ToolCallsOmitted = int(n)
-		case "tool_results_omitted":
-			var n int64
-			n, err = d.int()
-			e.ToolResultsOmitted = int(n)
-		case "attachments":
-			e.Attachments, err = d.attachments()
-		case "reaction":
-			e.Reaction, err = d.reaction()
-		case "sender":
-			e.Sender, err = d.str(true)
-		case "cwd":
-			e.CWD, err = d.str(true)
-		case "git_branch":
-			e.GitBranch, err = d.str(true)
-		case "agent_version":
-			e.AgentVersion, err = d.str(true)
-		case "sidechain":
-			e.Sidechain, err = d.bool()
-		case "agent_id":
-			e.AgentID, err = d.str(true)
-		case "agent_type":
-			e.AgentType, err = d.str(true)
-		case "slug":
-			e.Slug, err = d.str(true)
-		case "command":
-			e.Command, err = d.str(true)
-		case "command_args":
-			e.CommandArgs, err = d.str(false)
-		case "title":
-			e.Title, err = d.str(false)
-		case "origin":
-			e.Origin, err = d.origin()
-		case "raw":
-			if d.Lite {
-				s.Skip()
-				break
-			}
-			e.Raw, err = d.raw()
-		default:
-			s.Skip()
-		}
+		err = d.field(key, entryFields, func(key []byte) (bool, error) { return d.entryField(e, key) })
 		if err != nil {
 			err = fmt.Errorf("field %q: %w", key, err)
 		}
@@ -189,6 +82,156 @@ func (d *EntryDecoder) decode(data []byte, e *schema.Entry) error {
 		return errors.New("data after the entry")
 	}
 	return s.Err()
+}
+
+// entryField decodes the value of the entry field name into e; it
+// reports false, consuming nothing, for a name it does not know.
+func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err error) {
+	switch string(key) {
+	case "format":
+		var f string
+		f, err = d.str(true)
+		e.Format = schema.Format(f)
+	case "host":
+		e.Host, err = d.str(true)
+	case "path":
+		e.Path, err = d.str(true)
+	case "offset":
+		e.Offset, err = d.int()
+	case "line":
+		e.Line, err = d.int()
+	case "object":
+		var n int64
+		n, err = d.int()
+		e.Object = int(n)
+	case "session_id":
+		e.SessionID, err = d.str(true)
+	case "entry_id":
+		e.EntryID, err = d.str(false)
+	case "parent_id":
+		e.ParentID, err = d.str(false)
+	case "parent_session_id":
+		e.ParentSessionID, err = d.str(true)
+	case "ts":
+		e.TS, err = d.time()
+	case "kind":
+		var k string
+		k, err = d.str(true)
+		e.Kind = schema.Kind(k)
+	case "role":
+		var r string
+		r, err = d.str(true)
+		e.Role = schema.Role(r)
+	case "subtype":
+		e.Subtype, err = d.str(true)
+	case "text":
+		e.Text, err = d.text()
+	case "meta":
+		e.Meta, err = d.bool()
+	case "copy":
+		e.Copy, err = d.bool()
+	case "truncated":
+		e.Truncated, err = d.bool()
+	case "model":
+		e.Model, err = d.str(true)
+	case "provider":
+		e.Provider, err = d.str(true)
+	case "message_id":
+		e.MessageID, err = d.str(false)
+	case "request_id":
+		e.RequestID, err = d.str(false)
+	case "usage":
+		e.Usage, err = d.usage()
+	case "usage_key":
+		e.UsageKey, err = d.str(false)
+	case "cost_usd":
+		e.CostUSD, err = d.float()
+	case "stop_reason":
+		e.StopReason, err = d.str(true)
+	case "tool_calls":
+		e.ToolCalls, err = d.toolCalls()
+	case "tool_results":
+		e.ToolResults, err = d.toolResults()
+	case "tool_calls_omitted":
+		var n int64
+		n, err = d.int()
+		e.ToolCallsOmitted = int(n)
+	case "tool_results_omitted":
+		var n int64
+		n, err = d.int()
+		e.ToolResultsOmitted = int(n)
+	case "attachments":
+		e.Attachments, err = d.attachments()
+	case "reaction":
+		e.Reaction, err = d.reaction()
+	case "sender":
+		e.Sender, err = d.str(true)
+	case "cwd":
+		e.CWD, err = d.str(true)
+	case "git_branch":
+		e.GitBranch, err = d.str(true)
+	case "agent_version":
+		e.AgentVersion, err = d.str(true)
+	case "sidechain":
+		e.Sidechain, err = d.bool()
+	case "agent_id":
+		e.AgentID, err = d.str(true)
+	case "agent_type":
+		e.AgentType, err = d.str(true)
+	case "slug":
+		e.Slug, err = d.str(true)
+	case "command":
+		e.Command, err = d.str(true)
+	case "command_args":
+		e.CommandArgs, err = d.str(false)
+	case "title":
+		e.Title, err = d.str(false)
+	case "origin":
+		e.Origin, err = d.origin()
+	case "raw":
+		if d.Lite {
+			d.s.Skip()
+			break
+		}
+		e.Raw, err = d.raw()
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// entryFields are the names entryField knows.
+var entryFields = []string{"format", "host", "path", "offset", "line", "object", "session_id", "entry_id", "parent_id",
+	"parent_session_id", "ts", "kind", "role", "subtype", "text", "meta", "copy", "truncated", "model", "provider",
+	"message_id", "request_id", "usage", "usage_key", "cost_usd", "stop_reason", "tool_calls", "tool_results",
+	"tool_calls_omitted", "tool_results_omitted", "attachments", "reaction", "sender", "cwd", "git_branch",
+	"agent_version", "sidechain", "agent_id", "agent_type", "slug", "command", "command_args", "title", "origin", "raw"}
+
+// field decodes one field of an object through set, which knows the
+// field names in names: by the key itself, else by the name the key
+// equals but for case, as encoding/json matches names; an unknown field
+// is skipped.
+//
+// The key goes to set as bytes (switch string(key) there costs nothing):
+// a string made for a call through a func value would be allocated.
+func (d *EntryDecoder) field(key []byte, names []string, set func(key []byte) (bool, error)) error {
+	known, err := set(key)
+	if known || err != nil {
+		return err
+	}
+	for _, n := range names {
+		if bytesEqualFold(key, n) {
+			_, err = set([]byte(n)) // rare: a name in another case
+			return err
+		}
+	}
+	d.s.Skip()
+	return nil
+}
+
+// bytesEqualFold is strings.EqualFold for a byte slice, without a copy.
+func bytesEqualFold(b []byte, s string) bool {
+	return strings.EqualFold(unsafe.String(unsafe.SliceData(b), len(b)), s)
 }
 
 // str reads a string (null is ""); intern shares the result between
@@ -346,29 +389,34 @@ func (d *EntryDecoder) usage() (*schema.Usage, error) {
 	u := &schema.Usage{}
 	var err error
 	for s.NextField() && err == nil {
-		switch string(s.Key()) {
-		case "input":
-			u.Input, err = d.int()
-		case "output":
-			u.Output, err = d.int()
-		case "cache_read":
-			u.CacheRead, err = d.int()
-		case "cache_write":
-			u.CacheWrite, err = d.int()
-		case "cache_write_5m":
-			u.CacheWrite5m, err = d.int()
-		case "cache_write_1h":
-			u.CacheWrite1h, err = d.int()
-		case "reasoning":
-			u.Reasoning, err = d.int()
-		case "speed":
-			u.Speed, err = d.str(true)
-		default:
-			s.Skip()
-		}
+		err = d.field(s.Key(), usageFields, func(key []byte) (known bool, err error) {
+			switch string(key) {
+			case "input":
+				u.Input, err = d.int()
+			case "output":
+				u.Output, err = d.int()
+			case "cache_read":
+				u.CacheRead, err = d.int()
+			case "cache_write":
+				u.CacheWrite, err = d.int()
+			case "cache_write_5m":
+				u.CacheWrite5m, err = d.int()
+			case "cache_write_1h":
+				u.CacheWrite1h, err = d.int()
+			case "reasoning":
+				u.Reasoning, err = d.int()
+			case "speed":
+				u.Speed, err = d.str(true)
+			default:
+				return false, nil
+			}
+			return true, err
+		})
 	}
 	return u, err
 }
+
+var usageFields = []string{"input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h", "reasoning", "speed"}
 
 // array calls elem for each element of an array (null is none).
 func (d *EntryDecoder) array(elem func() error) (bool, error) {
@@ -390,7 +438,7 @@ func (d *EntryDecoder) array(elem func() error) (bool, error) {
 
 // object calls field for each field of an object element (null is a zero
 // element, as encoding/json leaves it).
-func (d *EntryDecoder) object(field func(key []byte) error) error {
+func (d *EntryDecoder) object(names []string, set func(key []byte) (bool, error)) error {
 	s := &d.s
 	if s.Peek() == jsonl.Null {
 		s.Skip()
@@ -400,7 +448,7 @@ func (d *EntryDecoder) object(field func(key []byte) error) error {
 		return d.typeErr(s.Value(), "an object")
 	}
 	for s.NextField() {
-		if err := field(s.Key()); err != nil {
+		if err := d.field(s.Key(), names, set); err != nil {
 			return err
 		}
 	}
@@ -412,7 +460,7 @@ func (d *EntryDecoder) object(field func(key []byte) error) error {
 // encoding/json does.
 // The loops are written out, not built on array and object: a closure
 // per element would cost an allocation on the consumers' hot path.
-func objects[T any](d *EntryDecoder, field func(t *T, key []byte) error) ([]T, error) {
+func objects[T any](d *EntryDecoder, names []string, set func(t *T, key []byte) (bool, error)) ([]T, error) {
 	s := &d.s
 	if s.Peek() == jsonl.Null {
 		s.Skip()
@@ -434,7 +482,7 @@ func objects[T any](d *EntryDecoder, field func(t *T, key []byte) error) ([]T, e
 			return out, d.typeErr(s.Value(), "an object")
 		}
 		for s.NextField() {
-			if err := field(t, s.Key()); err != nil {
+			if err := d.field(s.Key(), names, func(key []byte) (bool, error) { return set(t, key) }); err != nil {
 				return out, err
 			}
 		}
@@ -446,7 +494,7 @@ func objects[T any](d *EntryDecoder, field func(t *T, key []byte) error) ([]T, e
 }
 
 func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
-	return objects(d, func(tc *schema.ToolCall, key []byte) (err error) {
+	return objects(d, toolCallFields, func(tc *schema.ToolCall, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "id":
 			tc.ID, err = d.str(false)
@@ -459,14 +507,14 @@ func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
 			}
 			tc.Input, err = d.raw()
 		default:
-			d.s.Skip()
+			return false, nil
 		}
-		return err
+		return true, err
 	})
 }
 
 func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
-	return objects(d, func(tr *schema.ToolResult, key []byte) (err error) {
+	return objects(d, toolResultFields, func(tr *schema.ToolResult, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "tool_call_id":
 			tr.ToolCallID, err = d.str(false)
@@ -479,14 +527,14 @@ func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
 			}
 			tr.Content, err = d.str(false)
 		default:
-			d.s.Skip()
+			return false, nil
 		}
-		return err
+		return true, err
 	})
 }
 
 func (d *EntryDecoder) attachments() ([]schema.Attachment, error) {
-	return objects(d, func(a *schema.Attachment, key []byte) (err error) {
+	return objects(d, attachmentFields, func(a *schema.Attachment, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "filename":
 			a.Filename, err = d.str(false)
@@ -495,9 +543,9 @@ func (d *EntryDecoder) attachments() ([]schema.Attachment, error) {
 		case "size":
 			a.Size, err = d.str(false)
 		default:
-			d.s.Skip()
+			return false, nil
 		}
-		return err
+		return true, err
 	})
 }
 
@@ -507,7 +555,7 @@ func (d *EntryDecoder) reaction() (*schema.Reaction, error) {
 		return nil, nil
 	}
 	r := &schema.Reaction{}
-	err := d.object(func(key []byte) (err error) {
+	err := d.object(reactionFields, func(key []byte) (known bool, err error) {
 		switch string(key) {
 		case "message_id":
 			r.MessageID, err = d.str(false)
@@ -522,9 +570,9 @@ func (d *EntryDecoder) reaction() (*schema.Reaction, error) {
 				r.Emojis = []string{}
 			}
 		default:
-			d.s.Skip()
+			return false, nil
 		}
-		return err
+		return true, err
 	})
 	return r, err
 }
@@ -535,7 +583,7 @@ func (d *EntryDecoder) origin() (*schema.Origin, error) {
 		return nil, nil
 	}
 	o := &schema.Origin{}
-	err := d.object(func(key []byte) (err error) {
+	err := d.object(originFields, func(key []byte) (known bool, err error) {
 		switch string(key) {
 		case "provider":
 			o.Provider, err = d.str(true)
@@ -548,9 +596,19 @@ func (d *EntryDecoder) origin() (*schema.Origin, error) {
 		case "label":
 			o.Label, err = d.str(true)
 		default:
-			d.s.Skip()
+			return false, nil
 		}
-		return err
+		return true, err
 	})
 	return o, err
 }
+
+// The field names of the nested objects, for matching a key that differs
+// in case only.
+var (
+	toolCallFields   = []string{"id", "name", "input"}
+	toolResultFields = []string{"tool_call_id", "is_error", "content"}
+	attachmentFields = []string{"filename", "mime_type", "size"}
+	reactionFields   = []string{"message_id", "emojis"}
+	originFields     = []string{"provider", "surface", "chat_type", "from", "label"}
+)

@@ -1,8 +1,10 @@
 package bus_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"regexp"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -170,4 +172,18 @@ func TestEntryDecoder_Lite(t *testing.T) {
 		require.Equal(t, want, got, "case %d", i)
 	}
 	require.Positive(t, cut)
+}
+
+// Field names that differ in case only match, as encoding/json matches
+// them, at every level.
+func TestEntryDecoder_FieldNamesIgnoreCase(t *testing.T) {
+	var d bus.EntryDecoder
+	upper := regexp.MustCompile(`"([a-z_0-9]+)":`)
+	for i, data := range corpusJSON(t) {
+		shouted := upper.ReplaceAllFunc(data, func(b []byte) []byte { return bytes.ToUpper(b) })
+		var want, got schema.Entry
+		require.NoError(t, schema.UnmarshalEntry(shouted, &want), "case %d", i)
+		require.NoError(t, d.Decode(shouted, &got), "case %d", i)
+		require.Equal(t, want, got, "case %d: %s", i, shouted)
+	}
 }
