@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
 
@@ -37,6 +38,9 @@ type Tailer struct {
 	// Static: the files present at start are complete (run -once), so a
 	// file that tells no format is skipped at once (tail.Config.Static).
 	Static bool
+	// Content is what of the transcripts' text leaves the host.
+	Content    redact.Mode
+	contentErr error
 }
 
 // globList is a repeatable flag.
@@ -52,6 +56,13 @@ func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 	fs.BoolVar(&t.FromStart, "from-start", false, "read files seen for the first time from their start (the default)")
 	fs.BoolVar(&t.FromEnd, "from-end", false, "read files seen for the first time from their end: only new lines")
 	fs.BoolVar(&t.NoText, "no-text", false, "leave message text, tool inputs and results out of entries")
+	if v := env("SESSIONPIPE_CONTENT"); v != "" {
+		// A bad value is reported when the tailer starts.
+		if err := t.Content.Set(v); err != nil {
+			t.contentErr = fmt.Errorf("SESSIONPIPE_CONTENT: %w", err)
+		}
+	}
+	fs.Var(&t.Content, "content", "what of the text leaves the host: full, redacted (secrets such as API keys, tokens, private keys and passwords replaced by [REDACTED:<kind>]) or metadata (no text at all, only numbers and names) (env SESSIONPIPE_CONTENT)")
 	fs.BoolVar(&t.Raw, "raw", false, "include each record's original JSON in its entry")
 	fs.IntVar(&t.MaxLineBytes, "max-line-bytes", 0, "longest line read; longer ones go to the dead-letter subject (default 128 MiB)")
 	fs.IntVar(&t.MaxOpenFiles, "max-open-files", tail.DefaultMaxOpenFiles, "open file handles at most")
@@ -111,6 +122,13 @@ func RunTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *sl
 // StartTailer builds the tailer the flags describe and serves its
 // metrics; [RunningTailer.Run] then follows the files.
 func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *slog.Logger, progress io.Writer) (*RunningTailer, error) {
+	if t.contentErr != nil {
+		return nil, t.contentErr
+	}
+	red, err := redact.New(redact.Config{Mode: t.Content})
+	if err != nil {
+		return nil, err
+	}
 	if t.FromStart && t.FromEnd {
 		return nil, fmt.Errorf("-from-start and -from-end exclude each other")
 	}
@@ -148,7 +166,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static,
-		DefaultWatches: defaults, Logger: log,
+		DefaultWatches: defaults, Redactor: red, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)

@@ -46,6 +46,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -75,6 +76,8 @@ const benchHost = "bench-host"
 //     goroutine, no publishing (what the tailer does before publishing);
 //   - impl=tail: the tailer, default settings (2 workers, publisher
 //     window 4096), until every entry is acknowledged;
+//   - impl=tail-redacted: the same with secrets redacted before
+//     publishing, as the commands run it by default;
 //   - impl=bus: the pre-encoded messages through a bus.Publisher with
 //     default settings (ordering, completion callbacks, no reading);
 //   - impl=raw: the pre-encoded messages through PublishMsgAsync with a
@@ -91,7 +94,7 @@ func BenchmarkBackfill(b *testing.B) {
 	impls := []struct {
 		name string
 		run  func(*testing.B)
-	}{{"encode", fx.encode}, {"tail", fx.tail}, {"bus", fx.bus}, {"raw", fx.raw}}
+	}{{"encode", fx.encode}, {"tail", fx.tail}, {"tail-redacted", fx.tailRedacted}, {"bus", fx.bus}, {"raw", fx.raw}}
 	for round := range max(*benchRounds, 1) {
 		// -count repeats each sub-benchmark before the next one starts;
 		// rounds interleave them instead, and reverse their order every
@@ -141,7 +144,17 @@ func (fx *backfill) encode(b *testing.B) {
 	cpu.report(b, len(msgs))
 }
 
-func (fx *backfill) tail(b *testing.B) {
+func (fx *backfill) tail(b *testing.B) { fx.tailWith(b, nil) }
+
+// tailRedacted is the tailer as the commands run it by default: secrets
+// redacted before publishing (--content redacted).
+func (fx *backfill) tailRedacted(b *testing.B) {
+	r, err := redact.New(redact.Config{Mode: redact.Redacted})
+	require.NoError(b, err)
+	fx.tailWith(b, r)
+}
+
+func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor) {
 	want := int64(len(fx.messages(b)))
 	var cpu cpuMeter
 	b.ReportAllocs()
@@ -156,6 +169,7 @@ func (fx *backfill) tail(b *testing.B) {
 			Host:      benchHost,
 			Publisher: pub,
 			Text:      true,
+			Redactor:  red,
 		})
 		require.NoError(b, err)
 		cpu.start(b)

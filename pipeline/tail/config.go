@@ -9,6 +9,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
 
 // Defaults of [Config].
@@ -72,6 +73,13 @@ type Config struct {
 	// and results in entries (Text, on by default through the command),
 	// and the original JSON object (Raw).
 	Text, Raw bool
+
+	// Redactor, when set, is applied to every entry before it is
+	// published (redact.Entry: secrets replaced, or all text left out in
+	// metadata mode), so that nothing secret leaves the host. Nil
+	// publishes entries as parsed. The commands set one (--content,
+	// redacted by default).
+	Redactor *redact.Redactor
 
 	// MaxLineBytes is the longest line read; a longer one is sent to the
 	// dead-letter subject with its head. Default: jsonl's.

@@ -552,6 +552,9 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 // needed (see bus.FitEntryMsg), or a dead letter for e's line if even
 // that cannot fit.
 func (t *Tailer) entryMsg(e *schema.Entry, limit int) *nats.Msg {
+	if r := t.cfg.Redactor; r != nil {
+		t.m.redacted(r.Entry(e))
+	}
 	// Size the body from the text it holds: no growing while encoding.
 	size := 512 + len(e.Text) + len(e.Raw)
 	for i := range e.ToolResults {

@@ -5,25 +5,28 @@ import (
 	"sync/atomic"
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
 
 // Metrics are the tailer's counters, safe for concurrent use. WriteTo
 // renders them in the Prometheus text exposition format.
 type Metrics struct {
-	files         atomic.Int64 // files followed (gauge)
-	skipped       atomic.Int64 // files that are not transcripts
-	lines         atomic.Int64 // lines read
-	bytes         atomic.Int64 // bytes of lines read
-	sent          atomic.Int64 // messages handed to the publisher
-	acked         atomic.Int64 // messages acknowledged by JetStream
-	badLines      atomic.Int64 // lines sent to the dead-letter subject
-	truncated     atomic.Int64 // entries shortened to fit a message
-	publishErrors atomic.Int64 // messages that completed with an error
-	readErrors    atomic.Int64 // failed reads of a file
-	rewrites      atomic.Int64 // files read again after truncation or replacement
-	renames       atomic.Int64 // files followed across a rename
-	watchErrors   atomic.Int64 // directories that could not be watched
-	rescans       atomic.Int64 // walks of the watches done
+	files         atomic.Int64                  // files followed (gauge)
+	skipped       atomic.Int64                  // files that are not transcripts
+	lines         atomic.Int64                  // lines read
+	bytes         atomic.Int64                  // bytes of lines read
+	sent          atomic.Int64                  // messages handed to the publisher
+	acked         atomic.Int64                  // messages acknowledged by JetStream
+	badLines      atomic.Int64                  // lines sent to the dead-letter subject
+	truncated     atomic.Int64                  // entries shortened to fit a message
+	publishErrors atomic.Int64                  // messages that completed with an error
+	readErrors    atomic.Int64                  // failed reads of a file
+	rewrites      atomic.Int64                  // files read again after truncation or replacement
+	renames       atomic.Int64                  // files followed across a rename
+	watchErrors   atomic.Int64                  // directories that could not be watched
+	rescans       atomic.Int64                  // walks of the watches done
+	secrets       [redact.NumKinds]atomic.Int64 // secrets replaced before publishing, by kind
+	emptied       atomic.Int64                  // fields left out in metadata mode
 
 	lag         func() int64        // bytes written and not yet acknowledged (gauge)
 	watchedDirs func() int64        // directories with a notification watch (gauge)
@@ -38,6 +41,29 @@ type WatchFiles struct {
 }
 
 func newMetrics() *Metrics { return &Metrics{} }
+
+// redacted counts what redacting an entry did.
+func (m *Metrics) redacted(st redact.Stats) {
+	for k, n := range st.Secrets {
+		if n != 0 {
+			m.secrets[k].Add(n)
+		}
+	}
+	if st.Emptied != 0 {
+		m.emptied.Add(st.Emptied)
+	}
+}
+
+// Redacted returns the secrets replaced so far, by kind, and the fields
+// left out in metadata mode.
+func (m *Metrics) Redacted() redact.Stats {
+	var st redact.Stats
+	for k := range m.secrets {
+		st.Secrets[k] = m.secrets[k].Load()
+	}
+	st.Emptied = m.emptied.Load()
+	return st
+}
 
 // Snapshot is a copy of the counters.
 type Snapshot struct {
@@ -102,5 +128,14 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		samples[i] = prom.Sample{Labels: []prom.Label{{Name: "watch", Value: wf.Watch}}, Value: float64(wf.Files)}
 	}
 	pw.Family("sessionpipe_tail_watch_files", prom.Gauge, "Files followed per watch (a file counts in the first watch it matches).", samples...)
+	red := m.Redacted()
+	secrets := make([]prom.Sample, 0, redact.NumKinds)
+	for k := range redact.NumKinds {
+		if n := red.Secrets[k]; n > 0 {
+			secrets = append(secrets, prom.Sample{Labels: []prom.Label{{Name: "kind", Value: k.String()}}, Value: float64(n)})
+		}
+	}
+	pw.Family("sessionpipe_tail_secrets_redacted_total", prom.Counter, "Secrets replaced by a marker before publishing, by kind.", secrets...)
+	pw.Int("sessionpipe_tail_fields_withheld_total", prom.Counter, "Text fields left out before publishing (--content metadata).", red.Emptied)
 	return pw.Written(), pw.Err()
 }

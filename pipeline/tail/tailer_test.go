@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -395,4 +396,35 @@ func TestTailer_DirectoryMadeAgainIsWatched(t *testing.T) {
 	msgs := h.waitMsgs(6)
 	require.Equal(t, wantIDs("s2", 0, 3), ids(t, msgs, "s2"))
 	require.Equal(t, int64(2), watched())
+}
+
+// Secrets in what the transcripts hold are replaced before anything is
+// published (redacted mode), or no text leaves at all (metadata mode).
+func TestTailer_Redacts(t *testing.T) {
+	const key = "AKIAQX7ZP3LM2RTY6WEB"
+	line := func(i int) string {
+		return fmt.Sprintf(`{"type":"message","id":"m%d","parentId":null,"timestamp":"2026-01-01T00:00:0%dZ","message":{"role":"user","content":"deploy with %s please","timestamp":1767225600000}}`, i, i, key) + "\n"
+	}
+	for _, mode := range []redact.Mode{redact.Redacted, redact.Metadata} {
+		t.Run(mode.String(), func(t *testing.T) {
+			h := newHarness(t)
+			h.write("s.jsonl", piFile("s", 0, 0)+line(1))
+			r, err := redact.New(redact.Config{Mode: mode})
+			require.NoError(t, err)
+			h.start(func(c *Config) { c.Redactor = r })
+			msgs := h.waitMsgs(2)
+			for _, m := range msgs {
+				require.NotContains(t, string(m.entry.AppendJSON(nil)), key)
+			}
+			e := msgs[1].entry
+			st := h.tl.Metrics().Redacted()
+			if mode == redact.Redacted {
+				require.Equal(t, "deploy with [REDACTED:aws-access-key] please", e.Text)
+				require.Equal(t, int64(1), st.Count(redact.AWSAccessKey))
+			} else {
+				require.Empty(t, e.Text)
+				require.Positive(t, st.Emptied)
+			}
+		})
+	}
 }
