@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,11 @@ type ConsumerConfig struct {
 	// [Batch.DeadLetters]. Use another Name than the entries consumer's.
 	DeadLetters bool
 
+	// Raw also consumes the raw chunks (<prefix>.raw.>), in stream order
+	// with the entries: batches then carry [Batch.Raw] too. The exporter
+	// archives them. Not with DeadLetters.
+	Raw bool
+
 	// Lite decodes entries without what counting does not read (see
 	// [EntryDecoder].Lite): the indexer's choice. The exporter, which
 	// writes every field, leaves it off.
@@ -131,6 +137,8 @@ func (c ConsumerConfig) Validate() error {
 	switch {
 	case c.Name == "" || !validStreamName(c.Name):
 		return invalid("consumer", c.Name, "required, without '.', '*', '>', '/', '\\' or whitespace")
+	case c.DeadLetters && c.Raw:
+		return invalid("raw", c.Raw, "a dead-letter consumer cannot take raw chunks")
 	case c.MaxBatch < 0:
 		return invalid("max_batch", c.MaxBatch, "must not be negative")
 	case c.MaxBatchBytes < 0:
@@ -181,12 +189,15 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	return c
 }
 
-// filter returns the subject filter of the consumer.
-func (c ConsumerConfig) filter() string {
-	if c.DeadLetters {
-		return DeadFilter(c.Stream.Prefix)
+// filters returns the subject filters of the consumer.
+func (c ConsumerConfig) filters() []string {
+	switch {
+	case c.DeadLetters:
+		return []string{DeadFilter(c.Stream.Prefix)}
+	case c.Raw:
+		return []string{EntriesFilter(c.Stream.Prefix), RawFilter(c.Stream.Prefix)}
 	}
-	return EntriesFilter(c.Stream.Prefix)
+	return []string{EntriesFilter(c.Stream.Prefix)}
 }
 
 // Handler applies one batch. It returns nil once the batch is applied
@@ -217,6 +228,10 @@ type Batch struct {
 	// consumer.
 	DeadLetters []DeliveredDead
 
+	// Raw are the decoded raw chunks, for a consumer with
+	// [ConsumerConfig.Raw]. Their Data is valid only during the call.
+	Raw []DeliveredRaw
+
 	// Undecodable lists the messages that could not be decoded (another
 	// schema version, a body that is not an entry). They are acknowledged
 	// with the batch: the caller should count or dead-letter them.
@@ -237,15 +252,18 @@ type Batch struct {
 }
 
 // Len returns the number of messages in b, undecodable ones included.
-func (b *Batch) Len() int { return len(b.Entries) + len(b.DeadLetters) + len(b.Undecodable) }
+func (b *Batch) Len() int {
+	return len(b.Entries) + len(b.DeadLetters) + len(b.Raw) + len(b.Undecodable)
+}
 
 // reset empties b for reuse, dropping references to the previous
 // messages.
 func (b *Batch) reset() {
 	clear(b.Entries)
 	clear(b.DeadLetters)
+	clear(b.Raw)
 	clear(b.Undecodable)
-	*b = Batch{Entries: b.Entries[:0], DeadLetters: b.DeadLetters[:0], Undecodable: b.Undecodable[:0]}
+	*b = Batch{Entries: b.Entries[:0], DeadLetters: b.DeadLetters[:0], Raw: b.Raw[:0], Undecodable: b.Undecodable[:0]}
 }
 
 // Delivery describes one delivered message.
@@ -269,6 +287,12 @@ type Delivery struct {
 type DeliveredEntry struct {
 	Delivery
 	Entry schema.Entry
+}
+
+// DeliveredRaw is one decoded raw chunk with its delivery.
+type DeliveredRaw struct {
+	Delivery
+	Chunk RawChunk
 }
 
 // DeliveredDead is one decoded dead letter with its delivery.
@@ -317,6 +341,7 @@ func (e *MessageError) Unwrap() error { return e.Err }
 type ConsumerStats struct {
 	Batches       uint64 // batches acknowledged
 	Entries       uint64 // entries (or dead letters) handed to the handler and acknowledged
+	Raw           uint64 // raw chunks handed to the handler and acknowledged
 	Undecodable   uint64 // messages skipped as undecodable
 	HandlerErrors uint64 // handler calls that failed
 	Redelivered   uint64 // messages handed out more than once
@@ -338,6 +363,8 @@ type Consumer struct {
 	nc  *nats.Conn
 	cfg ConsumerConfig
 	log *slog.Logger
+
+	rawPrefix string // <prefix>.raw.: the subjects of raw chunks
 
 	running atomic.Bool
 
@@ -365,13 +392,14 @@ func NewConsumer(js jetstream.JetStream, cfg ConsumerConfig) (*Consumer, error) 
 		cfg.MaxBatchBytes = max(cfg.MaxBatchBytes, int(nc.MaxPayload())+64<<10)
 	}
 	c := &Consumer{
-		js:       js,
-		nc:       js.Conn(),
-		cfg:      cfg,
-		log:      discard(cfg.Logger).With(KeyComponent, "bus.consumer", KeyConsumer, cfg.Name),
-		next:     cfg.StartSeq,
-		explicit: cfg.StartSeq > 0,
-		warnLog:  &rateLimiter{interval: consumerLogInterval},
+		js:        js,
+		nc:        js.Conn(),
+		cfg:       cfg,
+		rawPrefix: strings.TrimSuffix(RawFilter(cfg.Stream.Prefix), ">"),
+		log:       discard(cfg.Logger).With(KeyComponent, "bus.consumer", KeyConsumer, cfg.Name),
+		next:      cfg.StartSeq,
+		explicit:  cfg.StartSeq > 0,
+		warnLog:   &rateLimiter{interval: consumerLogInterval},
 	}
 	return c, nil
 }
@@ -408,7 +436,7 @@ func (c *Consumer) Run(ctx context.Context, h Handler) error {
 		return errors.New("bus: Consumer.Run called while running")
 	}
 	defer c.running.Store(false)
-	c.log.Info("consumer starting", KeyStream, c.cfg.Stream.Name, KeySubject, c.cfg.filter(), KeySeq, c.next)
+	c.log.Info("consumer starting", KeyStream, c.cfg.Stream.Name, KeySubject, strings.Join(c.cfg.filters(), " "), KeySeq, c.next)
 
 	var status chan nats.Status
 	if c.nc != nil {

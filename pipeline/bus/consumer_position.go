@@ -93,15 +93,15 @@ func (r *run) position(ctx context.Context) error {
 func (r *run) bind(ctx context.Context, s jetstream.Stream, next uint64) (jetstream.Consumer, error) {
 	c := r.c
 	cfg := jetstream.ConsumerConfig{
-		Durable:       c.cfg.Name,
-		Description:   "sessionpipe consumer",
-		DeliverPolicy: jetstream.DeliverAllPolicy,
-		AckPolicy:     jetstream.AckAllPolicy,
-		AckWait:       c.cfg.AckWait,
-		MaxDeliver:    -1,
-		FilterSubject: c.cfg.filter(),
-		ReplayPolicy:  jetstream.ReplayInstantPolicy,
-		MaxAckPending: c.cfg.MaxAckPending,
+		Durable:        c.cfg.Name,
+		Description:    "sessionpipe consumer",
+		DeliverPolicy:  jetstream.DeliverAllPolicy,
+		AckPolicy:      jetstream.AckAllPolicy,
+		AckWait:        c.cfg.AckWait,
+		MaxDeliver:     -1,
+		FilterSubjects: c.cfg.filters(),
+		ReplayPolicy:   jetstream.ReplayInstantPolicy,
+		MaxAckPending:  c.cfg.MaxAckPending,
 	}
 	cons, err := s.CreateOrUpdateConsumer(ctx, cfg)
 	if err != nil {

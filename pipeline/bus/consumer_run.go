@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -298,6 +299,11 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		if err == nil {
 			b.DeadLetters = append(b.DeadLetters, DeliveredDead{Delivery: d, Dead: dl})
 		}
+	} else if c.cfg.Raw && strings.HasPrefix(d.Subject, c.rawPrefix) {
+		var rc RawChunk
+		if rc, err = DecodeRaw(m.Headers(), m.Data(), nil); err == nil {
+			b.Raw = append(b.Raw, DeliveredRaw{Delivery: d, Chunk: rc})
+		}
 	} else {
 		n := len(b.Entries)
 		if n < cap(b.Entries) {
@@ -379,6 +385,7 @@ func (r *run) deliver(ctx context.Context) error {
 	s := &c.stats
 	s.Batches++
 	s.Entries += uint64(len(b.Entries) + len(b.DeadLetters))
+	s.Raw += uint64(len(b.Raw))
 	s.Undecodable += uint64(len(b.Undecodable))
 	s.Redelivered += uint64(redelivered)
 	s.Pending = b.Pending
@@ -406,6 +413,9 @@ func markRedelivered(b *Batch) {
 	for i := range b.Entries {
 		b.Entries[i].Redelivered = true
 	}
+	for i := range b.Raw {
+		b.Raw[i].Redelivered = true
+	}
 	for i := range b.DeadLetters {
 		b.DeadLetters[i].Redelivered = true
 	}
@@ -421,6 +431,11 @@ func countRedelivered(b *Batch) int {
 	}
 	for i := range b.DeadLetters {
 		if b.DeadLetters[i].Redelivered {
+			n++
+		}
+	}
+	for i := range b.Raw {
+		if b.Raw[i].Redelivered {
 			n++
 		}
 	}

@@ -122,8 +122,8 @@ func (c StreamConfig) jetstream() jetstream.StreamConfig {
 	}
 	return jetstream.StreamConfig{
 		Name:        c.Name,
-		Description: "sessionpipe normalised transcript entries and dead letters",
-		Subjects:    []string{EntriesFilter(c.Prefix), DeadFilter(c.Prefix)},
+		Description: "sessionpipe normalised transcript entries, dead letters and original lines",
+		Subjects:    []string{EntriesFilter(c.Prefix), DeadFilter(c.Prefix), RawFilter(c.Prefix)},
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		MaxAge:      c.MaxAge,

@@ -54,7 +54,7 @@ func TestEnsureStream_DefaultsAndIdempotent(t *testing.T) {
 	created := info.Created
 	cfg := info.Config
 	assert.Equal(t, bus.DefaultStream, cfg.Name)
-	assert.Equal(t, []string{"sessionpipe.entries.>", "sessionpipe.dead.>"}, cfg.Subjects)
+	assert.Equal(t, []string{"sessionpipe.entries.>", "sessionpipe.dead.>", "sessionpipe.raw.>"}, cfg.Subjects)
 	assert.Equal(t, bus.DefaultDuplicateWindow, cfg.Duplicates)
 	assert.Equal(t, 1, cfg.Replicas)
 	assert.Equal(t, jetstream.FileStorage, cfg.Storage)
@@ -112,7 +112,7 @@ func TestEnsureStream_UpdatesOnConfigChange(t *testing.T) {
 	require.NoError(t, err)
 	info, err = st.Info(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"sp2.entries.>", "sp2.dead.>"}, info.Config.Subjects)
+	assert.Equal(t, []string{"sp2.entries.>", "sp2.dead.>", "sp2.raw.>"}, info.Config.Subjects)
 }
 
 func TestEnsureStream_Errors(t *testing.T) {
