@@ -20,13 +20,14 @@ const ManifestName = "_manifest.jsonl"
 // File is the manifest record of one committed Parquet file.
 type File struct {
 	// Path is the file's path relative to the output root, with slashes:
-	// format=<f>/date=<d>/host=<h>/part-<first>-<last>.parquet.
+	// format=<f>/date=<d>/host=<h>/part-<first>-<last>.parquet, or
+	// part-<first>-<last>-c<generation>.parquet for a file [Compact] merged.
 	Path      string    `json:"path"`
 	Partition Partition `json:"partition"`
 	Rows      int64     `json:"rows"`
 	Bytes     int64     `json:"bytes"`
 	SHA256    string    `json:"sha256"`    // hex of the whole file
-	FirstSeq  uint64    `json:"first_seq"` // stream range of its entries
+	FirstSeq  uint64    `json:"first_seq"` // stream range of its entries; a merged file's is the union of its inputs'
 	LastSeq   uint64    `json:"last_seq"`
 	MinTS     time.Time `json:"min_ts,omitzero"` // span of its entries' ts, zero when none had one
 	MaxTS     time.Time `json:"max_ts,omitzero"`
@@ -44,14 +45,26 @@ type Manifest struct {
 // ReadManifest reads the manifest of the output root dir. A directory
 // without one has an empty manifest. A manifest that does not decode is
 // an error wrapping [ErrManifest] that names the line.
+//
+// ReadManifest takes no lock: the manifest is replaced by a rename, so it
+// reads a whole version, but a process that changes the manifest reads it
+// under the manifest lock (see the package documentation, "Commit
+// protocol").
 func ReadManifest(dir string) (*Manifest, error) {
+	m, _, err := readManifest(dir)
+	return m, err
+}
+
+// readManifest is [ReadManifest], also reporting whether the manifest
+// file exists.
+func readManifest(dir string) (*Manifest, bool, error) {
 	path := filepath.Join(dir, ManifestName)
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return &Manifest{}, nil
+		return &Manifest{}, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
+		return nil, false, fmt.Errorf("read manifest: %w", err)
 	}
 	m := &Manifest{}
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -62,14 +75,37 @@ func ReadManifest(dir string) (*Manifest, error) {
 		}
 		var f File
 		if err := json.Unmarshal(sc.Bytes(), &f); err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrManifest, path, n, err)
+			return nil, true, fmt.Errorf("%w: %s:%d: %v", ErrManifest, path, n, err)
 		}
 		m.Files = append(m.Files, f)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrManifest, path, err)
+		return nil, true, fmt.Errorf("%w: %s: %v", ErrManifest, path, err)
 	}
-	return m, nil
+	return m, true, nil
+}
+
+// reread reads the manifest of dir again, under the manifest lock, before
+// a change. The manifest must exist (a Writer creates it at start): had it
+// disappeared, writing the change to an empty list would unlist every
+// committed file, and the next clean-up would remove them.
+func reread(dir string) (*Manifest, error) {
+	m, ok, err := readManifest(dir)
+	if err == nil && !ok {
+		err = fmt.Errorf("%w: %s disappeared", ErrManifest, filepath.Join(dir, ManifestName))
+	}
+	return m, err
+}
+
+// highest returns the last committed sequence of each partition: the
+// highest LastSeq of its files. A merged file keeps the union of its
+// inputs' ranges, so a compaction never lowers it.
+func (m *Manifest) highest() map[Partition]uint64 {
+	high := make(map[Partition]uint64)
+	for _, f := range m.Files {
+		high[f.Partition] = max(high[f.Partition], f.LastSeq)
+	}
+	return high
 }
 
 // write stores m in dir atomically: a temporary file, fsync, rename over

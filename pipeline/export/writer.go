@@ -5,10 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -68,7 +66,10 @@ type Stats struct {
 // lock, reads its manifest and removes what a crash left behind: temporary
 // files, and Parquet files that were renamed into place but not yet
 // recorded in the manifest (their entries were never acknowledged, so
-// they are delivered again). A directory without a manifest gets an
+// they are delivered again), or that a [Compact] merged into another. It
+// does so under the manifest lock, waiting for a concurrent Compact to
+// finish its manifest change; the temporary files of a Compact that is
+// running are left to it. A directory without a manifest gets an
 // empty one. It returns an error wrapping [dirlock.ErrHeld] if another
 // Writer owns the directory, and one wrapping [ErrManifest] if the
 // manifest is damaged, or missing while part files are there (a lost
@@ -92,30 +93,39 @@ func NewWriter(cfg Config) (*Writer, error) {
 		log:   cfg.Logger.With(KeyComponent, "export"),
 		lock:  lock,
 		enc:   enc,
-		high:  make(map[Partition]uint64),
 		parts: make(map[Partition]*part),
 		dirs:  make(map[string]bool),
 	}
-	if w.manifest, err = ReadManifest(cfg.Dir); err != nil {
+	if err := w.open(); err != nil {
 		lock.Release()
 		return nil, err
-	}
-	for _, f := range w.manifest.Files {
-		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
-	}
-	if err := w.recover(); err != nil {
-		lock.Release()
-		return nil, err
-	}
-	if _, err := os.Stat(filepath.Join(cfg.Dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
-		// An empty manifest from the start: part files found later without
-		// one are then not mistaken for a crash's leftovers.
-		if err := w.manifest.write(cfg.Dir); err != nil {
-			lock.Release()
-			return nil, err
-		}
 	}
 	return w, nil
+}
+
+// open reads the manifest and removes the leftovers of a crash, under the
+// manifest lock: a [Compact] may run beside.
+func (w *Writer) open() error {
+	ml, err := lockManifest(context.Background(), w.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	defer ml.unlock()
+	m, exists, err := readManifest(w.cfg.Dir)
+	if err != nil {
+		return err
+	}
+	w.manifest = m
+	w.high = m.highest()
+	if err := w.recover(exists); err != nil {
+		return err
+	}
+	if !exists {
+		// An empty manifest from the start: part files found later without
+		// one are then not mistaken for a crash's leftovers.
+		return w.manifest.write(w.cfg.Dir)
+	}
+	return nil
 }
 
 // Write takes the entry e with its stream sequence seq (1 or more) into
@@ -216,8 +226,10 @@ func (w *Writer) Buffered() int64 { return w.buffered }
 // Stats returns the counters.
 func (w *Writer) Stats() Stats { return w.stats }
 
-// Manifest returns the committed files, in commit order. The slice is the
-// writer's own: do not modify it.
+// Manifest returns the committed files, in commit order, as the writer
+// last read or wrote the manifest (at open and at each commit): a
+// concurrent [Compact]'s change shows from the next commit on. The slice
+// is the writer's own: do not modify it.
 func (w *Writer) Manifest() []File { return w.manifest.Files }
 
 // CommitDue commits every part opened Config.PartAge or longer before
@@ -303,10 +315,11 @@ func (w *Writer) sortedParts() []*part {
 }
 
 // commit writes pt as a file and records it: temporary file in the
-// partition's directory, fsync, rename to part-<first>-<last>.parquet,
-// fsync of the directory (and of the parents of new directories), then
-// the manifest, written atomically. Only then is pt dropped. On error pt
-// stays open, and a temporary file is removed.
+// partition's directory, fsync, then under the manifest lock rename to
+// part-<first>-<last>.parquet, fsync of the directory (and of the parents
+// of new directories), and the manifest, re-read and written atomically.
+// Only then is pt dropped. On error pt stays open, and a temporary file
+// is removed.
 func (w *Writer) commit(ctx context.Context, pt *part) error {
 	if err := ctx.Err(); err != nil {
 		return context.Cause(ctx)
@@ -324,14 +337,6 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 		return err
 	}
 	w.step("written")
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename %s: %w", tmp, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return err
-	}
-	w.step("renamed")
 	f := File{
 		Path:      path.Join(rel, name),
 		Partition: pt.partition,
@@ -346,21 +351,56 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 		f.MinTS = time.UnixMicro(pt.minTS).UTC()
 		f.MaxTS = time.UnixMicro(pt.maxTS).UTC()
 	}
-	w.manifest.Files = append(w.manifest.Files, f)
-	if err := w.manifest.write(w.cfg.Dir); err != nil {
-		// The file stays on disk unlisted; the next open removes it,
-		// or the retried commit of this part renames over it.
-		w.manifest.Files = w.manifest.Files[:len(w.manifest.Files)-1]
+	if err := w.record(ctx, tmp, dir, f); err != nil {
 		return err
 	}
 	w.step("recorded")
 	delete(w.parts, pt.partition)
 	w.buffered -= pt.size()
-	w.high[pt.partition] = max(w.high[pt.partition], pt.last)
 	w.stats.Files++
 	w.stats.Rows += f.Rows
 	w.stats.Bytes += f.Bytes
 	w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+	return nil
+}
+
+// record renames the synced temporary file tmp of the partition
+// directory dir to f's name and adds f to the manifest, both under the
+// manifest lock, re-reading the manifest first so that a concurrent
+// compaction's change is kept. Holding the lock from the rename to the
+// record means that whoever holds it sees no file renamed and not yet
+// recorded: an unlisted Parquet file is then always a crash's leftover.
+// On error tmp is removed, and a renamed file that could not be recorded
+// stays unlisted: whoever next holds the lock to clean up removes it, or
+// the retried commit of the part renames over it.
+func (w *Writer) record(ctx context.Context, tmp, dir string, f File) error {
+	ml, err := lockManifest(ctx, w.cfg.Dir)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	defer ml.unlock()
+	m, err := reread(w.cfg.Dir)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, path.Base(f.Path))); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return err
+	}
+	w.step("renamed")
+	m.Files = append(m.Files, f)
+	if err := m.write(w.cfg.Dir); err != nil {
+		return err
+	}
+	w.manifest = m
+	for p, s := range m.highest() {
+		w.high[p] = max(w.high[p], s)
+	}
 	return nil
 }
 
