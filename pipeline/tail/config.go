@@ -81,6 +81,13 @@ type Config struct {
 	// redacted by default).
 	Redactor *redact.Redactor
 
+	// Archive publishes the original bytes of every line read, as raw
+	// chunks on bus.RawSubject (redacted as entries are when Redactor
+	// is set), before the entries of the same lines: the exporter keeps
+	// them as a byte-exact archive of the transcripts. A line counts as
+	// sent, in the checkpoint, only once its chunk is stored too.
+	Archive bool
+
 	// MaxLineBytes is the longest line read; a longer one is sent to the
 	// dead-letter subject with its head. Default: jsonl's.
 	MaxLineBytes int

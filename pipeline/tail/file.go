@@ -137,6 +137,13 @@ type worker struct {
 	pending  []pendingLine
 	npending int // messages in pending
 	bpending int // their bytes
+
+	// The file being read, and what the raw chunk of the batch gathers
+	// (Config.Archive): see rawMsgs.
+	h           *os.File
+	raw, rawOut []byte
+	rawSessions []string
+	rawTS       time.Time
 }
 
 // pendingLine is a line whose messages wait in a worker's batch, with
@@ -145,6 +152,7 @@ type pendingLine struct {
 	msgs          []*nats.Msg
 	before, after mark
 	line, offset  int64 // where the line is, for the dead letter of a message the server refuses
+	tooLong       bool  // its bytes were not kept: no raw copy either
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
@@ -164,6 +172,9 @@ func (t *Tailer) queue(ctx context.Context, w *worker, f *file, p pendingLine) e
 	for _, m := range p.msgs {
 		w.bpending += len(m.Data)
 	}
+	if t.archiving() && !p.tooLong {
+		w.bpending += int(p.after.at - p.before.at) // its raw copy
+	}
 	// Lines that make no message (bookkeeping lines, lines only queued
 	// to move the checkpoint) count too, so that the batch stays bounded.
 	if w.npending >= publishBatch || w.bpending >= publishBatchBytes || len(w.pending) >= publishBatch {
@@ -178,6 +189,15 @@ func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 		clear(w.pending)
 		w.pending, w.npending, w.bpending = w.pending[:0], 0, 0
 	}()
+	if len(w.pending) > 0 && t.archiving() {
+		// The original lines go first: a line is acknowledged once its
+		// last message is, and its raw copy is then stored too.
+		raw, ok := t.rawMsgs(w, f)
+		if !ok {
+			return errRawChanged
+		}
+		w.pending[0].msgs = append(raw, w.pending[0].msgs...)
+	}
 	for _, p := range w.pending {
 		if err := t.send(ctx, f, p); err != nil {
 			// The file is stuck from here (see send): its checkpoint
@@ -198,6 +218,8 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		return fmt.Errorf("stat %s: %w", path, err)
 	}
 	size := info.Size()
+	w.h = h
+	defer func() { w.h = nil }()
 	if f.meta {
 		return t.readMeta(ctx, f, h, path, size, info.ModTime())
 	}
@@ -293,7 +315,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 		f.readPos, f.lines, f.end = w.rd.Offset(), w.rd.Lines(), w.last
 		w.rd.Reset(nil, 0, 0) // an idle worker keeps no buffer grown by a long line
 		switch {
-		case rewind:
+		case rewind && f.dec != nil:
 			f.dec.Reset()
 			f.readPos, f.lines, f.end = 0, 0, mark{}
 		case err == nil && f.dec != nil && f.dec.Format() != "" && time.Since(mtime) >= t.cfg.IdleTimeout:
@@ -407,6 +429,11 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 		clear(res.Entries) // published before: let go of their text at once
 		return nil
 	}
+	var tooLong *jsonl.LineTooLongError
+	long := errors.As(res.Err, &tooLong)
+	if t.archiving() {
+		w.noteRaw(res.Entries)
+	}
 	msgs := make([]*nats.Msg, 0, len(res.Entries)+1)
 	for i := range res.Entries {
 		e := &res.Entries[i]
@@ -420,8 +447,7 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 		t.m.badLines.Add(1)
 		t.log.Debug("bad line", KeyFile, path, "line", res.Line.Number, "err", res.Err)
 		head := res.Line.Bytes
-		var tooLong *jsonl.LineTooLongError
-		if errors.As(res.Err, &tooLong) {
+		if long {
 			head = tooLong.Head
 		}
 		msgs = append(msgs, bus.DeadMsg(t.cfg.Prefix, &bus.DeadLetter{
@@ -429,7 +455,7 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 			Format: string(f.format), Error: res.Err.Error(), Head: bytes.Clone(head[:min(len(head), bus.MaxDeadHead)]),
 		}))
 	}
-	return t.queue(ctx, w, f, pendingLine{msgs: msgs, before: before, after: after, line: res.Line.Number, offset: res.Line.Offset})
+	return t.queue(ctx, w, f, pendingLine{msgs: msgs, before: before, after: after, line: res.Line.Number, offset: res.Line.Offset, tooLong: long})
 }
 
 // skip marks f as not a transcript.

@@ -101,6 +101,7 @@ type got struct {
 	seq   uint64
 	entry schema.Entry
 	dead  *bus.DeadLetter
+	raw   *bus.RawChunk
 }
 
 // stream returns every message stored in the stream, in order.
@@ -137,6 +138,12 @@ func (h *harness) tryStream() ([]got, error) {
 				return nil, err
 			}
 			g.dead = &d
+		} else if strings.Contains(m.Subject, ".raw.") {
+			c, err := bus.DecodeRaw(m.Header, m.Data, nil)
+			if err != nil {
+				return nil, err
+			}
+			g.raw = &c
 		} else if err := bus.DecodeEntry(m.Header, m.Data, &g.entry); err != nil {
 			return nil, err
 		}

@@ -27,6 +27,10 @@ type Metrics struct {
 	rescans       atomic.Int64                  // walks of the watches done
 	secrets       [redact.NumKinds]atomic.Int64 // secrets replaced before publishing, by kind
 	emptied       atomic.Int64                  // fields left out in metadata mode
+	rawChunks     atomic.Int64                  // raw chunks of original lines handed to the publisher
+	rawBytes      atomic.Int64                  // original bytes in them
+	rawHoles      atomic.Int64                  // lines too long to archive
+	rawSkipped    atomic.Int64                  // chunks not sent: the file changed under the read
 
 	lag         func() int64        // bytes written and not yet acknowledged (gauge)
 	watchedDirs func() int64        // directories with a notification watch (gauge)
@@ -70,6 +74,7 @@ type Snapshot struct {
 	Files, Skipped, Lines, Bytes, Sent, Acked, BadLines, Truncated int64
 	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors      int64
 	Rescans                                                        int64
+	RawChunks, RawBytes, RawHoles, RawSkipped                      int64
 	WatchedDirs, LagBytes                                          int64
 	Watches                                                        []WatchFiles
 }
@@ -81,6 +86,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		Sent: m.sent.Load(), Acked: m.acked.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
 		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), Rescans: m.rescans.Load(),
+		RawChunks: m.rawChunks.Load(), RawBytes: m.rawBytes.Load(), RawHoles: m.rawHoles.Load(), RawSkipped: m.rawSkipped.Load(),
 	}
 	if m.lag != nil {
 		s.LagBytes = m.lag()
@@ -119,6 +125,10 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		{"sessionpipe_tail_watch_errors_total", prom.Counter, "Directories that could not be watched.", s.WatchErrors},
 		{"sessionpipe_tail_rescans_total", prom.Counter, "Walks of the watches done.", s.Rescans},
 		{"sessionpipe_tail_watched_dirs", prom.Gauge, "Directories with a file-notification watch.", s.WatchedDirs},
+		{"sessionpipe_tail_raw_chunks_total", prom.Counter, "Chunks of original lines handed to the publisher for the archive.", s.RawChunks},
+		{"sessionpipe_tail_raw_bytes_total", prom.Counter, "Original bytes in raw chunks.", s.RawBytes},
+		{"sessionpipe_tail_raw_holes_total", prom.Counter, "Lines too long to archive (left out of raw chunks).", s.RawHoles},
+		{"sessionpipe_tail_raw_skipped_total", prom.Counter, "Raw chunks not sent because the file changed while read (it is read again).", s.RawSkipped},
 		{"sessionpipe_tail_lag_bytes", prom.Gauge, "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
 	} {
 		pw.Int(r.name, r.typ, r.help, r.v)
