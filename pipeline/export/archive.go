@@ -1,0 +1,562 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// Archive defaults.
+const (
+	// DefaultSegmentBytes closes a segment when its compressed frames
+	// reach 32 MiB.
+	DefaultSegmentBytes = 32 << 20
+
+	// DefaultArchiveMemoryBytes bounds the compressed frames buffered in
+	// all open segments together.
+	DefaultArchiveMemoryBytes = 48 << 20
+)
+
+// ArchiveConfig configures an [ArchiveWriter]. Zero fields take defaults.
+type ArchiveConfig struct {
+	// Dir is the archive root: partitions, its manifest and its lock.
+	// Required. One ArchiveWriter owns it at a time.
+	Dir string
+
+	// SegmentBytes closes a segment when its compressed size reaches it.
+	SegmentBytes int64
+
+	// SegmentAge closes a segment this long after its first chunk, at the
+	// next [ArchiveWriter.CommitDue]. Default [DefaultPartAge].
+	SegmentAge time.Duration
+
+	// MemoryBytes bounds the compressed bytes of all open segments.
+	MemoryBytes int64
+
+	// Level is the zstd encoder level; default zstd.SpeedBetterCompression
+	// (about zstd level 7): an archive is written once and kept long.
+	Level zstd.EncoderLevel
+
+	// Logger receives commits (Debug) and recovery (Info); nil discards.
+	Logger *slog.Logger
+}
+
+func (c ArchiveConfig) withDefaults() ArchiveConfig {
+	if c.SegmentBytes <= 0 {
+		c.SegmentBytes = DefaultSegmentBytes
+	}
+	if c.SegmentAge <= 0 {
+		c.SegmentAge = DefaultPartAge
+	}
+	if c.MemoryBytes <= 0 {
+		c.MemoryBytes = max(DefaultArchiveMemoryBytes, c.SegmentBytes)
+	}
+	if c.Level == 0 {
+		c.Level = zstd.SpeedBetterCompression
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Chunk is the index record of one raw chunk (or one part of it) in a
+// segment: where its frame is, and where its bytes were in their file.
+type Chunk struct {
+	Seq      uint64     `json:"seq"`
+	Host     string     `json:"host"`
+	Path     string     `json:"path"`
+	Format   string     `json:"format,omitempty"`
+	File     string     `json:"file"`
+	Offset   int64      `json:"offset"`
+	End      int64      `json:"end"`
+	Line     int64      `json:"line"`
+	Lines    int64      `json:"lines"`
+	Holes    []bus.Hole `json:"holes,omitempty"`
+	Sessions []string   `json:"sessions,omitempty"`
+	TS       time.Time  `json:"ts,omitzero"`
+	Redacted int64      `json:"redacted,omitempty"`
+	Part     int        `json:"part,omitempty"`
+	Parts    int        `json:"parts,omitempty"`
+
+	// FrameOffset and FrameBytes locate the chunk's zstd frame in the
+	// segment file; Bytes is the size of its data once decompressed.
+	FrameOffset int64 `json:"frame_offset"`
+	FrameBytes  int64 `json:"frame_bytes"`
+	Bytes       int64 `json:"bytes"`
+}
+
+// Segment is the manifest record of one committed archive segment.
+type Segment struct {
+	Path      string    `json:"path"`
+	Partition Partition `json:"partition"`
+	Chunks    int       `json:"chunks"`
+	Bytes     int64     `json:"bytes"`     // size of the segment file
+	RawBytes  int64     `json:"raw_bytes"` // its chunks' data, decompressed
+	SHA256    string    `json:"sha256"`
+	FirstSeq  uint64    `json:"first_seq"`
+	LastSeq   uint64    `json:"last_seq"`
+	MinTS     time.Time `json:"min_ts,omitzero"`
+	MaxTS     time.Time `json:"max_ts,omitzero"`
+	Committed time.Time `json:"committed"`
+}
+
+// ArchiveStats counts what an [ArchiveWriter] did since it was opened.
+type ArchiveStats struct {
+	Chunks   int64 // chunks taken
+	Skipped  int64 // chunks skipped: already committed, or handed over twice
+	Segments int64 // segments committed
+	RawBytes int64 // original bytes in committed segments
+	Bytes    int64 // bytes of committed segments
+	Removed  int64 // leftovers removed at open
+}
+
+// ArchiveWriter writes raw chunks (the original lines of transcript
+// files, see [bus.RawChunk]) as the byte-exact cold archive, with the
+// commit protocol of [Writer]: one open segment per partition, committed
+// by size, age, memory, [ArchiveWriter.Flush] and [ArchiveWriter.Close]
+// (temporary file, fsync, rename, fsync, manifest); a caller acknowledges
+// up to [ArchiveWriter.Committed]. See the package documentation,
+// "Archive". Not safe for concurrent use.
+type ArchiveWriter struct {
+	cfg  ArchiveConfig
+	log  *slog.Logger
+	lock *dirlock.Lock
+	enc  *zstd.Encoder
+
+	segments []Segment
+	high     map[Partition]uint64
+	open     map[Partition]*segment
+	buffered int64
+	handed   uint64
+	dirs     map[string]bool
+	stats    ArchiveStats
+	closed   bool
+}
+
+// segment is an open segment: its frames, compressed, and their index.
+type segment struct {
+	partition   Partition
+	opened      time.Time
+	first, last uint64
+	frames      []byte
+	index       []Chunk
+	raw         int64
+	minTS       time.Time
+	maxTS       time.Time
+}
+
+// NewArchiveWriter opens the archive root cfg.Dir (creating it), takes
+// its lock, reads its manifest and removes what a crash left: temporary
+// files, and segments the manifest does not list.
+func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
+	if cfg.Dir == "" {
+		return nil, &ConfigError{Field: "archive_dir", Value: cfg.Dir, Err: ErrInvalidConfig, Why: "required"}
+	}
+	cfg = cfg.withDefaults()
+	lock, err := dirlock.Acquire(cfg.Dir, "transcript archive")
+	if err != nil {
+		return nil, err
+	}
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cfg.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	a := &ArchiveWriter{
+		cfg: cfg, log: cfg.Logger.With(KeyComponent, "archive"), lock: lock, enc: enc,
+		high: make(map[Partition]uint64), open: make(map[Partition]*segment), dirs: make(map[string]bool),
+	}
+	if a.segments, err = ReadArchiveManifest(cfg.Dir); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	for _, s := range a.segments {
+		a.high[s.Partition] = max(a.high[s.Partition], s.LastSeq)
+	}
+	if err := a.recover(); err != nil {
+		lock.Release()
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(cfg.Dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		if err := writeSegments(cfg.Dir, a.segments); err != nil {
+			lock.Release()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// ChunkPartition returns the archive partition of a chunk: its format,
+// the UTC date of its timestamp and its host.
+func ChunkPartition(c *bus.RawChunk) Partition {
+	p := Partition{Format: c.Format, Host: c.Host}
+	if !c.TS.IsZero() {
+		p.Date = c.TS.UTC().Format(time.DateOnly)
+	}
+	return p
+}
+
+// Write takes the chunk c with its stream sequence into its partition's
+// open segment, compressed as one zstd frame. Chunks must come in
+// stream order; one handed over before, or that a committed segment of
+// its partition holds, is skipped.
+func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) error {
+	if a.closed {
+		return ErrClosed
+	}
+	if seq == 0 {
+		return ErrInvalidSeq
+	}
+	p := ChunkPartition(c)
+	if seq <= a.handed || seq <= a.high[p] {
+		a.stats.Skipped++
+		a.handed = max(a.handed, seq)
+		return nil
+	}
+	s := a.open[p]
+	if s != nil && int64(len(s.frames)) >= a.cfg.SegmentBytes {
+		if err := a.commit(ctx, s); err != nil {
+			return err
+		}
+		s = nil
+	}
+	for a.buffered+int64(len(c.Data)) > a.cfg.MemoryBytes && len(a.open) > 0 {
+		big := a.largest()
+		if err := a.commit(ctx, big); err != nil {
+			return err
+		}
+		if big == s {
+			s = nil
+		}
+	}
+	if s == nil {
+		s = &segment{partition: p, opened: time.Now(), first: seq}
+		a.open[p] = s
+	}
+	at := len(s.frames)
+	s.frames = a.enc.EncodeAll(c.Data, s.frames)
+	n := int64(len(s.frames) - at)
+	s.index = append(s.index, Chunk{
+		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
+		Offset: c.Offset, End: c.End, Line: c.Line, Lines: c.Lines, Holes: c.Holes,
+		Sessions: slices.Clone(c.Sessions), TS: c.TS, Redacted: c.Redacted, Part: c.Part, Parts: c.Parts,
+		FrameOffset: int64(at), FrameBytes: n, Bytes: int64(len(c.Data)),
+	})
+	s.last = seq
+	s.raw += int64(len(c.Data))
+	if !c.TS.IsZero() {
+		if s.minTS.IsZero() || c.TS.Before(s.minTS) {
+			s.minTS = c.TS
+		}
+		if c.TS.After(s.maxTS) {
+			s.maxTS = c.TS
+		}
+	}
+	a.buffered += n
+	a.handed = seq
+	a.stats.Chunks++
+	return nil
+}
+
+// Advance tells the writer that every message up to seq was handed over.
+func (a *ArchiveWriter) Advance(seq uint64) { a.handed = max(a.handed, seq) }
+
+// Committed returns the highest sequence S such that every chunk handed
+// over up to S is in a committed segment.
+func (a *ArchiveWriter) Committed() uint64 {
+	s := a.handed
+	for _, seg := range a.open {
+		s = min(s, seg.first-1)
+	}
+	return s
+}
+
+// Stats returns the counters.
+func (a *ArchiveWriter) Stats() ArchiveStats { return a.stats }
+
+// Segments returns the committed segments, in commit order; the slice is
+// the writer's own.
+func (a *ArchiveWriter) Segments() []Segment { return a.segments }
+
+// CommitDue commits the segments open SegmentAge or longer.
+func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
+	if a.closed {
+		return ErrClosed
+	}
+	for _, s := range a.sorted() {
+		if now.Sub(s.opened) >= a.cfg.SegmentAge {
+			if err := a.commit(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Flush commits every open segment.
+func (a *ArchiveWriter) Flush(ctx context.Context) error {
+	if a.closed {
+		return ErrClosed
+	}
+	for _, s := range a.sorted() {
+		if err := a.commit(ctx, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Close flushes and releases the archive root.
+func (a *ArchiveWriter) Close(ctx context.Context) error {
+	if a.closed {
+		return nil
+	}
+	err := a.Flush(ctx)
+	a.closed = true
+	a.enc.Close()
+	if e := a.lock.Release(); err == nil {
+		err = e
+	}
+	return err
+}
+
+func (a *ArchiveWriter) largest() *segment {
+	var big *segment
+	for _, s := range a.open {
+		if big == nil || len(s.frames) > len(big.frames) {
+			big = s
+		}
+	}
+	return big
+}
+
+func (a *ArchiveWriter) sorted() []*segment {
+	out := make([]*segment, 0, len(a.open))
+	for _, s := range a.open {
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	return out
+}
+
+func compareSeq(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// Segment file footer: the index is the content of a zstd skippable
+// frame at the end of the file, ending with its length and a tag, so that
+// `zstd -d` skips it and a reader finds it from the end.
+const (
+	skippableMagic = 0x184D2A5E // a zstd skippable frame (0x184D2A50 to 0x184D2A5F)
+	indexTag       = "SPX1"
+	footerBytes    = 8 // uint32 length of the index JSON, then indexTag
+)
+
+// segmentName returns the file name of a segment of chunks first..last.
+func segmentName(first, last uint64) string {
+	return fmt.Sprintf("seg-%d-%d.jsonl.zst", first, last)
+}
+
+// isSegmentName reports whether base is seg-<first>-<last>.jsonl.zst.
+func isSegmentName(base string) bool {
+	s, ok := strings.CutPrefix(base, "seg-")
+	if !ok {
+		return false
+	}
+	if s, ok = strings.CutSuffix(s, ".jsonl.zst"); !ok {
+		return false
+	}
+	x, y, ok := strings.Cut(s, "-")
+	return ok && isDigits(x) && isDigits(y)
+}
+
+// commit writes s as a segment file and records it in the manifest.
+func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
+	if err := ctx.Err(); err != nil {
+		return context.Cause(ctx)
+	}
+	rel := s.partition.Dir()
+	if err := mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
+		return err
+	}
+	dir := filepath.Join(a.cfg.Dir, filepath.FromSlash(rel))
+	name := segmentName(s.first, s.last)
+	index, err := json.Marshal(s.index)
+	if err != nil {
+		return fmt.Errorf("encode segment index: %w", err)
+	}
+	var foot bytes.Buffer
+	foot.Grow(8 + len(index) + footerBytes)
+	binary.Write(&foot, binary.LittleEndian, uint32(skippableMagic))
+	binary.Write(&foot, binary.LittleEndian, uint32(len(index)+footerBytes))
+	foot.Write(index)
+	binary.Write(&foot, binary.LittleEndian, uint32(len(index)))
+	foot.WriteString(indexTag)
+
+	h := sha256.New()
+	h.Write(s.frames)
+	h.Write(foot.Bytes())
+	data := make([]byte, 0, len(s.frames)+foot.Len())
+	data = append(append(data, s.frames...), foot.Bytes()...)
+	if err := writeFileAtomic(dir, name, data); err != nil {
+		return err
+	}
+	seg := Segment{
+		Path: path.Join(rel, name), Partition: s.partition, Chunks: len(s.index),
+		Bytes: int64(len(data)), RawBytes: s.raw, SHA256: hex.EncodeToString(h.Sum(nil)),
+		FirstSeq: s.first, LastSeq: s.last, MinTS: s.minTS, MaxTS: s.maxTS, Committed: time.Now().UTC(),
+	}
+	segs := append(slices.Clip(a.segments), seg)
+	if err := writeSegments(a.cfg.Dir, segs); err != nil {
+		return err // the file stays unlisted: removed at the next open, or renamed over by a retry
+	}
+	a.segments = segs
+	delete(a.open, s.partition)
+	a.buffered -= int64(len(s.frames))
+	a.high[s.partition] = max(a.high[s.partition], s.last)
+	a.stats.Segments++
+	a.stats.RawBytes += s.raw
+	a.stats.Bytes += seg.Bytes
+	a.log.Debug("committed", KeyFile, seg.Path, "chunks", seg.Chunks, KeyBytes, seg.Bytes, KeyFirstSeq, seg.FirstSeq, KeyLastSeq, seg.LastSeq)
+	return nil
+}
+
+// mkdirs creates the directory rel below root and fsyncs the parent of
+// every directory it created; done caches those made.
+func mkdirs(root, rel string, done map[string]bool) error {
+	if done[rel] {
+		return nil
+	}
+	var parents []string
+	for d := rel; d != "."; d = path.Dir(d) {
+		parents = append(parents, d)
+	}
+	for i := len(parents) - 1; i >= 0; i-- {
+		d := filepath.Join(root, filepath.FromSlash(parents[i]))
+		err := os.Mkdir(d, 0o755)
+		if os.IsExist(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("create partition directory: %w", err)
+		}
+		if err := syncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+	}
+	done[rel] = true
+	return nil
+}
+
+// writeSegments stores the archive manifest atomically.
+func writeSegments(dir string, segs []Segment) error {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for i := range segs {
+		if err := enc.Encode(&segs[i]); err != nil {
+			return fmt.Errorf("encode archive manifest: %w", err)
+		}
+	}
+	return writeFileAtomic(dir, ManifestName, b.Bytes())
+}
+
+// ReadArchiveManifest reads the segments listed in the archive root dir;
+// a directory without a manifest lists none.
+func ReadArchiveManifest(dir string) ([]Segment, error) {
+	p := filepath.Join(dir, ManifestName)
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read archive manifest: %w", err)
+	}
+	var segs []Segment
+	for n, line := range bytes.Split(data, []byte{'\n'}) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var s Segment
+		if err := json.Unmarshal(line, &s); err != nil {
+			return nil, fmt.Errorf("%w: %s:%d: %v", ErrManifest, p, n+1, err)
+		}
+		segs = append(segs, s)
+	}
+	return segs, nil
+}
+
+// recover removes temporary files and unlisted segments, as
+// [Writer]'s recover does for Parquet files.
+func (a *ArchiveWriter) recover() error {
+	root := a.cfg.Dir
+	listed := make(map[string]bool, len(a.segments))
+	for _, s := range a.segments {
+		listed[s.Path] = true
+	}
+	var remove []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		base := d.Name()
+		if isTmp(base) || isSegmentName(base) && strings.Count(rel, "/") == 3 && !listed[rel] {
+			remove = append(remove, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("recover %s: %w", root, err)
+	}
+	if len(a.segments) == 0 && len(remove) > 0 {
+		if _, err := os.Stat(filepath.Join(root, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+			for _, r := range remove {
+				if !isTmp(path.Base(r)) {
+					return fmt.Errorf("%w: %s holds segments (%s, ...) but no %s: not removing them", ErrManifest, root, r, ManifestName)
+				}
+			}
+		}
+	}
+	for _, rel := range remove {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", p, err)
+		}
+		if err := syncDir(filepath.Dir(p)); err != nil {
+			return err
+		}
+		a.stats.Removed++
+		a.log.Info("removed leftover of an interrupted commit", KeyFile, rel)
+	}
+	return nil
+}

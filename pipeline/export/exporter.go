@@ -1,0 +1,487 @@
+package export
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// Exporter defaults.
+const (
+	// DefaultConsumerName is the exporter's durable consumer.
+	DefaultConsumerName = "exporter"
+
+	// DefaultCommitInterval is how often the exporter commits the parts
+	// and segments that reached their age, and saves its position.
+	DefaultCommitInterval = 5 * time.Second
+
+	// StateName is the exporter's position file in the Parquet root.
+	StateName = "_exporter.json"
+)
+
+// ExporterConfig configures an [Exporter].
+type ExporterConfig struct {
+	// JS is the JetStream context the stream is read through. Required.
+	JS jetstream.JetStream
+
+	// Stream names the stream and subject prefix (defaults apply).
+	Stream bus.StreamConfig
+
+	// Name is the durable consumer; default [DefaultConsumerName]. Two
+	// exporters of one name run one at a time: the second stands by
+	// (a lease in JetStream KV) and takes over when the first stops.
+	Name string
+
+	// Parquet configures the Parquet writer; Parquet.Dir is required.
+	Parquet Config
+
+	// Archive configures the archive of the original lines; an empty
+	// Archive.Dir keeps no archive (raw chunks are then not consumed).
+	Archive ArchiveConfig
+
+	// CommitInterval is how often parts and segments past their age are
+	// committed and the position saved. Default [DefaultCommitInterval].
+	CommitInterval time.Duration
+
+	// LeaseTTL bounds how long a stand-by waits after the active
+	// exporter died. Default bus.DefaultLeaseTTL.
+	LeaseTTL time.Duration
+
+	// Logger receives lifecycle events; nil discards them.
+	Logger *slog.Logger
+}
+
+// exporterState is what the exporter saves beside the manifest: the
+// stream it exports and the highest sequence S such that every message
+// up to S is committed (in a file, in a segment, or needing neither).
+type exporterState struct {
+	Stream    bus.StreamIdentity `json:"stream"`
+	Committed uint64             `json:"committed"`
+}
+
+// Exporter consumes the stream and writes it as Parquet (every entry) and
+// as the cold archive (every original line), exactly once: it resumes
+// after the highest sequence all of whose messages are committed, and the
+// writers skip what a committed file already holds. See the package
+// documentation, "Exporter".
+type Exporter struct {
+	cfg ExporterConfig
+	log *slog.Logger
+
+	mu      sync.Mutex // the writers and the state, between the consumer and the commit loop
+	w       *Writer
+	a       *ArchiveWriter
+	state   exporterState
+	saved   uint64 // state.Committed as last saved
+	saveErr error
+
+	active   atomic.Bool
+	consumer atomic.Pointer[bus.Consumer]
+	forged   atomic.Int64 // entries or chunks whose body names another host than their subject
+	gaps     atomic.Int64 // messages gone from the stream before they were exported
+	undec    atomic.Int64 // undecodable messages
+	errs     atomic.Int64 // failed commits
+	files    atomic.Int64
+	rows     atomic.Int64
+	bytes    atomic.Int64
+	segments atomic.Int64
+	rawBytes atomic.Int64
+	arcBytes atomic.Int64
+	comm     atomic.Uint64
+}
+
+// NewExporter checks cfg. It touches neither the stream nor the
+// directories: [Exporter.Run] does.
+func NewExporter(cfg ExporterConfig) (*Exporter, error) {
+	if cfg.JS == nil {
+		return nil, &ConfigError{Field: "js", Value: nil, Err: ErrInvalidConfig, Why: "required"}
+	}
+	if err := cfg.Parquet.Validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Stream.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.Stream = cfg.Stream.WithDefaults()
+	if cfg.Name == "" {
+		cfg.Name = DefaultConsumerName
+	}
+	if cfg.CommitInterval <= 0 {
+		cfg.CommitInterval = DefaultCommitInterval
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Parquet.Logger == nil {
+		cfg.Parquet.Logger = cfg.Logger
+	}
+	if cfg.Archive.Logger == nil {
+		cfg.Archive.Logger = cfg.Logger
+	}
+	if cfg.Archive.SegmentAge == 0 {
+		cfg.Archive.SegmentAge = cfg.Parquet.PartAge
+	}
+	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter")}, nil
+}
+
+// Run exports until ctx ends: it waits for the consumer's lease, opens
+// the Parquet root and the archive (their locks held while active),
+// checks that they were exported from this stream, and consumes from
+// the committed position. When ctx ends it commits what is open (as on
+// SIGTERM), saves the position and returns nil.
+func (x *Exporter) Run(ctx context.Context) error {
+	lease, err := bus.NewLease(x.cfg.JS, bus.LeaseConfig{Role: "exporter." + x.cfg.Name, TTL: x.cfg.LeaseTTL, Logger: x.cfg.Logger})
+	if err != nil {
+		return err
+	}
+	for {
+		held, err := lease.Acquire(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		x.active.Store(true)
+		err = x.activeRun(held)
+		x.active.Store(false)
+		rerr := lease.Release(context.WithoutCancel(ctx))
+		switch {
+		case ctx.Err() != nil:
+			return err
+		case err == nil && errors.Is(context.Cause(held), bus.ErrLeaseLost):
+			x.log.Warn("exporter lease lost; standing by", "consumer", x.cfg.Name)
+			continue
+		}
+		return errors.Join(err, rerr)
+	}
+}
+
+// activeRun opens the writers, consumes until ctx ends, then commits and
+// closes them.
+func (x *Exporter) activeRun(ctx context.Context) (err error) {
+	if err := x.open(ctx); err != nil {
+		return err
+	}
+	defer func() {
+		// Commit what is open even though ctx ended: a stop is not a
+		// crash. Bounded, so that a dead disk does not hang the stop.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		if cerr := x.close(cctx); err == nil {
+			err = cerr
+		}
+	}()
+	x.mu.Lock()
+	start := x.state.Committed + 1
+	x.mu.Unlock()
+	c, err := bus.NewConsumer(x.cfg.JS, bus.ConsumerConfig{
+		Name: x.cfg.Name, Stream: x.cfg.Stream, StartSeq: start, Raw: x.a != nil, Logger: x.cfg.Logger,
+	})
+	if err != nil {
+		return err
+	}
+	x.consumer.Store(c)
+	x.log.Info("exporter active", "consumer", x.cfg.Name, "resume_seq", start, "parquet", x.cfg.Parquet.Dir, "archive", x.cfg.Archive.Dir)
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { x.commitLoop(runCtx) })
+	err = c.Run(runCtx, x.apply)
+	cancel()
+	wg.Wait()
+	if ctx.Err() != nil {
+		err = nil
+	}
+	return err
+}
+
+// open opens the writers and reads and checks the saved position.
+func (x *Exporter) open(ctx context.Context) error {
+	st, err := readState(x.cfg.Parquet.Dir)
+	if err != nil {
+		return err
+	}
+	var id bus.StreamIdentity
+	for {
+		if st.Stream.IsZero() {
+			id, err = bus.Identity(ctx, x.cfg.JS, x.cfg.Stream.Name)
+		} else if st.Stream.Name != x.cfg.Stream.Name {
+			err = &bus.StreamMismatchError{Saved: st.Stream, Current: bus.StreamIdentity{Name: x.cfg.Stream.Name}}
+		} else {
+			id, err = bus.CheckIdentity(ctx, x.cfg.JS, st.Stream)
+		}
+		if err == nil || errors.Is(err, bus.ErrStreamMismatch) || !errors.Is(err, jetstream.ErrStreamNotFound) {
+			break
+		}
+		select { // the stream is not there yet: the services create it
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(time.Second):
+		}
+	}
+	if errors.Is(err, bus.ErrStreamMismatch) {
+		return fmt.Errorf("%w: %s was exported from another incarnation of the stream; its sequences start over, and exporting into it would skip or overwrite files: export to a new --out directory (and archive), or move this one aside", err, x.cfg.Parquet.Dir)
+	}
+	if err != nil {
+		return err
+	}
+	w, err := NewWriter(x.cfg.Parquet)
+	if err != nil {
+		return err
+	}
+	var a *ArchiveWriter
+	if x.cfg.Archive.Dir != "" {
+		if a, err = NewArchiveWriter(x.cfg.Archive); err != nil {
+			w.Close(ctx)
+			return err
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.w, x.a = w, a
+	x.state = exporterState{Stream: id, Committed: st.Committed}
+	x.saved = st.Committed
+	x.comm.Store(st.Committed)
+	if st.Stream.IsZero() {
+		return x.saveLocked(true)
+	}
+	return nil
+}
+
+// apply takes one batch into the writers.
+func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	prefix := x.cfg.Stream.Prefix
+	for i := range b.Entries {
+		d := &b.Entries[i]
+		if !bus.SubjectMatches(prefix, d.Subject, &d.Entry) {
+			x.forgedOne(d.Seq, d.Subject, d.Entry.Host)
+			continue
+		}
+		if err := x.w.Write(ctx, &d.Entry, d.Seq); err != nil {
+			x.errs.Add(1)
+			return err
+		}
+	}
+	for i := range b.Raw {
+		d := &b.Raw[i]
+		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) {
+			x.forgedOne(d.Seq, d.Subject, d.Chunk.Host)
+			continue
+		}
+		if err := x.a.Write(ctx, &d.Chunk, d.Seq); err != nil {
+			x.errs.Add(1)
+			return err
+		}
+	}
+	x.undec.Add(int64(len(b.Undecodable)))
+	if b.Gap != nil {
+		n := int64(b.Gap.FirstAvailable - b.Gap.FirstMissing)
+		x.gaps.Add(n)
+		x.log.Error("entries gone from the stream before they were exported (stream limits too tight for the exporter's lag)", "first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
+	}
+	x.w.Advance(b.Last)
+	if x.a != nil {
+		x.a.Advance(b.Last)
+	}
+	x.countLocked()
+	return x.saveLocked(false)
+}
+
+func (x *Exporter) forgedOne(seq uint64, subject, host string) {
+	x.forged.Add(1)
+	x.log.Warn("message skipped: its body names another host than its subject", "seq", seq, "subject", subject, "host", host)
+}
+
+// commitLoop commits what reached its age and saves the position, every
+// CommitInterval, until ctx ends.
+func (x *Exporter) commitLoop(ctx context.Context) {
+	t := time.NewTicker(x.cfg.CommitInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			x.mu.Lock()
+			err := x.w.CommitDue(ctx, now)
+			if err == nil && x.a != nil {
+				err = x.a.CommitDue(ctx, now)
+			}
+			x.countLocked()
+			if err == nil {
+				err = x.saveLocked(false)
+			}
+			x.mu.Unlock()
+			if err != nil && ctx.Err() == nil {
+				x.errs.Add(1)
+				x.log.Error("exporter commit failed; retrying", KeyError, err)
+			}
+		}
+	}
+}
+
+// close commits everything open, saves the position and closes the
+// writers.
+func (x *Exporter) close(ctx context.Context) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	var errs []error
+	if x.w != nil {
+		errs = append(errs, x.w.Close(ctx))
+	}
+	if x.a != nil {
+		errs = append(errs, x.a.Close(ctx))
+	}
+	x.countLocked()
+	errs = append(errs, x.saveLocked(true))
+	x.w, x.a = nil, nil
+	return errors.Join(errs...)
+}
+
+// committed returns the highest sequence all of whose messages are in
+// committed files and segments; x.mu held.
+func (x *Exporter) committedLocked() uint64 {
+	s := x.w.Committed()
+	if x.a != nil {
+		s = min(s, x.a.Committed())
+	}
+	return max(s, x.state.Committed)
+}
+
+// countLocked refreshes the counters from the writers; x.mu held.
+func (x *Exporter) countLocked() {
+	if x.w == nil {
+		return
+	}
+	ws := x.w.Stats()
+	x.files.Store(ws.Files)
+	x.rows.Store(ws.Rows)
+	x.bytes.Store(ws.Bytes)
+	if x.a != nil {
+		as := x.a.Stats()
+		x.segments.Store(as.Segments)
+		x.rawBytes.Store(as.RawBytes)
+		x.arcBytes.Store(as.Bytes)
+	}
+}
+
+// saveLocked saves the position when it moved (or always, with force);
+// x.mu held. The position may lag the manifests (a crash in between):
+// resuming before committed messages is safe, the writers skip them.
+func (x *Exporter) saveLocked(force bool) error {
+	if x.w == nil {
+		return nil
+	}
+	x.state.Committed = x.committedLocked()
+	x.comm.Store(x.state.Committed)
+	if !force && x.state.Committed == x.saved {
+		return nil
+	}
+	data, err := json.Marshal(&x.state)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
+		return err
+	}
+	x.saved = x.state.Committed
+	return nil
+}
+
+// readState reads the saved position; none yields the zero state.
+func readState(dir string) (exporterState, error) {
+	var st exporterState
+	data, err := os.ReadFile(filepath.Join(dir, StateName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("%w: %s: %v", ErrManifest, filepath.Join(dir, StateName), err)
+	}
+	return st, nil
+}
+
+// ExporterStats are an exporter's counters.
+type ExporterStats struct {
+	Active        bool   // holds the lease (else stands by)
+	Committed     uint64 // every message up to it is committed
+	Files         int64  // Parquet files committed by this process
+	Rows          int64
+	Bytes         int64
+	Segments      int64 // archive segments committed by this process
+	RawBytes      int64 // original bytes in them
+	ArchiveBytes  int64 // their size
+	Pending       uint64
+	Forged        int64
+	GapMessages   int64
+	Undecodable   int64
+	CommitErrors  int64
+	ConsumerStats bus.ConsumerStats
+}
+
+// Stats returns the counters.
+func (x *Exporter) Stats() ExporterStats {
+	s := ExporterStats{
+		Active: x.active.Load(), Committed: x.comm.Load(), Files: x.files.Load(), Rows: x.rows.Load(), Bytes: x.bytes.Load(),
+		Segments: x.segments.Load(), RawBytes: x.rawBytes.Load(), ArchiveBytes: x.arcBytes.Load(),
+		Forged: x.forged.Load(), GapMessages: x.gaps.Load(), Undecodable: x.undec.Load(), CommitErrors: x.errs.Load(),
+	}
+	if c := x.consumer.Load(); c != nil {
+		s.ConsumerStats = c.Stats()
+		s.Pending = s.ConsumerStats.Pending
+	}
+	return s
+}
+
+// WriteMetrics writes the counters in the Prometheus text format.
+func (x *Exporter) WriteMetrics(w io.Writer) error {
+	s := x.Stats()
+	pw := prom.NewWriter(w)
+	active := int64(0)
+	if s.Active {
+		active = 1
+	}
+	for _, r := range []struct {
+		name string
+		typ  prom.Type
+		help string
+		v    int64
+	}{
+		{"sessionpipe_export_active", prom.Gauge, "1 when this exporter holds its consumer's lease, 0 standing by.", active},
+		{"sessionpipe_export_committed_seq", prom.Gauge, "Every stream message up to this sequence is committed.", int64(s.Committed)},
+		{"sessionpipe_export_pending_messages", prom.Gauge, "Messages of the stream not yet received (lag).", int64(s.Pending)},
+		{"sessionpipe_export_files_total", prom.Counter, "Parquet files committed.", s.Files},
+		{"sessionpipe_export_rows_total", prom.Counter, "Rows in committed Parquet files.", s.Rows},
+		{"sessionpipe_export_bytes_total", prom.Counter, "Bytes of committed Parquet files.", s.Bytes},
+		{"sessionpipe_export_archive_segments_total", prom.Counter, "Archive segments committed.", s.Segments},
+		{"sessionpipe_export_archive_raw_bytes_total", prom.Counter, "Original transcript bytes archived.", s.RawBytes},
+		{"sessionpipe_export_archive_bytes_total", prom.Counter, "Bytes of committed archive segments.", s.ArchiveBytes},
+		{"sessionpipe_export_forged_total", prom.Counter, "Messages skipped: their body names another host than their subject.", s.Forged},
+		{"sessionpipe_export_gap_messages_total", prom.Counter, "Stream messages gone before they were exported.", s.GapMessages},
+		{"sessionpipe_export_undecodable_total", prom.Counter, "Messages that could not be decoded.", s.Undecodable},
+		{"sessionpipe_export_commit_errors_total", prom.Counter, "Failed writes or commits (retried).", s.CommitErrors},
+	} {
+		pw.Int(r.name, r.typ, r.help, r.v)
+	}
+	return pw.Err()
+}
