@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
@@ -24,9 +25,13 @@ const runUsage = `Usage: sessionpipe run [flags] [PATH...]
 Runs the pipeline on this machine: an embedded JetStream server (unless
 -nats is given), the tailer following the transcripts (PATH, a file or a
 directory, or the -watch paths, or by default the well-known locations of
-every agent under $HOME), and the indexer: per-session aggregates kept in
+every agent under $HOME), the indexer: per-session aggregates kept in
 <data-dir>/indexer across restarts, served on -http (GET /api/sessions,
-/api/sessions/{id}, /api/usage, /api/alerts, /api/events, /metrics).
+/api/sessions/{id}, /api/usage, /api/alerts, /api/events, /metrics), and
+the exporter: Parquet under <data-dir>/parquet (-out) that DuckDB reads
+('sessionpipe duckdb DIR' prints the views), and the original lines as a
+zstd archive under <data-dir>/archive (-archive-dir), which 'sessionpipe
+restore' gives back.
 
 With -once it stops when the files present at start are published and
 counted, and prints the sessions like 'sessionpipe sessions' (the same
@@ -46,11 +51,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		n    app.NATS
 		t    app.Tailer
 		ixf  app.Indexer
+		exf  app.Exporter
 		logs app.Logging
 	)
 	n.Register(fs, os.Getenv)
 	t.Register(fs, os.Getenv)
 	ixf.Register(fs, os.Getenv)
+	exf.RegisterIn(fs, os.Getenv)
 	logs.Register(fs, os.Getenv)
 	once := fs.Bool("once", false, "stop once the files present at start are counted, and print the sessions")
 	asJSON := fs.Bool("json", false, "with -once, print a JSON array instead of a table")
@@ -96,20 +103,34 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	exf.Name, exf.Metrics = export.DefaultConsumerName, "" // its metrics are the process's
+	re, err := app.StartExporter(&exf, &n, b, log)
+	if err != nil {
+		return err
+	}
+
+	if !*once {
+		printWhere(stderr, rt, ri, re)
+	}
 
 	var wg sync.WaitGroup
-	var tailErr, ixErr error
+	var tailErr, ixErr, exErr error
 	wg.Go(func() { tailErr = rt.Run(ctx) })
 	wg.Go(func() {
 		if ixErr = ri.Run(ctx); ixErr != nil {
 			cancel() // nothing is counted any more: stop the others
 		}
 	})
+	wg.Go(func() {
+		if exErr = re.Run(ctx); exErr != nil {
+			cancel()
+		}
+	})
 	if *once {
-		all, err := waitCounted(ctx, rt, ri.Indexer, b.JS, n.Stream)
+		all, err := waitCounted(ctx, rt, ri.Indexer, re.Exporter, b.JS, n.Stream)
 		cancel()
 		wg.Wait()
-		if err := errors.Join(err, tailErr, ixErr); err != nil {
+		if err := errors.Join(err, tailErr, ixErr, exErr); err != nil {
 			return err
 		}
 		if *asJSON {
@@ -121,13 +142,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return app.WriteSessionsTable(stdout, all)
 	}
 	wg.Wait()
-	return errors.Join(tailErr, ixErr)
+	return errors.Join(tailErr, ixErr, exErr)
 }
 
-// waitCounted waits until the tailer has published everything it found
-// and the indexer has applied every entry of the stream, and returns the
-// sessions.
-func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, js jetstream.JetStream, sc bus.StreamConfig) ([]index.Session, error) {
+// waitCounted waits until the tailer has published everything it found,
+// the indexer has applied every entry of the stream and the exporter has
+// committed every message, and returns the sessions.
+func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, ex *export.Exporter, js jetstream.JetStream, sc bus.StreamConfig) ([]index.Session, error) {
 	sc = sc.WithDefaults()
 	select {
 	case <-ix.Ready():
@@ -167,9 +188,52 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 			quiet = 0
 			continue
 		}
+		info, err := stream.Info(ctx)
+		if err != nil {
+			continue
+		}
+		if ex.Stats().Committed < info.State.LastSeq {
+			// Parquet files close by age: commit them now.
+			ex.CommitNow()
+			quiet = 0
+			continue
+		}
 		// Idle twice in a row: nothing was on its way in between.
 		if quiet++; quiet >= 2 {
 			return ix.Sessions()
 		}
 	}
+}
+
+// printWhere says at start where everything is: what is watched, the API,
+// the Parquet and the archive, and how to query them.
+func printWhere(w io.Writer, rt *app.RunningTailer, ri *app.RunningIndexer, re *app.RunningExporter) {
+	var b strings.Builder
+	b.WriteString("sessionpipe run\n")
+	for i, g := range rt.Watch {
+		label := ""
+		if i == 0 {
+			label = "watching"
+		}
+		fmt.Fprintf(&b, "  %-9s %s\n", label, g)
+	}
+	if ri.API != nil {
+		api := "http://" + ri.API.Addr()
+		fmt.Fprintf(&b, "  %-9s %s/api/sessions  (live: sessionpipe top -api %s)\n", "API", api, api)
+	}
+	fmt.Fprintf(&b, "  %-9s %s\n", "Parquet", re.Out)
+	if re.Archive != "" {
+		fmt.Fprintf(&b, "  %-9s %s  (sessionpipe restore -archive %s -out DIR)\n", "archive", re.Archive, shellQuote(re.Archive))
+	}
+	fmt.Fprintf(&b, "  %-9s duckdb -init <(sessionpipe duckdb %s)\n", "DuckDB", shellQuote(re.Out))
+	b.WriteString("  Parquet files appear as parts close (-part-age); Ctrl-C commits what is open and stops.\n")
+	io.WriteString(w, b.String())
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

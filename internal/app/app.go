@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -263,4 +264,13 @@ func Hostname(flagValue string) string {
 		return "localhost"
 	}
 	return h
+}
+
+// Version returns the module version the binary was built from ("devel"
+// when built from a work tree), for file metadata and logs.
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "devel"
 }

@@ -41,6 +41,8 @@ type Tailer struct {
 	// Content is what of the transcripts' text leaves the host.
 	Content    redact.Mode
 	contentErr error
+	// Archive publishes the original lines for the exporter's archive.
+	Archive bool
 }
 
 // globList is a repeatable flag.
@@ -63,6 +65,7 @@ func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 		}
 	}
 	fs.Var(&t.Content, "content", "what of the text leaves the host: full, redacted (secrets such as API keys, tokens, private keys and passwords replaced by [REDACTED:<kind>]) or metadata (no text at all, only numbers and names) (env SESSIONPIPE_CONTENT)")
+	fs.BoolVar(&t.Archive, "archive", envBool(env("SESSIONPIPE_ARCHIVE"), true), "publish the original lines too (redacted as -content says; not in metadata mode), for the exporter's byte-exact archive (env SESSIONPIPE_ARCHIVE)")
 	fs.BoolVar(&t.Raw, "raw", false, "include each record's original JSON in its entry")
 	fs.IntVar(&t.MaxLineBytes, "max-line-bytes", 0, "longest line read; longer ones go to the dead-letter subject (default 128 MiB)")
 	fs.IntVar(&t.MaxOpenFiles, "max-open-files", tail.DefaultMaxOpenFiles, "open file handles at most")
@@ -105,6 +108,7 @@ type RunningTailer struct {
 	Tailer    *tail.Tailer
 	Publisher *bus.Publisher
 	Metrics   *Server // nil when -metrics is empty
+	Watch     []string // the watches, absolute
 	progress  io.Writer
 }
 
@@ -166,7 +170,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static,
-		DefaultWatches: defaults, Redactor: red, Logger: log,
+		DefaultWatches: defaults, Redactor: red, Archive: t.Archive, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)
@@ -189,7 +193,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	} else {
 		log.Info("tailer starting without a metrics endpoint", "watch", globs)
 	}
-	return &RunningTailer{Tailer: tl, Publisher: pub, Metrics: srv, progress: progress}, nil
+	return &RunningTailer{Tailer: tl, Publisher: pub, Metrics: srv, Watch: globs, progress: progress}, nil
 }
 
 // Run follows the files until ctx ends, then stops gracefully and closes
@@ -263,4 +267,17 @@ func showProgress(ctx context.Context, tl *tail.Tailer, w io.Writer) {
 func IsTerminal(f *os.File) bool {
 	info, err := f.Stat()
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+// envBool reads a boolean environment value: "", the default; 1, true,
+// yes, on; 0, false, no, off (any case). Anything else is the default,
+// and flag parsing then rejects nothing: use the flag to be strict.
+func envBool(v string, def bool) bool {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "1", "true", "yes", "on":
+		return true
+	case "0", "false", "no", "off":
+		return false
+	}
+	return def
 }

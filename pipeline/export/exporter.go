@@ -89,6 +89,7 @@ type Exporter struct {
 	saved   uint64 // state.Committed as last saved
 	saveErr error
 
+	flush    chan struct{} // CommitNow's requests to the commit loop
 	active   atomic.Bool
 	consumer atomic.Pointer[bus.Consumer]
 	forged   atomic.Int64 // entries or chunks whose body names another host than their subject
@@ -135,7 +136,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.Archive.SegmentAge == 0 {
 		cfg.Archive.SegmentAge = cfg.Parquet.PartAge
 	}
-	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter")}, nil
+	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1)}, nil
 }
 
 // Run exports until ctx ends: it waits for the consumer's lease, opens
@@ -319,21 +320,47 @@ func (x *Exporter) commitLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			x.mu.Lock()
-			err := x.w.CommitDue(ctx, now)
-			if err == nil && x.a != nil {
-				err = x.a.CommitDue(ctx, now)
-			}
-			x.countLocked()
-			if err == nil {
-				err = x.saveLocked(false)
-			}
-			x.mu.Unlock()
-			if err != nil && ctx.Err() == nil {
-				x.errs.Add(1)
-				x.log.Error("exporter commit failed; retrying", KeyError, err)
-			}
+			x.commit(ctx, now, false)
+		case <-x.flush:
+			x.commit(ctx, time.Now(), true)
 		}
+	}
+}
+
+// CommitNow asks the active exporter to commit every open file and
+// segment at once, whatever their age (a one-shot run that wants its
+// output now). It does not wait.
+func (x *Exporter) CommitNow() {
+	select {
+	case x.flush <- struct{}{}:
+	default:
+	}
+}
+
+// commit commits the parts and segments past their age (all of them,
+// with all) and saves the position.
+func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
+	x.mu.Lock()
+	var err error
+	if all {
+		err = x.w.Flush(ctx)
+		if err == nil && x.a != nil {
+			err = x.a.Flush(ctx)
+		}
+	} else {
+		err = x.w.CommitDue(ctx, now)
+		if err == nil && x.a != nil {
+			err = x.a.CommitDue(ctx, now)
+		}
+	}
+	x.countLocked()
+	if err == nil {
+		err = x.saveLocked(false)
+	}
+	x.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		x.errs.Add(1)
+		x.log.Error("exporter commit failed; retrying", KeyError, err)
 	}
 }
 

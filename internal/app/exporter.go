@@ -1,0 +1,143 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+)
+
+// Exporter holds the exporter's flags.
+type Exporter struct {
+	Name      string
+	Out       string
+	Archive   string
+	NoArchive bool
+	PartBytes int64
+	PartAge   time.Duration
+	Metrics   string
+	LeaseTTL  time.Duration
+	// MemoryLimit is Go's soft memory limit for the process in MiB (0:
+	// leave it); `sessionpipe run` shares its process and leaves it.
+	MemoryLimit int64
+}
+
+// DefaultExporterMemoryLimitMiB keeps the exporter's heap near what its
+// writers buffer (export.DefaultMemoryBytes and the archive's) plus one
+// row group being encoded.
+const DefaultExporterMemoryLimitMiB = 240
+
+// Register adds the exporter flags to fs.
+func (x *Exporter) Register(fs *flag.FlagSet, env Env) {
+	x.register(fs, env, true)
+}
+
+// RegisterIn adds the exporter flags that `sessionpipe run` takes.
+func (x *Exporter) RegisterIn(fs *flag.FlagSet, env Env) {
+	x.register(fs, env, false)
+}
+
+func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
+	fs.StringVar(&x.Out, "out", env("SESSIONPIPE_OUT"), "Parquet output directory (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
+	fs.StringVar(&x.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "archive of the original lines, zstd segments (env SESSIONPIPE_ARCHIVE_DIR; default <data-dir>/archive)")
+	fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
+	fs.Int64Var(&x.PartBytes, "part-bytes", export.DefaultPartBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
+	fs.DurationVar(&x.PartAge, "part-age", export.DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
+	if !daemon {
+		return
+	}
+	fs.StringVar(&x.Name, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "durable consumer name (env SESSIONPIPE_EXPORTER_CONSUMER); exporters of one name run one at a time, the others stand by")
+	fs.StringVar(&x.Metrics, "metrics", orDefault(env("SESSIONPIPE_EXPORTER_METRICS"), "127.0.0.1:0"), "address of /metrics and /healthz (env SESSIONPIPE_EXPORTER_METRICS; port 0: any free port; empty: none)")
+	fs.DurationVar(&x.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an exporter of the same -consumer standing by takes over at most this long after the active one died")
+	limit := int64(DefaultExporterMemoryLimitMiB)
+	if env("GOMEMLIMIT") != "" {
+		limit = 0
+	}
+	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector (0: none; GOMEMLIMIT, when set, wins)")
+}
+
+// Dirs returns the Parquet and archive directories ("" for no archive),
+// defaults applied under dataDir.
+func (x *Exporter) Dirs(dataDir string) (out, archive string) {
+	out = x.Out
+	if out == "" {
+		out = filepath.Join(dataDir, "parquet")
+	}
+	if x.NoArchive {
+		return out, ""
+	}
+	archive = x.Archive
+	if archive == "" {
+		archive = filepath.Join(dataDir, "archive")
+	}
+	return out, archive
+}
+
+// RunningExporter is an exporter wired to its metrics endpoint.
+type RunningExporter struct {
+	Exporter *export.Exporter
+	Metrics  *Server // nil without -metrics
+	Out      string
+	Archive  string
+}
+
+// StartExporter builds the exporter the flags describe on the bus b.
+func StartExporter(x *Exporter, n *NATS, b *Bus, log *slog.Logger) (*RunningExporter, error) {
+	if x.MemoryLimit > 0 {
+		debug.SetMemoryLimit(x.MemoryLimit << 20)
+	}
+	out, archive := x.Dirs(n.DataDir)
+	if out == archive {
+		return nil, fmt.Errorf("-out and -archive-dir are the same directory %s", out)
+	}
+	ex, err := export.NewExporter(export.ExporterConfig{
+		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
+		Parquet: export.Config{Dir: out, PartBytes: x.PartBytes, PartAge: x.PartAge, WriterVersion: "sessionpipe " + Version()},
+		Archive: export.ArchiveConfig{Dir: archive},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", prom.ContentType)
+		ex.WriteMetrics(w)
+	})
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ex.Stats().Active {
+			fmt.Fprintln(w, "standing by")
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	srv, err := Listen(x.Metrics, mux)
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		log.Info("exporter metrics", "url", "http://"+srv.Addr()+"/metrics")
+	}
+	return &RunningExporter{Exporter: ex, Metrics: srv, Out: out, Archive: archive}, nil
+}
+
+// Run exports until ctx ends, then commits what is open.
+func (re *RunningExporter) Run(ctx context.Context) error {
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() { serveErr = re.Metrics.Run(sctx) })
+	err := re.Exporter.Run(ctx)
+	stop()
+	wg.Wait()
+	return errors.Join(err, serveErr)
+}
