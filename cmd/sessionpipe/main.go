@@ -7,6 +7,8 @@
 //	sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
 //	sessionpipe top [flags]                live view of a running indexer
+//	sessionpipe export -out DIR PATH...    Parquet and archive, offline
+//	sessionpipe restore -archive DIR -out DIR2  give back archived transcripts
 //	sessionpipe version                    print the version
 //
 // PATH is a transcript file or a directory searched recursively. Run
@@ -33,11 +35,14 @@ per-session token and cost aggregates.
 
 Usage:
   sessionpipe run [flags] [PATH...]      the pipeline on this machine: embedded JetStream,
-                                         tailer and indexer (-once: print and stop)
+                                         tailer, indexer and exporter (-once: print and stop)
   sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost (offline)
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe top [flags]                live view of a running indexer: active sessions,
                                          spend today, burn rate, alerts
+  sessionpipe export -out DIR PATH...    Parquet and the archive of the original lines (offline)
+  sessionpipe restore -archive DIR -out DIR2
+                                         give back the archived transcripts
   sessionpipe version                    print the version
 
 PATH is a transcript file or a directory searched recursively.
@@ -76,6 +81,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runRun(ctx, rest, stdout, stderr)
 	case "top":
 		err = runTop(ctx, rest, stdout, stderr)
+	case "export":
+		err = runExport(ctx, rest, stdout, stderr)
+	case "restore":
+		err = runRestore(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sessionpipe", version)
 	case "help", "-h", "--help", "-help":

@@ -65,6 +65,12 @@ type StreamConfig struct {
 
 	// Storage is file (the default, the zero value) or memory.
 	Storage jetstream.StorageType
+
+	// FirstSeq is the sequence of the first message of a stream that
+	// EnsureStream creates (0: 1). It is ignored for a stream that
+	// exists. An offline export uses it to continue the sequences of the
+	// output it adds to.
+	FirstSeq uint64
 }
 
 // Validate reports the first invalid field as a *[ConfigError]. Zero values
@@ -132,6 +138,7 @@ func (c StreamConfig) jetstream() jetstream.StreamConfig {
 		Storage:     c.Storage,
 		Replicas:    c.Replicas,
 		Duplicates:  c.DuplicateWindow,
+		FirstSeq:    c.FirstSeq,
 	}
 }
 
@@ -152,6 +159,7 @@ func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg StreamConfig)
 		// What an operator added beside sessionpipe's settings stays:
 		// the sources of a hub stream fed by leaf nodes, say.
 		want.Sources = cur.CachedInfo().Config.Sources
+		want.FirstSeq = cur.CachedInfo().Config.FirstSeq
 	}
 	s, err := js.CreateOrUpdateStream(ctx, want)
 	if err != nil {

@@ -31,6 +31,10 @@ const (
 
 	// StateName is the exporter's position file in the Parquet root.
 	StateName = "_exporter.json"
+
+	// OfflineStream is the stream name recorded in the position of an
+	// output written by an offline export (ExporterConfig.Offline).
+	OfflineStream = "offline"
 )
 
 // ExporterConfig configures an [Exporter].
@@ -60,6 +64,13 @@ type ExporterConfig struct {
 	// LeaseTTL bounds how long a stand-by waits after the active
 	// exporter died. Default bus.DefaultLeaseTTL.
 	LeaseTTL time.Duration
+
+	// Offline marks the stream as a temporary one, made to export files
+	// without a server (`sessionpipe export`): its identity is not kept,
+	// and the stream must be created with FirstSeq past [HighestSeq] of
+	// the output, so that what is added continues its sequences. A live
+	// exporter refuses an output written offline, and the other way round.
+	Offline bool
 
 	// Logger receives lifecycle events; nil discards them.
 	Logger *slog.Logger
@@ -218,6 +229,21 @@ func (x *Exporter) open(ctx context.Context) error {
 		return err
 	}
 	var id bus.StreamIdentity
+	if x.cfg.Offline {
+		if !st.Stream.IsZero() && st.Stream.Name != OfflineStream {
+			return fmt.Errorf("%s is the output of a live exporter (stream %s): export offline to another directory", x.cfg.Parquet.Dir, st.Stream)
+		}
+		s, err := x.cfg.JS.Stream(ctx, x.cfg.Stream.Name)
+		if err != nil {
+			return err
+		}
+		id = bus.StreamIdentity{Name: OfflineStream}
+		st.Committed = max(st.Committed, s.CachedInfo().Config.FirstSeq-min(s.CachedInfo().Config.FirstSeq, 1))
+		return x.openWriters(ctx, id, st)
+	}
+	if st.Stream.Name == OfflineStream {
+		return fmt.Errorf("%s was written by an offline 'sessionpipe export': a live exporter needs a directory of its own", x.cfg.Parquet.Dir)
+	}
 	for {
 		if st.Stream.IsZero() {
 			id, err = bus.Identity(ctx, x.cfg.JS, x.cfg.Stream.Name)
@@ -241,6 +267,12 @@ func (x *Exporter) open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	return x.openWriters(ctx, id, st)
+}
+
+// openWriters opens the Parquet and archive writers and sets the
+// position.
+func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st exporterState) error {
 	w, err := NewWriter(x.cfg.Parquet)
 	if err != nil {
 		return err
@@ -258,10 +290,37 @@ func (x *Exporter) open(ctx context.Context) error {
 	x.state = exporterState{Stream: id, Committed: st.Committed}
 	x.saved = st.Committed
 	x.comm.Store(st.Committed)
-	if st.Stream.IsZero() {
+	if st.Stream.IsZero() || x.cfg.Offline {
 		return x.saveLocked(true)
 	}
 	return nil
+}
+
+// HighestSeq returns the highest stream sequence the output directories
+// hold or have passed: an offline export continues after it.
+func HighestSeq(parquetDir, archiveDir string) (uint64, error) {
+	st, err := readState(parquetDir)
+	if err != nil {
+		return 0, err
+	}
+	high := st.Committed
+	m, err := ReadManifest(parquetDir)
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range m.Files {
+		high = max(high, f.LastSeq)
+	}
+	if archiveDir != "" {
+		segs, err := ReadArchiveManifest(archiveDir)
+		if err != nil {
+			return 0, err
+		}
+		for _, s := range segs {
+			high = max(high, s.LastSeq)
+		}
+	}
+	return high, nil
 }
 
 // apply takes one batch into the writers.

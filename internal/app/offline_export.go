@@ -1,0 +1,169 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
+	"github.com/sessionpipe/sessionpipe/pipeline/tail"
+)
+
+// OfflineExport is what `sessionpipe export` does: files to Parquet and
+// the archive with no server to run, through the very path a live
+// deployment takes (the tailer, a stream, the exporter), on a temporary
+// embedded JetStream server whose sequences continue those of the output.
+type OfflineExport struct {
+	Paths        []string
+	Out          string
+	Archive      string // "" with NoArchive
+	Host         string
+	Content      redact.Mode
+	PartBytes    int64
+	MaxLineBytes int
+	Temp         string // where the temporary stream lives; "" the system's
+}
+
+// OfflineResult sums up an offline export.
+type OfflineResult struct {
+	Tail   tail.Snapshot
+	Export export.ExporterStats
+	Took   time.Duration
+}
+
+// DefaultOfflineArchive is the archive directory of an offline export to
+// out when none is given: beside it, never inside (a Parquet directory
+// holds Parquet only).
+func DefaultOfflineArchive(out string) string {
+	out = filepath.Clean(out)
+	return filepath.Join(filepath.Dir(out), filepath.Base(out)+"-archive")
+}
+
+// Run exports the files; progress, when not nil, gets a progress line
+// every half second.
+func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.Writer) (OfflineResult, error) {
+	start := time.Now()
+	if o.Out == "" {
+		return OfflineResult{}, errors.New("no output directory")
+	}
+	if o.Archive != "" && filepath.Clean(o.Archive) == filepath.Clean(o.Out) {
+		return OfflineResult{}, fmt.Errorf("the output and the archive are the same directory %s", o.Out)
+	}
+	high, err := export.HighestSeq(o.Out, o.Archive)
+	if err != nil {
+		return OfflineResult{}, err
+	}
+	tmp, err := os.MkdirTemp(o.Temp, "sessionpipe-export-")
+	if err != nil {
+		return OfflineResult{}, err
+	}
+	defer os.RemoveAll(tmp)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	n := NATS{DataDir: tmp, Port: -1, Stream: bus.StreamConfig{FirstSeq: high + 1}}
+	b, err := n.Connect(ctx, "sessionpipe-export", log)
+	if err != nil {
+		return OfflineResult{}, err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+
+	t := Tailer{
+		Watch: o.Paths, Static: true, StateDir: filepath.Join(tmp, "tailer"), Host: o.Host,
+		Content: o.Content, Archive: o.Archive != "", MaxLineBytes: o.MaxLineBytes,
+		MaxOpenFiles: tail.DefaultMaxOpenFiles, Rescan: tail.DefaultRescanInterval, Drain: time.Minute,
+	}
+	rt, err := StartTailer(ctx, &t, &n, b, func(string) string { return "" }, log, nil)
+	if err != nil {
+		return OfflineResult{}, err
+	}
+	ex, err := export.NewExporter(export.ExporterConfig{
+		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
+		Parquet: export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version()},
+		Archive: export.ArchiveConfig{Dir: o.Archive},
+	})
+	if err != nil {
+		return OfflineResult{}, err
+	}
+
+	var wg sync.WaitGroup
+	var tailErr, exErr error
+	wg.Go(func() { tailErr = rt.Run(ctx) })
+	wg.Go(func() {
+		if exErr = ex.Run(ctx); exErr != nil {
+			cancel()
+		}
+	})
+	if progress != nil {
+		wg.Go(func() { offlineProgress(ctx, rt.Tailer, ex, progress) })
+	}
+	err = waitExported(ctx, rt, ex, b, n.Stream.WithDefaults().Name)
+	cancel()
+	wg.Wait()
+	res := OfflineResult{Tail: rt.Tailer.Metrics().Snapshot(), Export: ex.Stats(), Took: time.Since(start)}
+	if err := errors.Join(exErr, tailErr); err != nil {
+		return res, err
+	}
+	return res, err
+}
+
+// waitExported waits until the tailer published every file and the
+// exporter committed every message of the stream.
+func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b *Bus, stream string) error {
+	s, err := b.JS.Stream(ctx, stream)
+	if err != nil {
+		return err
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	quiet := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-tick.C:
+		}
+		if !rt.Tailer.Idle() || rt.Publisher.Stats().InFlight > 0 {
+			quiet = 0
+			continue
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			continue
+		}
+		if ex.Stats().Committed < info.State.LastSeq {
+			ex.CommitNow()
+			quiet = 0
+			continue
+		}
+		if quiet++; quiet >= 2 {
+			return nil
+		}
+	}
+}
+
+// offlineProgress prints what was read and exported, every half second,
+// on one terminal line.
+func offlineProgress(ctx context.Context, tl *tail.Tailer, ex *export.Exporter, w io.Writer) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprint(w, "\r\033[K")
+			return
+		case <-t.C:
+			s, e := tl.Metrics().Snapshot(), ex.Stats()
+			fmt.Fprintf(w, "\r\033[K%d files, %s read, %s entries published, %s rows in %d Parquet files",
+				s.Files, HumanBytes(s.Bytes), Thousands(s.Acked), Thousands(e.Rows), e.Files)
+		}
+	}
+}
