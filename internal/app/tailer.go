@@ -107,7 +107,7 @@ func DefaultGlobs(home string, env Env) []string {
 type RunningTailer struct {
 	Tailer    *tail.Tailer
 	Publisher *bus.Publisher
-	Metrics   *Server // nil when -metrics is empty
+	Metrics   *Server  // nil when -metrics is empty
 	Watch     []string // the watches, absolute
 	progress  io.Writer
 }
