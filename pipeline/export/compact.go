@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
@@ -458,51 +459,53 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 	first, last := g.span()
 	meta := mergeMeta{partition: g.partition, first: first, last: last}
 
-	srcs := make([]*mergeSource, 0, len(g.files))
+	// Check every input first (size, rows, schema), and estimate what its
+	// reader costs; a merge opens its inputs only when it reads them.
+	inputs := make([]mergeInput, 0, len(g.files))
+	for _, f := range g.files {
+		in := mergeInput{path: filepath.Join(root, filepath.FromSlash(f.Path)), bytes: f.Bytes, rows: f.Rows}
+		s, err := openMergeSource(in, c.cfg)
+		if err != nil {
+			return mg, err
+		}
+		in.cost = s.cost
+		s.close()
+		inputs = append(inputs, in)
+	}
+	var temps []string // intermediate files, removed when merged or on error
 	defer func() {
-		for _, s := range srcs {
-			s.close()
+		for _, p := range temps {
+			os.Remove(p)
 		}
 	}()
-	for _, f := range g.files {
-		s, err := openMergeSource(filepath.Join(root, filepath.FromSlash(f.Path)), f.Bytes, f.Rows, c.cfg)
-		if err != nil {
-			return mg, err
-		}
-		srcs = append(srcs, s)
-	}
 	// Merge in passes while the inputs' readers would not fit in memory:
-	// the first ones that fit (two at least) into an intermediate file.
-	for pass := 1; len(srcs) > 2 && sourcesCost(srcs) > c.cfg.MemoryBytes; pass++ {
+	// the first ones that fit (two at least) into an intermediate file,
+	// which goes last.
+	for pass := 1; len(inputs) > 2 && inputsCost(inputs) > c.cfg.MemoryBytes; pass++ {
 		k := 2
-		for k < len(srcs) && sourcesCost(srcs[:k+1]) <= c.cfg.MemoryBytes {
+		for k < len(inputs) && inputsCost(inputs[:k+1]) <= c.cfg.MemoryBytes {
 			k++
 		}
-		run := filepath.Join(dir, compactTmpName(fmt.Sprintf("pass%d-%s", pass, name)))
-		res, err := c.write(ctx, run, srcs[:k], meta)
+		run := mergeInput{path: filepath.Join(dir, compactTmpName(fmt.Sprintf("pass%d-%s", pass, name))), temp: true}
+		temps = append(temps, run.path)
+		res, err := c.mergeInto(ctx, run.path, inputs[:k], meta)
 		if err != nil {
-			os.Remove(run)
 			return mg, err
-		}
-		for _, s := range srcs[:k] {
-			s.close()
 		}
 		c.step("pass")
-		s, err := openMergeSource(run, res.bytes, res.rows, c.cfg)
+		run.bytes, run.rows = res.bytes, res.rows
+		s, err := openMergeSource(run, c.cfg)
 		if err != nil {
-			os.Remove(run)
 			return mg, err
 		}
-		s.temp = true
-		srcs = append(srcs[k:], s)
+		run.cost = s.cost
+		s.close()
+		inputs = append(inputs[k:], run)
 	}
-	res, err := c.write(ctx, tmp, srcs, meta)
+	res, err := c.mergeInto(ctx, tmp, inputs, meta)
 	if err != nil {
 		os.Remove(tmp)
 		return mg, err
-	}
-	for _, s := range srcs {
-		s.close()
 	}
 	c.step("written")
 	mg.RowsOut, mg.BytesOut = res.rows, res.bytes
@@ -536,6 +539,55 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 	}
 	c.step("removed")
 	return mg, nil
+}
+
+// mergeInput is a file to merge: an input of the merge, or an
+// intermediate file of a merge in passes.
+type mergeInput struct {
+	path  string
+	bytes int64 // its size and rows, as the manifest says
+	rows  int64
+	cost  int64 // what its reader holds, as estimated
+	temp  bool  // an intermediate file: removed once merged
+}
+
+// inputsCost returns the memory the readers of ins hold, as estimated.
+func inputsCost(ins []mergeInput) int64 {
+	var n int64
+	for _, in := range ins {
+		n += in.cost
+	}
+	return n
+}
+
+// mergeInto opens ins and merges them into the file path (see
+// compactor.write); intermediate files among ins are removed once
+// merged.
+func (c *compactor) mergeInto(ctx context.Context, path string, ins []mergeInput, meta mergeMeta) (mergeResult, error) {
+	srcs := make([]*mergeSource, 0, len(ins))
+	defer func() {
+		for _, s := range srcs {
+			s.close()
+		}
+	}()
+	for _, in := range ins {
+		s, err := openMergeSource(in, c.cfg)
+		if err != nil {
+			return mergeResult{}, err
+		}
+		srcs = append(srcs, s)
+	}
+	res, err := c.write(ctx, path, srcs, meta)
+	if err != nil {
+		return res, err
+	}
+	for _, s := range srcs {
+		s.close()
+		if s.temp {
+			os.Remove(s.path)
+		}
+	}
+	return res, nil
 }
 
 // switchFiles commits the merged file: under the manifest lock, it reads
@@ -749,7 +801,7 @@ func partWriterOptions(cfg Config, codec *codec) []parquet.WriterOption {
 // buffer at a time.
 type mergeSource struct {
 	path string
-	temp bool // an intermediate file of a merge in passes: removed when closed
+	temp bool // an intermediate file of a merge in passes
 	f    *os.File
 	r    *parquet.GenericReader[row]
 	cost int64 // estimate of the memory its reader holds
@@ -773,18 +825,18 @@ const (
 	mergeReadBuffer = 16 << 10 // read buffer of each column chunk
 )
 
-// openMergeSource opens the Parquet file at p, which must have size bytes
-// and rows rows and the schema and schema version of this Writer. An
+// openMergeSource opens the Parquet file of in, which must have the size
+// and rows in says and the schema and schema version of this package. An
 // unusable file is an error wrapping [ErrCompactInput].
-func openMergeSource(p string, size, rows int64, cfg CompactConfig) (*mergeSource, error) {
-	f, err := os.Open(p)
+func openMergeSource(in mergeInput, cfg CompactConfig) (*mergeSource, error) {
+	f, err := os.Open(in.path)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrCompactInput, err)
 	}
-	s := &mergeSource{path: p, f: f, rows: rows}
-	if err := s.open(size, cfg); err != nil {
+	s := &mergeSource{path: in.path, temp: in.temp, f: f, rows: in.rows}
+	if err := s.open(in.bytes, cfg); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%w: %s: %v", ErrCompactInput, p, err)
+		return nil, fmt.Errorf("%w: %s: %v", ErrCompactInput, in.path, err)
 	}
 	return s, nil
 }
@@ -814,11 +866,11 @@ func (s *mergeSource) open(size int64, cfg CompactConfig) (err error) {
 	// Its reader holds, per column, a page and its compressed form; the
 	// buffered rows add their size.
 	md := pf.Metadata()
-	var avg int64 = 1
+	avg := int64(unsafe.Sizeof(row{}))
 	var pages []int64
 	for _, rg := range md.RowGroups {
 		if rg.NumRows > 0 {
-			avg = max(avg, rg.TotalByteSize/rg.NumRows)
+			avg = max(avg, int64(unsafe.Sizeof(row{}))+rg.TotalByteSize/rg.NumRows)
 		}
 		if pages == nil {
 			pages = make([]int64, len(rg.Columns))
@@ -847,15 +899,6 @@ func (s *mergeSource) open(size int64, cfg CompactConfig) (err error) {
 
 // partSchema is the schema of the files this package writes.
 var partSchema = parquet.SchemaOf(row{})
-
-// cost returns the memory the readers of srcs hold, as estimated.
-func sourcesCost(srcs []*mergeSource) int64 {
-	var n int64
-	for _, s := range srcs {
-		n += s.cost
-	}
-	return n
-}
 
 // next makes s.buf[s.i] the next row, reading a buffer's worth if
 // needed, and reports whether there is one. A file not sorted, or with
@@ -903,8 +946,7 @@ func compareRow(session string, ts, seq int64, r *row) int {
 	return cmp.Compare(seq, r.Seq)
 }
 
-// close closes s, removing it if it is an intermediate file. It is safe
-// to call more than once.
+// close closes s. It is safe to call more than once.
 func (s *mergeSource) close() {
 	if s.f == nil {
 		return
@@ -916,9 +958,6 @@ func (s *mergeSource) close() {
 	s.f.Close()
 	s.f = nil
 	s.buf = nil
-	if s.temp {
-		os.Remove(s.path)
-	}
 }
 
 // mergeQueue is a heap of sources by their current row.
