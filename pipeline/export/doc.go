@@ -1,16 +1,17 @@
 // Package export writes normalised entries as Hive-partitioned Parquet
 // files that DuckDB reads directly, with a commit protocol that lets a
 // JetStream consumer acknowledge an entry only once the file holding it
-// is durable. It does not consume from NATS itself, and it does not
-// compact or archive: those are built on top of [Writer].
+// is durable, and [Compact] merges the small files of closed partitions
+// beside it. It does not consume from NATS itself.
 //
 // # Layout
 //
 // Under the output root:
 //
 //	<out>/format=<f>/date=<YYYY-MM-DD>/host=<h>/part-<firstseq>-<lastseq>.parquet
+//	<out>/format=<f>/date=<YYYY-MM-DD>/host=<h>/part-<firstseq>-<lastseq>-c<gen>.parquet (merged)
 //	<out>/_manifest.jsonl
-//	<out>/LOCK
+//	<out>/_manifest.lock, <out>/_compact.lock, <out>/LOCK
 //
 // The date is the UTC date of the entry's ts. Partition values come from
 // entries and are escaped by [EscapeValue] as Hive escapes them ("/" is
@@ -85,11 +86,21 @@
 //
 //  1. sorts its rows and writes them to .part-<first>-<last>.parquet.tmp in
 //     the partition's directory, then fsyncs the file;
-//  2. renames it to part-<first>-<last>.parquet and fsyncs the directory
-//     (and the parents of directories it created);
-//  3. appends a [File] record (path, rows, bytes, sha256, stream range,
+//  2. takes the manifest lock (an OS file lock on _manifest.lock) and reads
+//     the manifest again;
+//  3. renames the file to part-<first>-<last>.parquet and fsyncs the
+//     directory (and the parents of directories it created);
+//  4. appends a [File] record (path, rows, bytes, sha256, stream range,
 //     min/max ts) to the manifest, which is rewritten atomically (temporary
-//     file, fsync, rename, fsync).
+//     file, fsync, rename, fsync), and releases the lock.
+//
+// Every change of the manifest (a Writer's commit, the clean-up at
+// [NewWriter], a [Compact] merge) is such a read-modify-write under the
+// manifest lock, so none is lost, and the lock is held for milliseconds
+// (encoding happens before it). Because a file is renamed into place and
+// recorded under one holding of the lock, whoever holds it sees no file
+// between the two: a Parquet file the manifest does not list is always a
+// leftover, and may be removed.
 //
 // A file exists for readers once renamed, but is committed only once the
 // manifest lists it. [Writer.Committed] then gives the highest sequence S
@@ -98,18 +109,60 @@
 // interleave in the stream, S stays just below the first entry of the
 // oldest open part; Config.PartAge bounds how long that lasts.
 //
-// At [NewWriter], what a crash left is cleaned: temporary files are
-// removed, and part files the manifest does not list (renamed, not
-// recorded) are removed too: their entries were never acknowledged, so
-// they come again. (A directory that holds part files but no manifest
-// at all, a lost manifest, is refused with [ErrManifest] and left as it
-// is; a new directory gets an empty manifest at once.) A redelivered
-// entry whose partition already has a committed file at or past its
-// sequence is skipped, so a redelivered range never yields a second copy;
-// other entries of the range go to new parts. The directory is locked (internal/dirlock): one Writer per
-// output root. Compaction, when it comes, must hold the same lock or
-// follow the same rule: a file is live if and only if the manifest lists
-// it.
+// At [NewWriter], under the manifest lock, what a crash left is cleaned:
+// the Writer's temporary files are removed, and Parquet files the manifest
+// does not list (renamed, not recorded) are removed too: their entries
+// were never acknowledged, so they come again. (A directory that holds
+// part files but no manifest at all, a lost manifest, is refused with
+// [ErrManifest] and left as it is; a new directory gets an empty manifest
+// at once.) A redelivered entry whose partition already has a committed
+// file at or past its sequence is skipped, so a redelivered range never
+// yields a second copy; other entries of the range go to new parts. The
+// directory is locked (internal/dirlock): one Writer per output root.
+//
+// # Compaction
+//
+// [Compact] merges the files below a target size of closed partitions
+// (dated before yesterday, by default) into larger ones, written with the
+// Writer's schema, encodings and metadata, rows sorted again and an entry
+// present twice (see Duplicates) kept once. It may run while a Writer
+// commits to the same root: it never takes the LOCK, and follows the
+// rule the Writer follows, a file is live if and only if the manifest
+// lists it. It holds _compact.lock for its whole run (a second Compact
+// waits), and for each merge:
+//
+//  1. writes the merged rows to .compact-<name>.tmp in the partition's
+//     directory (through .compact-pass<n>-<name>.tmp files when the
+//     inputs do not fit in CompactConfig.MemoryBytes) and fsyncs it;
+//  2. under the manifest lock, reads the manifest again and checks that
+//     every input is still listed with its checksum (else the merge is
+//     dropped);
+//  3. renames the file to part-<first>-<last>-c<gen>.parquet, <first> and
+//     <last> the union of its inputs' stream ranges and <gen> one more
+//     than theirs, and fsyncs the directory;
+//  4. rewrites the manifest atomically with the inputs replaced by the
+//     merged file, and releases the lock;
+//  5. removes the inputs and fsyncs the directory.
+//
+// A crash before 4 leaves the inputs listed, and the merged file, if
+// renamed, unlisted; a crash after 4 leaves the merged file listed and
+// the inputs unlisted. Either way every entry is in exactly one listed
+// file, and the next NewWriter or Compact removes the unlisted files
+// under the manifest lock; a compaction's temporary files are removed by
+// the next Compact, or by a NewWriter that finds _compact.lock free. The
+// merged file's range keeps the sequences of its inputs, dropped
+// duplicates included, so a Writer's skip rule (a partition's highest
+// committed sequence) is unchanged. Its name is one no Writer can
+// produce (a Writer's new parts start above every listed sequence of
+// their partition) and no other listed file has (two listed files of a
+// partition never start at the same sequence; the generation tells it
+// from an input with the same range).
+//
+// A reader that follows the manifest sees every entry once at any time.
+// One that globs the directory sees, between steps 3 and 5 (or until the
+// next clean-up, after a crash there), the merged file beside its
+// inputs: rows with the same key, which readers dedupe anyway (see
+// Duplicates).
 //
 // On SIGTERM, the caller stops fetching, calls [Writer.Close] (which
 // commits every open part) and then acknowledges up to
@@ -137,7 +190,8 @@
 // sequence. Rows with the same key are the same entry; readers keep one
 // (the views will: for example QUALIFY row_number() OVER (PARTITION BY key
 // ORDER BY seq) = 1). Both copies have the same ts, hence the same
-// partition, possibly in two files.
+// partition, possibly in two files; [Compact] keeps the one with the
+// lowest seq when it merges them.
 //
 // # Memory
 //
@@ -150,4 +204,11 @@
 // little above MemoryBytes plus that, so that the collector keeps the heap
 // there: the benchmark (benchmarks/export) peaks under 200 MB of RSS with
 // the defaults and GOMEMLIMIT=192MiB.
+//
+// [Compact] streams its inputs (a k-way merge of their sorted rows) and
+// holds, beside the same fixed costs (the zstd encoder's history,
+// parquet-go's page buffers) and the compressed pages of one row group of
+// the merged file, CompactConfig.MemoryBytes of input readers: each
+// input's pages being decoded and a buffer of its rows. A merge with more
+// inputs than that merges them in passes through temporary files.
 package export
