@@ -65,8 +65,10 @@ type ViewConfig struct {
 // per call, and summed as integers. docs/duckdb.md lists the few places
 // where the SQL cannot see what the Go aggregator sees.
 //
-// cfg.Dir is quoted as a SQL string and any glob character in it (*, ?,
-// [) is escaped, so every directory name is read literally.
+// cfg.Dir is quoted as a SQL string and the glob characters in it (*, ?,
+// [) are escaped, so that any directory name is read literally. DuckDB
+// cannot glob a backslash literally: a Dir holding one is globbed with
+// "?" in its place and the files are then filtered by name.
 func DuckDBScript(cfg ViewConfig) string {
 	t := cfg.Prices
 	if t == nil {
@@ -77,15 +79,17 @@ func DuckDBScript(cfg ViewConfig) string {
 	b.WriteString("-- Generated; see docs/duckdb.md. Views: entries, api_calls, sessions, prices.\n\n")
 	b.WriteString(macros)
 	writePrices(&b, t)
-	fmt.Fprintf(&b, entriesView, sqlString(parquetGlob(cfg.Dir)))
+	writeEntries(&b, cfg.Dir)
 	b.WriteString(derivedViews)
 	return b.String()
 }
 
 // parquetGlob returns the glob of every Parquet file below dir, with the
 // glob characters of dir itself escaped as DuckDB's glob reads them (a
-// character class of one).
-func parquetGlob(dir string) string {
+// character class of one). DuckDB's glob cannot match a backslash
+// literally (it reads it as a path separator): one is matched by "?",
+// and loose then reports that the glob may match other directories too.
+func parquetGlob(dir string) (glob string, loose bool) {
 	var b strings.Builder
 	for _, r := range strings.TrimRight(dir, "/") {
 		switch r {
@@ -93,15 +97,14 @@ func parquetGlob(dir string) string {
 			b.WriteByte('[')
 			b.WriteRune(r)
 			b.WriteByte(']')
+		case '\\':
+			b.WriteByte('?')
+			loose = true
 		default:
 			b.WriteRune(r)
 		}
 	}
-	if b.Len() == 0 && strings.HasPrefix(dir, "/") {
-		b.WriteByte('/') // the root itself: "//**" would do as well
-		return b.String() + "**/*.parquet"
-	}
-	return b.String() + "/**/*.parquet"
+	return b.String() + "/**/*.parquet", loose
 }
 
 // sqlString quotes s as a SQL string literal: single quotes doubled, no
@@ -191,15 +194,24 @@ CREATE OR REPLACE TEMP MACRO sessionpipe_anthropic_at(n) AS
 
 `
 
-// entriesView is the deduplicated entries view; %s is the quoted glob.
-const entriesView = `-- Every entry once: rows with the same key are the same entry (a re-send past the stream's
+// writeEntries writes the entries view: every row of the files below
+// dir, one per entry key.
+func writeEntries(b *strings.Builder, dir string) {
+	glob, loose := parquetGlob(dir)
+	b.WriteString(`-- Every entry once: rows with the same key are the same entry (a re-send past the stream's
 -- duplicate window); the lowest seq is kept.
 CREATE OR REPLACE TEMP VIEW entries AS
-SELECT *
-FROM read_parquet(%s, hive_partitioning = true, union_by_name = true)
-QUALIFY row_number() OVER (PARTITION BY key ORDER BY seq) = 1;
-
-`
+`)
+	if !loose {
+		fmt.Fprintf(b, "SELECT *\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true)\n", sqlString(glob))
+	} else {
+		// The glob matches any character where dir has a backslash:
+		// keep the files below dir itself.
+		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
+			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
+	}
+	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key ORDER BY seq) = 1;\n\n")
+}
 
 // derivedViews defines api_calls and sessions. Both are one query over
 // the chain of common table expressions in aggregation, each
