@@ -1,12 +1,18 @@
 package export_test
 
 import (
+	"bufio"
+	"database/sql"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -14,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // samples returns every transcript sample of the repository, by name:
@@ -244,4 +251,241 @@ func TestDuckDBInit_APICalls(t *testing.T) {
 	require.Equal(t, goCalls, calls)
 	require.Equal(t, goTokens, tokens)
 	require.Equal(t, goNano, nano)
+}
+
+// TestDuckDBInit_PriceTable checks that the prices table holds every
+// model of the Go table with exactly its resolved rates.
+func TestDuckDBInit_PriceTable(t *testing.T) {
+	table := price.Default()
+	dir := t.TempDir()
+	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	rows, err := db.Query(`SELECT model, input, output, cache_read, cache_write_5m, cache_write_1h, fast, long_threshold,
+		long_whole_request, long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h FROM prices`)
+	require.NoError(t, err)
+	defer rows.Close()
+	got := map[string]price.Price{}
+	for rows.Next() {
+		var p price.Price
+		l := &p.Long
+		require.NoError(t, rows.Scan(&p.Model, &p.Input, &p.Output, &p.CacheRead, &p.CacheWrite5m, &p.CacheWrite1h, &p.Fast,
+			&l.Threshold, &l.WholeRequest, &l.Input, &l.Output, &l.CacheRead, &l.CacheWrite5m, &l.CacheWrite1h))
+		got[p.Model] = p
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, got, table.Len())
+	for _, m := range table.Models() {
+		want, ok := table.Lookup(m)
+		require.True(t, ok)
+		require.Equal(t, want, got[m], "model %s", m) // float64s bit for bit
+	}
+}
+
+// ccusageCase is one line of pipeline/price/testdata/ccusage-20.0.24.jsonl:
+// a model name spelled as logs spell it, with one call's usage.
+type ccusageCase struct {
+	Model string       `json:"model"`
+	Usage schema.Usage `json:"usage"`
+	Fast  bool         `json:"fast"`
+}
+
+// pricedEntries returns one session with one API call per ccusage case
+// of the price package (every embedded model below and above its tiers,
+// the usual spellings, unknown names, fast mode), per spelling that
+// price.Table.Lookup resolves step by step, and per recorded cost.
+func pricedEntries(tb testing.TB) []schema.Entry {
+	tb.Helper()
+	f, err := os.Open(filepath.Join(repoRoot(tb), "pipeline", "price", "testdata", "ccusage-20.0.24.jsonl"))
+	require.NoError(tb, err)
+	defer f.Close()
+	var cases []ccusageCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var c ccusageCase
+		require.NoError(tb, json.Unmarshal(sc.Bytes(), &c))
+		if c.Fast {
+			c.Usage.Speed = "fast"
+		}
+		cases = append(cases, c)
+	}
+	require.NoError(tb, sc.Err())
+	require.Greater(tb, len(cases), 800)
+
+	big := schema.Usage{Input: 250_001, Output: 300_000, CacheRead: 400_000, CacheWrite: 430_000, CacheWrite5m: 210_000, CacheWrite1h: 220_000}
+	small := schema.Usage{Input: 1234, Output: 5678, CacheRead: 91011, CacheWrite: 1213}
+	for _, m := range []string{
+		"Claude-Sonnet-4.5[1m]", "claude-opus-4-6[1m]", "[x]", "anthropic/claude-opus-4-5", "openrouter/anthropic/claude-haiku-4-5",
+		"vertex_ai/claude-sonnet-4-5@20250929", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+		"apac.anthropic.claude-sonnet-4-20250514-v1:0", "anthropic.claude-haiku-4-5-20251001-v1:0",
+		"bedrock/us.anthropic.claude-opus-4-1-20250805-v1:0", "global.anthropic.claude-opus-4-6-v1",
+		"anthropic.claude-sonnet-4-5-v2:0", "eu.anthropic.claude-sonnet-4-6-v1", "gpt-5.3-spark", "GPT-5.3-Spark",
+		"claude-haiku-4-5-20991231", "claude-haiku-4-5-2099-12-31", "openai/gpt-5.4", "OPENAI/GPT-5.4",
+		"openai/openai/", "openai/", "<synthetic>", strings.Repeat("claude-opus-4-5", 20), "qwen3.5:9b",
+		"gpt-5.4", "gpt-5.5", "claude-sonnet-4-5", "K-unicode-Ｋ",
+	} {
+		for _, u := range []schema.Usage{small, big, {Input: 100_000, CacheRead: 180_000, Output: 10}} {
+			cases = append(cases, ccusageCase{Model: m, Usage: u})
+			u.Speed = "fast"
+			cases = append(cases, ccusageCase{Model: m, Usage: u})
+		}
+	}
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	var entries []schema.Entry
+	for i, c := range cases {
+		u := c.Usage
+		entries = append(entries, schema.Entry{
+			Format: schema.FormatClaudeCode, Host: "h", Path: "/p/" + strconv.Itoa(i) + ".jsonl", Line: 1,
+			SessionID: fmt.Sprintf("s%04d", i), EntryID: "e", TS: t0.Add(time.Duration(i) * time.Second),
+			Kind: schema.KindMessage, Role: schema.RoleAssistant, Model: c.Model, MessageID: "m",
+			Usage: &u, UsageKey: fmt.Sprintf("u%04d", i),
+		})
+	}
+	for i, cost := range []float64{0.1234567891, 0.0000000004, 0.0000000005, 0, -1, 1e-3} {
+		u := small
+		entries = append(entries, schema.Entry{
+			Format: schema.FormatPi, Host: "h", Path: "/pi.jsonl", Line: int64(i + 1),
+			SessionID: "pi", EntryID: fmt.Sprintf("r%d", i), TS: t0.Add(time.Duration(i) * time.Minute),
+			Kind: schema.KindMessage, Role: schema.RoleAssistant, Model: "claude-opus-4-5",
+			Usage: &u, UsageKey: fmt.Sprintf("pi-%d", i), CostUSD: &cost,
+		})
+	}
+	return entries
+}
+
+// TestDuckDBInit_Cost checks the SQL cost of every priced case against
+// the Go aggregator's, to the nano-dollar per call, and the unpriced
+// ones against its unpriced counts.
+func TestDuckDBInit_Cost(t *testing.T) {
+	table := price.Default()
+	entries := pricedEntries(t)
+	want := goSessions(entries, table)
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	requireSameSessions(t, want, viewSessions(t, db))
+
+	// Per call: the Go price of the call, rounded as the aggregator
+	// rounds it, against the view's.
+	rows, err := db.Query("SELECT usage_key, cost_nano_usd, price_model FROM api_calls")
+	require.NoError(t, err)
+	defer rows.Close()
+	got := map[string]sql.NullInt64{}
+	resolved := map[string]string{}
+	for rows.Next() {
+		var k string
+		var nano sql.NullInt64
+		var pm sql.NullString
+		require.NoError(t, rows.Scan(&k, &nano, &pm))
+		got[k], resolved[k] = nano, pm.String
+	}
+	require.NoError(t, rows.Err())
+	var priced, unpriced, tiered int
+	for i := range entries {
+		e := &entries[i]
+		n, ok := got[e.UsageKey]
+		require.True(t, ok, "call %s", e.UsageKey)
+		if e.CostUSD != nil {
+			require.Equal(t, nanoUSD(*e.CostUSD), n.Int64, "recorded %v", *e.CostUSD)
+			continue
+		}
+		usd, isPriced := table.Cost(e.Model, *e.Usage)
+		require.Equal(t, isPriced, n.Valid, "%q priced", e.Model)
+		if !isPriced {
+			unpriced++
+			continue
+		}
+		p, _ := table.Lookup(e.Model)
+		require.Equal(t, p.Model, resolved[e.UsageKey], "%q resolves to its row", e.Model)
+		require.Equal(t, nanoUSD(usd), n.Int64, "%q %+v", e.Model, *e.Usage)
+		priced++
+		if p.Long.Threshold > 0 && e.Usage.Total() > p.Long.Threshold {
+			tiered++
+		}
+	}
+	require.Greater(t, priced, 800)
+	require.Greater(t, unpriced, 20)
+	require.Greater(t, tiered, 100)
+}
+
+// nanoUSD is index.nanoUSD: a cost in dollars as whole nano-dollars.
+func nanoUSD(usd float64) int64 {
+	switch {
+	case math.IsNaN(usd) || usd <= 0:
+		return 0
+	case usd >= math.MaxInt64/1e9:
+		return math.MaxInt64
+	}
+	return int64(math.Round(usd * 1e9))
+}
+
+// TestDuckDBInit_Attribution builds the cases where the aggregator's
+// order-independent rules decide which session counts a shared call or
+// entry, and checks the views decide alike.
+func TestDuckDBInit_Attribution(t *testing.T) {
+	t0 := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
+	at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
+	usage := func(n int64) *schema.Usage { return &schema.Usage{Input: n, Output: 10} }
+	var entries []schema.Entry
+	add := func(e schema.Entry) {
+		e.Format, e.Host = schema.FormatPi, "h"
+		if e.Path == "" {
+			e.Path = "/s/" + e.SessionID + ".jsonl"
+		}
+		e.Line = int64(len(entries) + 1)
+		if e.Kind == "" {
+			e.Kind = schema.KindMessage
+		}
+		if e.Model == "" && e.Usage != nil {
+			e.Model = "claude-opus-4-5"
+		}
+		entries = append(entries, e)
+	}
+	// parent and child have the same creation time; the child ends first.
+	// A call both hold with the same total at the same time counts in the
+	// parent (createdBefore's parent rule), not in the session that
+	// ended first.
+	add(schema.Entry{SessionID: "parent", EntryID: "h", Kind: schema.KindSession, TS: at(0)})
+	add(schema.Entry{SessionID: "parent", EntryID: "u1", Role: schema.RoleUser, Text: "hi", TS: at(1)})
+	add(schema.Entry{SessionID: "parent", EntryID: "a1", Role: schema.RoleAssistant, TS: at(2), Usage: usage(100), UsageKey: "shared"})
+	add(schema.Entry{SessionID: "parent", EntryID: "a2", Role: schema.RoleAssistant, TS: at(30), Usage: usage(5), UsageKey: "p-late"})
+	add(schema.Entry{SessionID: "child", EntryID: "h", Kind: schema.KindSession, TS: at(0), ParentSessionID: "parent"})
+	add(schema.Entry{SessionID: "child", EntryID: "u1", Role: schema.RoleUser, Text: "hi", TS: at(1)})
+	add(schema.Entry{SessionID: "child", EntryID: "a1", Role: schema.RoleAssistant, TS: at(2), Usage: usage(100), UsageKey: "shared"})
+	// The larger total wins whatever the session: a streamed response
+	// written again, complete, in the child.
+	add(schema.Entry{SessionID: "parent", EntryID: "a3", Role: schema.RoleAssistant, TS: at(3), Usage: usage(50), UsageKey: "grown"})
+	add(schema.Entry{SessionID: "child", EntryID: "a3", Role: schema.RoleAssistant, TS: at(3), Usage: usage(70), UsageKey: "grown"})
+	// A sidechain replay ranks after the main transcript, even earlier.
+	add(schema.Entry{SessionID: "other", EntryID: "u1", Role: schema.RoleUser, Text: "x", TS: at(4)})
+	add(schema.Entry{SessionID: "other", EntryID: "a1", Role: schema.RoleAssistant, TS: at(5), Usage: usage(40), UsageKey: "side"})
+	add(schema.Entry{SessionID: "child", EntryID: "s1", Role: schema.RoleAssistant, TS: at(4), Usage: usage(40), UsageKey: "side",
+		Sidechain: true, AgentID: "agent-1", Path: "/s/child/agent-1.jsonl"})
+	// A copy counts nothing, even when it is earlier.
+	add(schema.Entry{SessionID: "other", EntryID: "c1", Role: schema.RoleAssistant, TS: at(0), Usage: usage(500), UsageKey: "copied", Copy: true})
+	add(schema.Entry{SessionID: "child", EntryID: "c1", Role: schema.RoleAssistant, TS: at(6), Usage: usage(500), UsageKey: "copied"})
+	// Two user inputs in a row are one turn; a tool error counts once.
+	add(schema.Entry{SessionID: "other", EntryID: "u2", Role: schema.RoleUser, Text: "a", TS: at(7)})
+	add(schema.Entry{SessionID: "other", EntryID: "u3", Role: schema.RoleUser, Text: "b", TS: at(8),
+		ToolResults: []schema.ToolResult{{ToolCallID: "t", IsError: true}}})
+
+	want := goSessions(entries, price.Default())
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	requireSameSessions(t, want, viewSessions(t, db))
+
+	owner := map[string]string{}
+	rows, err := db.Query("SELECT usage_key, session_id FROM api_calls")
+	require.NoError(t, err)
+	defer rows.Close()
+	for rows.Next() {
+		var k, s string
+		require.NoError(t, rows.Scan(&k, &s))
+		owner[k] = s
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, map[string]string{"shared": "parent", "p-late": "parent", "grown": "child", "side": "other", "copied": "child"}, owner)
+	var turns int64
+	scalar(t, db, "SELECT turns FROM sessions WHERE session_id = 'other'", &turns)
+	require.Equal(t, int64(2), turns)
 }
