@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 #
 # sessionpipe's daemons in one small static image: every command under
-# ./cmd (tailer, indexer, sessionpipe, and exporter once it exists) built
+# ./cmd (tailer, indexer, exporter, sessionpipe) built
 # with CGO_ENABLED=0 onto distroless/static, run as the non-root user
 # 65532. docker-compose.yml builds it for the indexer and exporter.
 #
@@ -20,13 +20,14 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
     go build -trimpath -ldflags="-s -w" -o /out/bin/ ./cmd/... && \
-    mkdir -p /out/data /out/parquet
+    mkdir -p /out/data /out/parquet /out/archive
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/bin/ /usr/local/bin/
 # Named volumes mounted here start owned by the non-root user.
 COPY --from=build --chown=65532:65532 /out/data /data
 COPY --from=build --chown=65532:65532 /out/parquet /parquet
+COPY --from=build --chown=65532:65532 /out/archive /archive
 USER 65532:65532
 ENV SESSIONPIPE_DATA_DIR=/data
 WORKDIR /data

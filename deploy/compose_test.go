@@ -58,7 +58,7 @@ func TestCompose_Services(t *testing.T) {
 	names := p.ServiceNames()
 	slices.Sort(names)
 	require.Equal(t, []string{"exporter", "indexer", "nats-1", "nats-2", "nats-3"}, names)
-	for _, v := range []string{"nats-1", "nats-2", "nats-3", "indexer", "exporter", "parquet"} {
+	for _, v := range []string{"nats-1", "nats-2", "nats-3", "indexer", "exporter", "parquet", "archive"} {
 		require.Contains(t, p.Volumes, v, "named volume")
 	}
 
@@ -136,11 +136,14 @@ func TestCompose_Services(t *testing.T) {
 			require.Equal(t, ix.HTTP, fmt.Sprintf("0.0.0.0:%d", s.Ports[0].Target))
 			require.NotNil(t, s.HealthCheck)
 		case "exporter":
-			// cmd/exporter does not exist yet: its -out is checked by hand.
-			out := fs.String("out", "", "Parquet directory")
+			var ex app.Exporter
+			ex.Register(fs, func(k string) string { return env(s, k) })
 			require.NoError(t, fs.Parse(s.Command[2:]))
-			require.Equal(t, "/parquet", *out)
-			require.Equal(t, "parquet", mount(t, s, *out).Source)
+			out, archive := ex.Dirs(n.DataDir)
+			require.Equal(t, "parquet", mount(t, s, out).Source)
+			require.Equal(t, "archive", mount(t, s, archive).Source)
+			require.NotNil(t, s.HealthCheck)
+			require.Contains(t, strings.Join(s.HealthCheck.Test, " "), strings.TrimPrefix(ex.Metrics, "0.0.0.0"))
 		default:
 			require.FailNow(t, "unexpected command", "%q", s.Command)
 		}
@@ -163,7 +166,7 @@ func TestDockerfile_BuildsEveryCommand(t *testing.T) {
 	require.NoError(t, err)
 	df := string(b)
 	require.Contains(t, df, "CGO_ENABLED=0")
-	require.Contains(t, df, "./cmd/...", "every command, exporter included once it exists")
+	require.Contains(t, df, "./cmd/...", "every command")
 	require.Contains(t, df, "USER 65532:65532")
 	require.Contains(t, df, "FROM gcr.io/distroless/static")
 }

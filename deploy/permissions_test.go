@@ -28,7 +28,8 @@ import (
 // TestHub_Permissions starts deploy/nats/nats-{1,2,3}.conf as a 3-node
 // JetStream cluster with TLS and checks the identity model: the services
 // user creates the R3 stream and consumes; a tailer publishes its own
-// host's entries and dead letters and nothing else, and reads nothing.
+// host's entries, dead letters and original lines and nothing else, and
+// reads nothing.
 func TestHub_Permissions(t *testing.T) {
 	h := startHub(t, "host-a", "host-b")
 	ctx := t.Context()
@@ -59,7 +60,10 @@ func TestHub_Permissions(t *testing.T) {
 		require.NoError(t, pub.Publish(ctx, bus.EntryMsg(prefix, e, nil), func(err error) { done <- err }))
 		dead := &bus.DeadLetter{Host: "host-a", Path: "/x.jsonl", Line: 3, Offset: 10, Error: "invalid JSON"}
 		require.NoError(t, pub.Publish(ctx, bus.DeadMsg(prefix, dead), func(err error) { done <- err }))
-		for range 2 {
+		raw, err := bus.RawMsgs(prefix, &bus.RawChunk{Host: "host-a", Path: "/x.jsonl", File: "1:2", Offset: 0, End: 3, Line: 1, Lines: 1, Data: []byte("{}\n")}, 0)
+		require.NoError(t, err)
+		require.NoError(t, pub.Publish(ctx, raw[0], func(err error) { done <- err }))
+		for range 3 {
 			select {
 			case err := <-done:
 				require.NoError(t, err, "acknowledged by JetStream")
@@ -76,6 +80,7 @@ func TestHub_Permissions(t *testing.T) {
 		for _, subject := range []string{
 			bus.EntrySubject(prefix, "host-b", "claude"),
 			bus.DeadSubject(prefix, "host-b"),
+			bus.RawSubject(prefix, "host-b"),
 			prefix + ".alerts.big",
 		} {
 			nc, errs := h.tailer(t, "host-a")
@@ -168,7 +173,7 @@ func TestHub_Permissions(t *testing.T) {
 					return err
 				}
 			}
-			if len(got) < 5 {
+			if len(got) < 6 {
 				return fmt.Errorf("consumed %q", got)
 			}
 			return nil
@@ -176,6 +181,7 @@ func TestHub_Permissions(t *testing.T) {
 		require.Equal(t, []string{
 			bus.EntrySubject(prefix, "host-a", "claude"),
 			bus.DeadSubject(prefix, "host-a"),
+			bus.RawSubject(prefix, "host-a"),
 			bus.EntrySubject(prefix, "host-a", "pi"), // TailerNeedsItsOwnInbox
 			bus.EntrySubject(prefix, "host-a", "pi"),
 			bus.EntrySubject(prefix, "host-b", "codex"),
@@ -284,7 +290,11 @@ func TestHub_Tailer(t *testing.T) {
 	require.NoError(t, err)
 	si, err := stream.Info(ctx, jetstream.WithSubjectFilter(bus.EntriesFilter(bus.DefaultPrefix)))
 	require.NoError(t, err)
-	require.Equal(t, map[string]uint64{bus.EntrySubject(bus.DefaultPrefix, "build.01", string(schema.FormatClaudeCode)): uint64(snap.Acked)}, si.State.Subjects)
+	require.Positive(t, snap.RawChunks, "the original lines go too, for the archive")
+	require.Equal(t, map[string]uint64{bus.EntrySubject(bus.DefaultPrefix, "build.01", string(schema.FormatClaudeCode)): uint64(snap.Acked - snap.RawChunks)}, si.State.Subjects)
+	si, err = stream.Info(ctx, jetstream.WithSubjectFilter(bus.RawFilter(bus.DefaultPrefix)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{bus.RawSubject(bus.DefaultPrefix, "build.01"): uint64(snap.RawChunks)}, si.State.Subjects)
 }
 
 // errorLog is a nats-server logger that counts the errors it is given

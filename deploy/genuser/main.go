@@ -1,6 +1,7 @@
 // Command genuser issues the NATS identity of one agent host's tailer: it
 // adds a user to the central cluster's users file (deploy/nats/users.conf)
-// that may publish only that host's entries and dead letters, and prints
+// that may publish only that host's entries, dead letters and original
+// lines (for the archive), and prints
 // the settings the tailer on that host needs, as KEY=VALUE lines. With
 // -leaf it issues the identity of the host's leaf node instead
 // (deploy/leaf), which carries only what sourcing its local stream needs.
@@ -120,9 +121,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	} else {
 		fmt.Fprintf(&block, "\n  # tailer of host %q, issued %s by deploy/genuser\n", host, time.Now().UTC().Format(time.DateOnly))
 		fmt.Fprintf(&block, "  {user: %q, password: %q, permissions: {\n", user, hash)
-		fmt.Fprintf(&block, "    publish: {allow: [%q, %q, %q]}\n",
+		fmt.Fprintf(&block, "    publish: {allow: [%q, %q, %q, %q]}\n",
 			*prefix+".entries."+tok+".>",
 			bus.DeadSubject(*prefix, host),
+			bus.RawSubject(*prefix, host),
 			"$JS.API.STREAM.INFO."+*stream)
 		fmt.Fprintf(&block, "    subscribe: {allow: [%q]}\n", inboxPrefix(host)+".>")
 	}

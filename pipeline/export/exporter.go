@@ -58,7 +58,8 @@ type ExporterConfig struct {
 	Archive ArchiveConfig
 
 	// CommitInterval is how often parts and segments past their age are
-	// committed and the position saved. Default [DefaultCommitInterval].
+	// committed and the position saved. Default [DefaultCommitInterval],
+	// or a quarter of Parquet.PartAge when that is shorter.
 	CommitInterval time.Duration
 
 	// LeaseTTL bounds how long a stand-by waits after the active
@@ -133,7 +134,11 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		cfg.Name = DefaultConsumerName
 	}
 	if cfg.CommitInterval <= 0 {
+		// Often enough that a part is committed soon after its age.
 		cfg.CommitInterval = DefaultCommitInterval
+		if age := cfg.Parquet.PartAge; age > 0 {
+			cfg.CommitInterval = min(cfg.CommitInterval, max(age/4, 50*time.Millisecond))
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+)
+
+const compactUsage = `Usage: exporter compact [flags]
+
+Merges the small Parquet files of closed partitions (days that ended
+-min-age ago) into files of about -target-bytes, rows sorted again and
+duplicate entries (re-sent after the stream's duplicate window) dropped.
+Each merge is atomic and safe against a crash at any point and against an
+exporter writing to the same directory at the same time. With -nats, a
+lease in JetStream KV lets one compactor run at a time across hosts that
+share the directory.
+
+Flags:
+`
+
+func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exporter compact", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, compactUsage)
+		fs.PrintDefaults()
+	}
+	var (
+		n    app.NATS
+		logs app.Logging
+	)
+	n.Register(fs, env)
+	logs.Register(fs, env)
+	out := fs.String("out", env("SESSIONPIPE_OUT"), "Parquet directory (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
+	minAge := fs.Duration("min-age", export.DefaultCompactMinAge, "a day's partition is closed this long after the day ended (UTC)")
+	target := fs.Int64("target-bytes", export.DefaultCompactTargetBytes, "size of the merged files")
+	minFiles := fs.Int("min-files", export.DefaultCompactMinFiles, "small files a closed partition needs before it is merged")
+	memory := fs.Int64("memory-bytes", export.DefaultCompactMemoryBytes, "memory for the files being merged (more inputs merge in passes)")
+	dryRun := fs.Bool("dry-run", false, "say what would be merged, change nothing")
+	name := fs.String("consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "the exporter's consumer name: the lease is compact.<name>")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Sprintf("compact: unexpected arguments %q (the directory is given with -out)", fs.Args())}
+	}
+	log, err := logs.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Join(n.DataDir, "parquet")
+	}
+	if n.URL != "" {
+		b, err := n.Connect(ctx, "sessionpipe-compact", log)
+		if err != nil {
+			return err
+		}
+		defer b.Close(context.WithoutCancel(ctx))
+		lease, err := bus.NewLease(b.JS, bus.LeaseConfig{Role: "compact." + *name, Logger: log})
+		if err != nil {
+			return err
+		}
+		log.Info("waiting for the compaction lease", "role", "compact."+*name)
+		held, err := lease.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		defer lease.Release(context.WithoutCancel(ctx))
+		ctx = held
+	}
+	start := time.Now()
+	st, err := export.Compact(ctx, export.CompactConfig{
+		Dir: dir, MinAge: *minAge, TargetBytes: *target, MinFiles: *minFiles, MemoryBytes: *memory,
+		DryRun: *dryRun, WriterVersion: "sessionpipe " + app.Version(), Logger: log,
+	})
+	for _, m := range st.Merges {
+		fmt.Fprintf(stdout, "%s\t%d files\t→ %s\n", m.Partition.Dir(), len(m.Inputs), m.Output)
+	}
+	if err != nil {
+		return err
+	}
+	verb := "merged"
+	if *dryRun {
+		verb = "would merge"
+	}
+	fmt.Fprintf(stderr, "exporter: %s %d files of %d partitions into %d (%s → %s, %s rows, %d duplicates dropped) in %s",
+		verb, st.FilesIn, st.Partitions, st.FilesOut, app.HumanBytes(st.BytesIn), app.HumanBytes(st.BytesOut),
+		app.Thousands(st.RowsOut), st.Duplicates, time.Since(start).Round(time.Millisecond))
+	if st.Skipped > 0 {
+		fmt.Fprintf(stderr, "; %d merges skipped (see the log)", st.Skipped)
+	}
+	fmt.Fprintln(stderr)
+	return nil
+}
+
+// health asks a running exporter's /healthz (the container's health
+// check: the image has no shell or curl).
+func health(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("exporter health", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "http://127.0.0.1:7475/healthz", "the exporter's health endpoint")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, *url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s %s", *url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	fmt.Fprint(stdout, string(body))
+	return nil
+}
+
+func orDefault(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}

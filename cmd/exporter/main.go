@@ -1,0 +1,97 @@
+// Command exporter writes the entries that tailers publish to NATS
+// JetStream as Hive-partitioned Parquet that DuckDB reads directly, and
+// the original transcript lines as a byte-exact zstd archive, exactly
+// once.
+//
+//	exporter serve [flags]     consume the stream, write Parquet and the archive
+//	exporter compact [flags]   merge the small Parquet files of closed partitions
+//	exporter health [-url URL] ask a running exporter's /healthz
+//
+// serve resumes after a restart where its committed files end; the first
+// SIGINT or SIGTERM commits what is open and stops, a second stops at
+// once (nothing committed is lost: the open entries come again).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+)
+
+const usage = `exporter writes a sessionpipe stream as Parquet (for DuckDB) and keeps a
+byte-exact archive of the original transcripts, exactly once.
+
+Usage:
+  exporter serve [flags]     consume the stream, write Parquet and the archive
+  exporter compact [flags]   merge the small Parquet files of closed partitions
+  exporter health [-url URL] ask a running exporter's /healthz (exit 0 when ok)
+
+Run 'exporter COMMAND -h' for the flags of a command.
+`
+
+func main() {
+	ctx, stop := app.SignalContext()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, new(usageError)):
+		fmt.Fprintln(os.Stderr, "exporter:", err)
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "exporter:", err)
+		os.Exit(1)
+	}
+}
+
+// usageError is a command line mistake (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageError{"no command given"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "serve":
+		return serve(ctx, rest, env, stderr)
+	case "compact":
+		return compact(ctx, rest, env, stdout, stderr)
+	case "health":
+		return health(ctx, rest, stdout, stderr)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+}
+
+func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+	var (
+		d  app.Daemon
+		ex app.Exporter
+	)
+	if err := d.Parse("exporter serve", args, env, stderr, ex.Register, "directories are given with -out and -archive-dir"); err != nil {
+		return err
+	}
+	b, err := d.Connect(ctx, "sessionpipe-exporter")
+	if err != nil {
+		return err
+	}
+	defer b.Close(context.WithoutCancel(ctx))
+	re, err := app.StartExporter(&ex, &d.NATS, b, d.Log)
+	if err != nil {
+		return err
+	}
+	d.Log.Info("exporting", "parquet", re.Out, "archive", re.Archive)
+	return re.Run(ctx)
+}
