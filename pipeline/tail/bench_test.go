@@ -77,7 +77,10 @@ const benchHost = "bench-host"
 //   - impl=tail: the tailer, default settings (2 workers, publisher
 //     window 4096), until every entry is acknowledged;
 //   - impl=tail-redacted: the same with secrets redacted before
-//     publishing, as the commands run it by default;
+//     publishing;
+//   - impl=tail-archive: redacted, and the original lines published
+//     too (raw chunks for the exporter's archive), as the commands run
+//     it by default;
 //   - impl=bus: the pre-encoded messages through a bus.Publisher with
 //     default settings (ordering, completion callbacks, no reading);
 //   - impl=raw: the pre-encoded messages through PublishMsgAsync with a
@@ -94,7 +97,7 @@ func BenchmarkBackfill(b *testing.B) {
 	impls := []struct {
 		name string
 		run  func(*testing.B)
-	}{{"encode", fx.encode}, {"tail", fx.tail}, {"tail-redacted", fx.tailRedacted}, {"bus", fx.bus}, {"raw", fx.raw}}
+	}{{"encode", fx.encode}, {"tail", fx.tail}, {"tail-redacted", fx.tailRedacted}, {"tail-archive", fx.tailArchive}, {"bus", fx.bus}, {"raw", fx.raw}}
 	for round := range max(*benchRounds, 1) {
 		// -count repeats each sub-benchmark before the next one starts;
 		// rounds interleave them instead, and reverse their order every
@@ -144,17 +147,25 @@ func (fx *backfill) encode(b *testing.B) {
 	cpu.report(b, len(msgs))
 }
 
-func (fx *backfill) tail(b *testing.B) { fx.tailWith(b, nil) }
+func (fx *backfill) tail(b *testing.B) { fx.tailWith(b, nil, false) }
 
 // tailRedacted is the tailer as the commands run it by default: secrets
 // redacted before publishing (--content redacted).
 func (fx *backfill) tailRedacted(b *testing.B) {
 	r, err := redact.New(redact.Config{Mode: redact.Redacted})
 	require.NoError(b, err)
-	fx.tailWith(b, r)
+	fx.tailWith(b, r, false)
 }
 
-func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor) {
+// tailArchive is the commands' default: redacted, with the original
+// lines published for the archive.
+func (fx *backfill) tailArchive(b *testing.B) {
+	r, err := redact.New(redact.Config{Mode: redact.Redacted})
+	require.NoError(b, err)
+	fx.tailWith(b, r, true)
+}
+
+func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor, archive bool) {
 	want := int64(len(fx.messages(b)))
 	var cpu cpuMeter
 	b.ReportAllocs()
@@ -170,22 +181,28 @@ func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor) {
 			Publisher: pub,
 			Text:      true,
 			Redactor:  red,
+			Archive:   archive,
 		})
 		require.NoError(b, err)
 		cpu.start(b)
 		b.StartTimer()
 
 		r := startBenchTailer(tl)
-		benchWait(b, time.Hour, func() bool { return tl.m.acked.Load() >= want })
+		benchWait(b, time.Hour, func() bool { return tl.m.acked.Load()-tl.m.rawChunks.Load() >= want })
 
 		b.StopTimer()
 		cpu.stop(b)
 		r.stop(b)
 		m := tl.Metrics().Snapshot()
-		require.Equal(b, want, m.Acked, "entries acknowledged")
-		require.Equal(b, want, m.Sent, "messages sent")
+		require.Equal(b, want, m.Acked-m.RawChunks, "entries acknowledged")
+		require.Equal(b, want, m.Sent-m.RawChunks, "messages sent")
 		require.Zero(b, m.BadLines+m.PublishErrors+m.ReadErrors, "bad lines, publish and read errors")
-		fx.checkStream(b, s)
+		if archive {
+			require.Equal(b, fx.tree.stats.Bytes, m.RawBytes, "every byte archived")
+			b.ReportMetric(float64(m.RawChunks), "raw-msgs")
+		} else {
+			fx.checkStream(b, s)
+		}
 		s.stop(b, pub)
 		b.StartTimer()
 	}

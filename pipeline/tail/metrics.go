@@ -27,7 +27,7 @@ type Metrics struct {
 	rescans       atomic.Int64                  // walks of the watches done
 	secrets       [redact.NumKinds]atomic.Int64 // secrets replaced before publishing, by kind
 	emptied       atomic.Int64                  // fields left out in metadata mode
-	rawChunks     atomic.Int64                  // raw chunks of original lines handed to the publisher
+	rawChunks     atomic.Int64                  // raw chunk messages (parts counted) handed to the publisher
 	rawBytes      atomic.Int64                  // original bytes in them
 	rawHoles      atomic.Int64                  // lines too long to archive
 	rawSkipped    atomic.Int64                  // chunks not sent: the file changed under the read

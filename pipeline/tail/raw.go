@@ -138,7 +138,7 @@ func (t *Tailer) rawMsgs(w *worker, f *file) (msgs []*nats.Msg, ok bool) {
 		t.m.rawSkipped.Add(1)
 		return nil, true
 	}
-	t.m.rawChunks.Add(1)
+	t.m.rawChunks.Add(int64(len(msgs)))
 	t.m.rawBytes.Add(end - start)
 	t.m.rawHoles.Add(int64(len(holes)))
 	return msgs, true
