@@ -40,6 +40,8 @@ Usage:
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe top [flags]                live view of a running indexer: active sessions,
                                          spend today, burn rate, alerts
+  sessionpipe duckdb [flags] [DIR]       DuckDB views over exported Parquet (entries, api_calls,
+                                         sessions): duckdb -init <(sessionpipe duckdb DIR)
   sessionpipe export -out DIR PATH...    Parquet and the archive of the original lines (offline)
   sessionpipe restore -archive DIR -out DIR2
                                          give back the archived transcripts
@@ -81,6 +83,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runRun(ctx, rest, stdout, stderr)
 	case "top":
 		err = runTop(ctx, rest, stdout, stderr)
+	case "duckdb":
+		err = runDuckDB(ctx, rest, stdout, stderr)
 	case "export":
 		err = runExport(ctx, rest, stdout, stderr)
 	case "restore":

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+)
+
+const duckdbUsage = `Usage: sessionpipe duckdb [flags] [DIR]
+
+Prints a DuckDB SQL script that defines views over the Parquet files under
+DIR (the exporter's output directory): entries (every entry once),
+api_calls (every API call once, with its cost) and sessions (the per-session
+turns, messages, tool calls, tokens and cost of 'sessionpipe sessions',
+computed in SQL). Open DuckDB with the views defined:
+
+  duckdb -init <(sessionpipe duckdb DIR)
+
+DIR defaults to the current directory. The views read the files when they
+are queried, so files committed later are seen; the price table is the one
+of this binary (or -prices), copied into the script. See docs/duckdb.md.
+
+Flags:
+`
+
+func runDuckDB(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("duckdb", duckdbUsage, stderr)
+	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices (as for sessions)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 1 {
+		fs.Usage()
+		return usageError{"duckdb: more than one DIR given"}
+	}
+	dir := "."
+	if fs.NArg() == 1 {
+		dir = fs.Arg(0)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("duckdb: %w", err)
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("duckdb: %s: no such directory", dir)
+	case err != nil:
+		return fmt.Errorf("duckdb: %w", err)
+	case !st.IsDir():
+		return fmt.Errorf("duckdb: %s is not a directory (give the exporter's output directory)", dir)
+	}
+	table, err := app.LoadPrices(*prices)
+	if err != nil {
+		return err
+	}
+	found, err := hasParquet(abs)
+	if err != nil {
+		return fmt.Errorf("duckdb: %w", err)
+	}
+	if !found {
+		// The script is still what the user asked for: saved, it works
+		// once the exporter has committed a file.
+		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files under %s yet: DuckDB will refuse the views until one is written\n", abs)
+	}
+	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: abs, Prices: table}))
+	return err
+}
+
+// hasParquet reports whether a *.parquet file is anywhere under dir.
+func hasParquet(dir string) (bool, error) {
+	found := false
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil // unreadable parts: DuckDB will say so
+		}
+		if !d.IsDir() && strings.HasSuffix(d.Name(), ".parquet") {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	return found, err
+}
