@@ -2,12 +2,15 @@ package export_test
 
 import (
 	"bufio"
+	"cmp"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -488,4 +492,138 @@ func TestDuckDBInit_Attribution(t *testing.T) {
 	var turns int64
 	scalar(t, db, "SELECT turns FROM sessions WHERE session_id = 'other'", &turns)
 	require.Equal(t, int64(2), turns)
+}
+
+// docQueries returns the ```sql blocks of docs/duckdb.md by their first
+// line, a "-- name" comment.
+func docQueries(tb testing.TB) map[string]string {
+	tb.Helper()
+	doc, err := os.ReadFile(filepath.Join(repoRoot(tb), "docs", "duckdb.md"))
+	require.NoError(tb, err)
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile("(?s)```sql\n(.*?)```").FindAllStringSubmatch(string(doc), -1) {
+		name, _, ok := strings.Cut(m[1], "\n")
+		require.True(tb, ok && strings.HasPrefix(name, "-- "), "query without a name: %q", m[1])
+		out[strings.TrimPrefix(name, "-- ")] = m[1]
+	}
+	return out
+}
+
+// TestDuckDBInit_DocQueries runs the example queries of docs/duckdb.md
+// on the corpus and checks their results against the Go aggregates and
+// the entries, so that the document cannot go stale.
+func TestDuckDBInit_DocQueries(t *testing.T) {
+	queries := docQueries(t)
+	require.Len(t, queries, 3)
+	entries := offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus"))
+	want := goSessions(entries, price.Default())
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+
+	t.Run("SpendByModelPerDay", func(t *testing.T) {
+		q := queries["Spend by model per day"]
+		require.NotEmpty(t, q)
+		var calls, tokens, unpriced int64
+		require.NoError(t, db.QueryRow("SELECT sum(calls)::BIGINT, sum(tokens)::BIGINT, sum(unpriced_calls)::BIGINT FROM ("+strings.TrimSuffix(strings.TrimSpace(q), ";")+")").Scan(&calls, &tokens, &unpriced))
+		var goCalls, goTokens, goUnpriced int64
+		for _, s := range want {
+			goCalls += s.APICalls
+			goTokens += s.TotalTokens
+			goUnpriced += s.UnpricedCalls
+		}
+		require.Equal(t, goCalls, calls)
+		require.Equal(t, goTokens, tokens)
+		require.Equal(t, goUnpriced, unpriced)
+		var days int64
+		scalar(t, db, "SELECT count(DISTINCT date) FROM ("+strings.TrimSuffix(strings.TrimSpace(q), ";")+")", &days)
+		require.Greater(t, days, int64(3))
+	})
+
+	t.Run("CostliestSessions", func(t *testing.T) {
+		rows, err := db.Query(queries["The costliest sessions"])
+		require.NoError(t, err)
+		defer rows.Close()
+		var got []string
+		var costs []float64
+		for rows.Next() {
+			var id, format string
+			var cwd sql.NullString
+			var first sql.NullTime
+			var turns, calls, tokens int64
+			var cost float64
+			var models any
+			require.NoError(t, rows.Scan(&id, &format, &cwd, &first, &turns, &calls, &tokens, &cost, &models))
+			got = append(got, id)
+			costs = append(costs, cost)
+		}
+		require.NoError(t, rows.Err())
+		byCost := slices.Clone(want)
+		slices.SortStableFunc(byCost, func(x, y index.Session) int {
+			if c := cmp.Compare(y.CostUSD, x.CostUSD); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.SessionID, y.SessionID)
+		})
+		var top []string
+		for _, s := range byCost[:10] {
+			top = append(top, s.SessionID)
+		}
+		require.Equal(t, top, got)
+		require.InDelta(t, byCost[0].CostUSD, costs[0], 0.00005)
+		require.Greater(t, costs[0], 1.0)
+	})
+
+	t.Run("ToolErrorRates", func(t *testing.T) {
+		// The same join in Go: results of non-copies with the call they
+		// answer in their session.
+		type callKey struct{ format, session, id string }
+		names := map[callKey]string{}
+		for i := range entries {
+			e := &entries[i]
+			for _, c := range e.ToolCalls {
+				if !e.Copy && e.SessionID != "" {
+					names[callKey{string(e.Format), e.SessionID, c.ID}] = c.Name
+				}
+			}
+		}
+		type rate struct{ results, errors int64 }
+		wantRates := map[string]rate{}
+		for i := range entries {
+			e := &entries[i]
+			for _, r := range e.ToolResults {
+				if e.Copy || e.SessionID == "" {
+					continue
+				}
+				name, ok := names[callKey{string(e.Format), e.SessionID, r.ToolCallID}]
+				if !ok {
+					continue
+				}
+				x := wantRates[name]
+				x.results++
+				if r.IsError {
+					x.errors++
+				}
+				wantRates[name] = x
+			}
+		}
+		rows, err := db.Query(queries["Tool error rates"])
+		require.NoError(t, err)
+		defer rows.Close()
+		got := map[string]rate{}
+		var errs int64
+		for rows.Next() {
+			var tool string
+			var x rate
+			var pct float64
+			require.NoError(t, rows.Scan(&tool, &x.results, &x.errors, &pct))
+			require.InDelta(t, 100*float64(x.errors)/float64(x.results), pct, 0.05)
+			got[tool] = x
+			errs += x.errors
+		}
+		require.NoError(t, rows.Err())
+		require.Equal(t, wantRates, got)
+		require.Greater(t, len(got), 5)
+		require.Positive(t, errs)
+	})
 }
