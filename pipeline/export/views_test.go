@@ -627,3 +627,16 @@ func TestDuckDBInit_DocQueries(t *testing.T) {
 		require.Positive(t, errs)
 	})
 }
+
+// TestDuckDBInit_NoParquet shows what a directory without Parquet gives:
+// the script is valid, and DuckDB refuses the entries view until a file
+// exists (`sessionpipe duckdb` warns about it on stderr).
+func TestDuckDBInit_NoParquet(t *testing.T) {
+	db := openDuckDB(t)
+	db.SetMaxOpenConns(1)
+	_, err := db.Exec(export.DuckDBInit(t.TempDir()))
+	require.ErrorContains(t, err, "No files found")
+	var n int64
+	scalar(t, db, "SELECT count(*) FROM prices", &n)
+	require.Equal(t, int64(price.Default().Len()), n, "the statements before the views ran")
+}
