@@ -52,12 +52,14 @@ type ViewConfig struct {
 //     and errors, the four token counters and their total, cost, models,
 //     compactions, subagents) and its host, cwd, first and last ts,
 //     parent session, title and slug.
-//   - prices: the price table, one row per model key, as the script
-//     embeds it.
+//   - prices (a table): the price table, one row per model key, with the
+//     rates its row resolves to, as the script embeds it.
 //
-// Helper views and macros are named sessionpipe_*. Everything is created
+// Helper macros and tables are named sessionpipe_*. Everything is created
 // with CREATE OR REPLACE TEMP, so that running the script again replaces
-// it and a database file opened with it is left unchanged.
+// it and a database file opened with it is left unchanged. The views read
+// the files at each query; while no file matches, DuckDB refuses to
+// create entries and the views built on it.
 //
 // Costs are those of the Go code to the nano-dollar: a recorded cost_usd
 // is used as is, every other call is priced by the embedded table with
@@ -76,7 +78,7 @@ func DuckDBScript(cfg ViewConfig) string {
 	}
 	var b strings.Builder
 	b.WriteString("-- sessionpipe duckdb: views over the Parquet files of a sessionpipe export.\n")
-	b.WriteString("-- Generated; see docs/duckdb.md. Views: entries, api_calls, sessions, prices.\n\n")
+	b.WriteString("-- Generated; see docs/duckdb.md. Views entries, api_calls and sessions; table prices.\n\n")
 	b.WriteString(macros)
 	writePrices(&b, t)
 	writeEntries(&b, cfg.Dir)
