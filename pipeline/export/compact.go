@@ -908,22 +908,26 @@ func (s *mergeSource) next() (bool, error) {
 		if s.r == nil {
 			return false, nil
 		}
-		// Zeroed rows: the reader allocates what the new rows point to,
-		// so rows already handed to the writer's batch keep theirs.
-		clear(s.buf[:cap(s.buf)])
-		n, err := s.r.Read(s.buf[:cap(s.buf)])
+		if s.read == s.rows {
+			s.r.Close()
+			s.r = nil
+			return false, nil
+		}
+		// Never more rows than are left: parquet-go v0.32.0 reads every
+		// column's next page header again for each row asked past the
+		// end (a 504-row file read with a 1,024-row buffer allocated 15
+		// MB). Zeroed rows: the reader allocates what the new rows point
+		// to, so rows already handed to the writer's batch keep theirs.
+		k := int(min(int64(cap(s.buf)), s.rows-s.read))
+		clear(s.buf[:k])
+		n, err := s.r.Read(s.buf[:k])
 		s.buf, s.i = s.buf[:n], 0
 		s.read += int64(n)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return false, fmt.Errorf("%w: read %s: %v", ErrCompactInput, s.path, err)
 		}
 		if n == 0 {
-			if s.read != s.rows {
-				return false, fmt.Errorf("%w: %s: %d rows read, %d expected", ErrCompactInput, s.path, s.read, s.rows)
-			}
-			s.r.Close()
-			s.r = nil
-			return false, nil
+			return false, fmt.Errorf("%w: %s: %d rows read, %d expected", ErrCompactInput, s.path, s.read, s.rows)
 		}
 	}
 	r := &s.buf[s.i]
