@@ -95,6 +95,10 @@ func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
 	return k, true
 }
 
+// probeEscaped turns on findString's probe of escaped content; tests turn
+// it off to compare with always unescaping.
+var probeEscaped = true
+
 // findString appends to out the secrets of a JSON string's raw content, as
 // spans of the raw content. A content without a backslash is its own
 // text; one with escapes is searched unescaped, with [Redactor.findText1].
@@ -103,6 +107,17 @@ func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
 func (r *Redactor) findString(content []byte, out []span) []span {
 	if bytes.IndexByte(content, '\\') < 0 {
 		out, _ = r.find(content, out)
+		return out
+	}
+	// Unescaping adds no anchor the escaped form does not show, except
+	// through \u and \/ (no anchor holds a quote, a backslash or a
+	// control character; "/" is in two), and an escape before a key's
+	// name only adds a letter before it (names are matched by their
+	// end): without an anchor and without those escapes, there is
+	// nothing to unescape for. Most strings of a transcript line (text
+	// with \n) end here, without a copy. TestJSON_ProbeChangesNothing
+	// checks this against always unescaping.
+	if probeEscaped && !mayHideEscaped(content, r.anchoredEscaped(content)) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
@@ -158,6 +173,45 @@ func (r *Redactor) findText1(b []byte, out []span) []span {
 func mayHide(b []byte, anchored bool) bool {
 	return bytes.IndexByte(b, '\\') >= 0 &&
 		(anchored || bytes.Contains(b, []byte(`\u`)) || bytes.Contains(b, []byte(`\/`)))
+}
+
+// anchorBytes holds the bytes anchors are made of, in both cases where
+// an anchor folds case.
+var anchorBytes = func() (set [128]bool) {
+	for _, a := range anchors {
+		for i := 0; i < len(a.lit); i++ {
+			for _, c := range variants(a.lit[i], a.fold) {
+				set[c] = true
+			}
+		}
+	}
+	return set
+}()
+
+// mayHideEscaped is mayHide for the escaped content of a JSON string:
+// unescaping it may show an anchor it does not show (anchored is false)
+// only through a \/ escape or a \u escape of a byte anchors are made of
+// (not an ESC of a terminal color, an accented letter or an emoji).
+func mayHideEscaped(b []byte, anchored bool) bool {
+	if anchored {
+		return true
+	}
+	// One pass over the escapes (an escaped backslash is skipped whole).
+	for i := 0; ; i += 2 {
+		k := bytes.IndexByte(b[i:], '\\')
+		if k < 0 || i+k+1 >= len(b) {
+			return false
+		}
+		i += k
+		switch b[i+1] {
+		case '/':
+			return true
+		case 'u':
+			if r, ok := hex4(b, i+2); ok && r < 0x80 && anchorBytes[r] {
+				return true
+			}
+		}
+	}
 }
 
 // merge sorts out[n:] by start and joins overlapping spans, the first

@@ -144,6 +144,49 @@ func (r *Redactor) find(b []byte, out []span) ([]span, bool) {
 	return out, anchored
 }
 
+// anchoredEscaped reports whether the escaped content b of a JSON string
+// holds an anchor that may lead to a secret once b is unescaped: a
+// literal, and for a key's name one that names a secret and is followed
+// by what may unescape to an assignment operator.
+func (r *Redactor) anchoredEscaped(b []byte) bool {
+	for i := nextPair(b, 0); i >= 0; i = nextPair(b, i+1) {
+		p := uint16(b[i])<<8 | uint16(b[i+1])
+		for _, ai := range slots[pairSlot[p]] {
+			a := &anchors[ai]
+			if j := i - a.off; a.at(b, j) && (a.named == nil || a.named(b, j) && mayAssign(b, j)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayAssign reports whether the key around the anchor at, in escaped JSON
+// string content, may be followed by an assignment once unescaped:
+// between the key and "=" or ":" only what unescapes to the quotes,
+// backslashes and blanks [assignment] skips (\", \\, ', `, a space, \t).
+// A key run too long to tell is taken as possible.
+func mayAssign(b []byte, at int) bool {
+	ks, ke := keyAround(b, at)
+	if ks < 0 {
+		return true
+	}
+	for p := ke; p < len(b) && p < ke+64; p++ {
+		switch b[p] {
+		case '=', ':':
+			return true
+		case '\\', '"', '\'', '`', ' ', '\t':
+		case 't':
+			if b[p-1] != '\\' {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // scan is find without the naming of generic secrets.
 func (r *Redactor) scan(b []byte, out []span) ([]span, bool) {
 	last := 0

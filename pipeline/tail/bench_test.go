@@ -81,6 +81,8 @@ const benchHost = "bench-host"
 //   - impl=tail-archive: redacted, and the original lines published
 //     too (raw chunks for the exporter's archive), as the commands run
 //     it by default;
+//   - impl=tail-archive-full: the archive without redaction
+//     (--content full), to tell the transport's cost from redaction's;
 //   - impl=bus: the pre-encoded messages through a bus.Publisher with
 //     default settings (ordering, completion callbacks, no reading);
 //   - impl=raw: the pre-encoded messages through PublishMsgAsync with a
@@ -97,7 +99,7 @@ func BenchmarkBackfill(b *testing.B) {
 	impls := []struct {
 		name string
 		run  func(*testing.B)
-	}{{"encode", fx.encode}, {"tail", fx.tail}, {"tail-redacted", fx.tailRedacted}, {"tail-archive", fx.tailArchive}, {"bus", fx.bus}, {"raw", fx.raw}}
+	}{{"encode", fx.encode}, {"tail", fx.tail}, {"tail-redacted", fx.tailRedacted}, {"tail-archive", fx.tailArchive}, {"tail-archive-full", fx.tailArchiveFull}, {"bus", fx.bus}, {"raw", fx.raw}}
 	for round := range max(*benchRounds, 1) {
 		// -count repeats each sub-benchmark before the next one starts;
 		// rounds interleave them instead, and reverse their order every
@@ -164,6 +166,9 @@ func (fx *backfill) tailArchive(b *testing.B) {
 	require.NoError(b, err)
 	fx.tailWith(b, r, true)
 }
+
+// tailArchiveFull archives without redacting (--content full).
+func (fx *backfill) tailArchiveFull(b *testing.B) { fx.tailWith(b, nil, true) }
 
 func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor, archive bool) {
 	want := int64(len(fx.messages(b)))
