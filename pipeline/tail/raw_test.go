@@ -146,7 +146,6 @@ func TestTailer_ArchiveParts(t *testing.T) {
 	require.Equal(t, b.String(), string(joined))
 }
 
-
 // noise returns n base-32 characters from a seeded generator.
 func noise(seed, n int) string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyz234567"
