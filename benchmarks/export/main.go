@@ -15,8 +15,11 @@
 //     'out.parquet' (FORMAT parquet, COMPRESSION zstd), through go-duckdb
 //     (DuckDB 1.4.1, its default threads);
 //   - zstd: the same lines compressed as one JSONL stream by
-//     klauspost/compress zstd at its default level (what the cold archive
-//     stores).
+//     klauspost/compress zstd at its default level;
+//   - archive: the cold archive as the exporter writes it: the files'
+//     bytes in raw chunks of up to 4 MiB of whole lines (as the tailer
+//     cuts them), one zstd frame each, through export.ArchiveWriter at
+//     its default level, segments partitioned as the Parquet.
 //
 // Throughput is input bytes per CPU-second. The report is printed as a
 // Markdown table on stdout.
@@ -26,6 +29,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -48,6 +52,7 @@ import (
 	_ "github.com/marcboeker/go-duckdb/v2"
 	pzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -69,7 +74,7 @@ type result struct {
 func main() {
 	corpus := flag.String("corpus", "", "directory of transcripts (required)")
 	out := flag.String("out", "", "output directory (default: a temporary one, removed)")
-	mode := flag.String("mode", "", "run one contender in this process: ours, duckdb or zstd")
+	mode := flag.String("mode", "", "run one contender in this process: ours, duckdb, zstd or archive")
 	raw := flag.Bool("raw", false, "ours: keep each record's original JSON in the raw column too")
 	duckOpts := flag.String("duckdb-opts", "union_by_name=true", "duckdb: options of read_json_auto (the generated corpus needs union_by_name or a full sample: its lines have keys the first lines lack)")
 	cpuProfile := flag.String("cpuprofile", "", "ours: write a CPU profile to this file")
@@ -101,7 +106,7 @@ func parent(corpus, out string, raw bool, memLimit int64, duckOpts, cpuProfile s
 		out = d
 	}
 	var results []result
-	for _, mode := range []string{"ours", "duckdb", "zstd"} {
+	for _, mode := range []string{"ours", "duckdb", "zstd", "archive"} {
 		dir := filepath.Join(out, mode)
 		if err := os.RemoveAll(dir); err != nil {
 			return err
@@ -162,6 +167,9 @@ func report(w io.Writer, rs []result) {
 		if r.Mode == "zstd" && r.OutBytes > 0 {
 			fmt.Fprintf(w, "ours / zstd JSONL: %.3fx\n", float64(ours.OutBytes)/float64(r.OutBytes))
 		}
+		if r.Mode == "archive" && r.OutBytes > 0 {
+			fmt.Fprintf(w, "archive: %.4f of the input, %.3fx zstd JSONL's size\n", float64(r.OutBytes)/float64(r.InBytes), float64(r.OutBytes)/float64(zstdOut(rs)))
+		}
 	}
 }
 
@@ -212,6 +220,8 @@ func child(mode, corpus, out string, raw bool, memLimit int64, duckOpts, cpuProf
 		err = runDuckDB(&r, corpus, out, duckOpts)
 	case "zstd":
 		err = runZstd(&r, files, out)
+	case "archive":
+		err = runArchive(&r, files, out)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -354,4 +364,63 @@ func zstdLevel() pzstd.Level {
 func pageBytes() int {
 	n, _ := strconv.Atoi(os.Getenv("BENCH_PAGE_BYTES"))
 	return n
+}
+
+func zstdOut(rs []result) int64 {
+	for _, r := range rs {
+		if r.Mode == "zstd" {
+			return max(r.OutBytes, 1)
+		}
+	}
+	return 1
+}
+
+// runArchive writes the files as the exporter archives them: chunks of
+// whole lines of up to 4 MiB (what a tailer's publishing batch holds),
+// one per message, through an ArchiveWriter.
+func runArchive(r *result, files []string, out string) error {
+	ctx := context.Background()
+	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: out})
+	if err != nil {
+		return err
+	}
+	const chunkBytes = 4 << 20
+	var seq uint64
+	ts := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	for i, p := range files {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		var off int64
+		line := int64(1)
+		for len(data) > 0 {
+			n := min(len(data), chunkBytes)
+			if n < len(data) {
+				if nl := bytes.LastIndexByte(data[:n], '\n'); nl >= 0 {
+					n = nl + 1
+				} else if nl := bytes.IndexByte(data[n:], '\n'); nl >= 0 {
+					n += nl + 1
+				} else {
+					n = len(data)
+				}
+			}
+			lines := int64(bytes.Count(data[:n], []byte{'\n'}))
+			seq++
+			c := bus.RawChunk{Host: "bench", Path: p, Format: "claude-code", File: fmt.Sprint(i), Offset: off, End: off + int64(n),
+				Line: line, Lines: lines, TS: ts, Data: data[:n]}
+			if err := a.Write(ctx, &c, seq); err != nil {
+				return err
+			}
+			data, off, line = data[n:], off+int64(n), line+lines
+		}
+	}
+	if err := a.Close(ctx); err != nil {
+		return err
+	}
+	for _, s := range a.Segments() {
+		r.OutBytes += s.Bytes
+		r.Files++
+	}
+	return nil
 }
