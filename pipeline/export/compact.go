@@ -429,12 +429,18 @@ func (c *compactor) step(name string) {
 	}
 }
 
-// clean removes, under the manifest lock and holding the compaction
-// lock, what an interrupted merge or commit left: the compaction's
-// temporary files, the manifest's, and Parquet files the manifest does
-// not list. It returns the manifest read under the lock; a directory
-// without a manifest has nothing to compact.
+// clean removes, holding the compaction lock, what an interrupted merge
+// or commit left: the compaction's temporary files, the manifest's, and
+// Parquet files the manifest does not list (found by a walk before, and
+// removed under, the manifest lock). The Writer's temporary files are
+// left to the next NewWriter: a Writer may be writing them. It returns
+// the manifest read under the lock; a directory without a manifest has
+// nothing to compact.
 func (c *compactor) clean(ctx context.Context, st *CompactStats) (*Manifest, error) {
+	l, err := scanLeftovers(c.cfg.Dir, false, true)
+	if err != nil {
+		return nil, err
+	}
 	ml, err := lockManifest(ctx, c.cfg.Dir)
 	if err != nil {
 		return nil, err
@@ -444,7 +450,7 @@ func (c *compactor) clean(ctx context.Context, st *CompactStats) (*Manifest, err
 	if err != nil {
 		return nil, err
 	}
-	st.Removed, err = removeLeftovers(c.cfg.Dir, m, exists, leftovers{compactTemps: true}, c.log)
+	st.Removed, err = l.remove(c.cfg.Dir, m, exists, c.log)
 	return m, err
 }
 

@@ -9,9 +9,10 @@ import (
 	"strings"
 )
 
-// recover removes what a crash left below the output root. NewWriter
-// calls it holding the directory's LOCK and the manifest lock, with the
-// manifest just read, so that:
+// recover removes what a crash left below the output root: what l
+// found, scanned before NewWriter took the manifest lock, now that it
+// holds it (and the directory's LOCK) with the manifest just read, so
+// that:
 //
 //   - the Writer's temporary files (a part or the manifest being
 //     written) belong to no live process: the LOCK excludes another
@@ -21,9 +22,10 @@ import (
 //     acknowledged and will be delivered again), the output of a merge
 //     not recorded, or an input of a merge already recorded. Nobody is
 //     between a rename and its record while the manifest lock is held;
-//   - a compaction's temporary files are removed only if no [Compact]
-//     runs: recover takes the compaction lock for that, without waiting,
-//     and leaves them to the next Compact otherwise.
+//   - a compaction's temporary files were scanned only if no [Compact]
+//     runs: NewWriter holds the compaction lock, taken without waiting,
+//     from before the scan, and leaves them to the next Compact if it
+//     could not take it.
 //
 // Files the manifest lists but that are missing are logged, not fatal:
 // an operator removed them.
@@ -31,48 +33,35 @@ import (
 // Part files in a directory without a manifest at all are not a crash's
 // leftover (a lost manifest, or a directory of another writer): recover
 // then removes nothing and returns an error wrapping [ErrManifest].
-func (w *Writer) recover(exists bool) error {
-	root := w.cfg.Dir
-	cl, free, err := tryLockFile(root, CompactLockName)
-	if err != nil {
-		return err
-	}
-	defer cl.unlock()
-	n, err := removeLeftovers(root, w.manifest, exists, leftovers{writerTemps: true, compactTemps: free}, w.log)
+func (w *Writer) recover(l *leftovers, exists bool) error {
+	n, err := l.remove(w.cfg.Dir, w.manifest, exists, w.log)
 	w.stats.Removed += n
 	if err != nil {
 		return err
 	}
 	for _, f := range w.manifest.Files {
-		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(f.Path))); err != nil {
+		if _, err := os.Stat(filepath.Join(w.cfg.Dir, filepath.FromSlash(f.Path))); err != nil {
 			w.log.Warn("committed file missing", KeyFile, f.Path, KeyError, err.Error())
 		}
 	}
 	return nil
 }
 
-// leftovers says which temporary files a clean-up may remove: those of
-// the Writer only while holding the directory's LOCK, those of a
-// compaction only while holding the compaction lock. The manifest's own
-// temporary file and unlisted Parquet files are always removed: the
-// clean-up runs under the manifest lock.
+// leftovers are the candidates of a clean-up, found by scanLeftovers
+// without the manifest lock (a walk of the whole tree may be long) and
+// removed by leftovers.remove under it.
 type leftovers struct {
-	writerTemps  bool
-	compactTemps bool
+	tmps []string // temporary files, relative to the root with slashes
+	data []string // Parquet files of partition directories, listed or not
 }
 
-// removeLeftovers removes, below root, the temporary files which allows
-// and the Parquet files m does not list, and returns how many it
-// removed. The caller holds the manifest lock and read m under it;
-// exists says whether the manifest file exists. Without one, part files
-// are not leftovers but a lost manifest: nothing is removed, and the
-// error wraps [ErrManifest].
-func removeLeftovers(root string, m *Manifest, exists bool, which leftovers, log *slog.Logger) (int64, error) {
-	listed := make(map[string]bool, len(m.Files))
-	for _, f := range m.Files {
-		listed[f.Path] = true
-	}
-	var tmps, orphans []string
+// scanLeftovers walks root for temporary files and Parquet files. It
+// takes the Writer's temporary files only if writerTemps (the caller
+// holds the directory's LOCK), a compaction's only if compactTemps (it
+// holds the compaction lock), the manifest's always (it is written only
+// under the manifest lock, which remove holds).
+func scanLeftovers(root string, writerTemps, compactTemps bool) (*leftovers, error) {
+	l := &leftovers{}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -89,30 +78,53 @@ func removeLeftovers(root string, m *Manifest, exists bool, which leftovers, log
 		case isTmp(base):
 			switch {
 			case rel == tmpName(ManifestName):
-				tmps = append(tmps, rel)
+				l.tmps = append(l.tmps, rel)
 			case isCompactTmp(base):
-				if which.compactTemps {
-					tmps = append(tmps, rel)
+				if compactTemps {
+					l.tmps = append(l.tmps, rel)
 				}
-			case which.writerTemps:
-				tmps = append(tmps, rel)
+			case writerTemps:
+				l.tmps = append(l.tmps, rel)
 			}
-		case isDataName(base) && strings.Count(rel, "/") == 3 && !listed[rel]:
-			orphans = append(orphans, rel)
+		case isDataName(base) && strings.Count(rel, "/") == 3:
+			l.data = append(l.data, rel)
 		}
 		return nil
 	})
 	if err != nil {
-		return 0, fmt.Errorf("recover %s: %w", root, err)
+		return nil, fmt.Errorf("recover %s: %w", root, err)
+	}
+	return l, nil
+}
+
+// remove removes the temporary files of l and its Parquet files that m
+// does not list, and returns how many it removed. The caller holds the
+// manifest lock and read m under it, so an unlisted Parquet file is a
+// leftover (a file scanned before that was listed since is kept);
+// exists says whether the manifest file exists. Without one, part files
+// are not leftovers but a lost manifest: nothing is removed, and the
+// error wraps [ErrManifest].
+func (l *leftovers) remove(root string, m *Manifest, exists bool, log *slog.Logger) (int64, error) {
+	listed := make(map[string]bool, len(m.Files))
+	for _, f := range m.Files {
+		listed[f.Path] = true
+	}
+	var orphans []string
+	for _, rel := range l.data {
+		if !listed[rel] {
+			orphans = append(orphans, rel)
+		}
 	}
 	if len(orphans) > 0 && !exists {
 		return 0, fmt.Errorf("%w: %s holds %d part files (%s, ...) but no %s: not removing them",
 			ErrManifest, root, len(orphans), orphans[0], ManifestName)
 	}
 	var n int64
-	for _, rel := range append(tmps, orphans...) {
+	for _, rel := range append(l.tmps, orphans...) {
 		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+		if err := os.Remove(p); os.IsNotExist(err) {
+			continue // gone since the scan: a merge's input, or a finished merge's temporary file
+		} else if err != nil {
 			return n, fmt.Errorf("remove leftover %s: %w", p, err)
 		}
 		if err := syncDir(filepath.Dir(p)); err != nil {

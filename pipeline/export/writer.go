@@ -103,21 +103,34 @@ func NewWriter(cfg Config) (*Writer, error) {
 	return w, nil
 }
 
-// open reads the manifest and removes the leftovers of a crash, under the
-// manifest lock: a [Compact] may run beside.
+// open reads the manifest and removes the leftovers of a crash (see
+// Writer.recover), under the manifest lock: a [Compact] may run beside.
+// The tree is walked before the lock is taken, so that the lock is held
+// for the removals only; a compaction's temporary files are taken only
+// if the compaction lock is free, and it is held until they are removed.
 func (w *Writer) open() error {
-	ml, err := lockManifest(context.Background(), w.cfg.Dir)
+	root := w.cfg.Dir
+	cl, free, err := tryLockFile(root, CompactLockName)
+	if err != nil {
+		return err
+	}
+	defer cl.unlock()
+	l, err := scanLeftovers(root, true, free)
+	if err != nil {
+		return err
+	}
+	ml, err := lockManifest(context.Background(), root)
 	if err != nil {
 		return err
 	}
 	defer ml.unlock()
-	m, exists, err := readManifest(w.cfg.Dir)
+	m, exists, err := readManifest(root)
 	if err != nil {
 		return err
 	}
 	w.manifest = m
 	w.high = m.highest()
-	if err := w.recover(exists); err != nil {
+	if err := w.recover(l, exists); err != nil {
 		return err
 	}
 	if !exists {
