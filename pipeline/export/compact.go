@@ -327,7 +327,7 @@ type compactGroup struct {
 	files     []File
 }
 
-// plan returns the merges to do in m's closed partitions (dated before
+// planCompaction returns the merges to do in m's closed partitions (dated before
 // the date before), partition by partition.
 func planCompaction(m *Manifest, before string, cfg CompactConfig) []compactGroup {
 	small := make(map[Partition][]File)
@@ -781,8 +781,9 @@ func (c *compactor) write(ctx context.Context, path string, srcs []*mergeSource,
 
 // partWriterOptions returns the Parquet writer options of a Writer's parts,
 // as encoder.encode sets them (encode.go): merged files must not differ
-// from parts in anything but their rows. TestCompact_Format compares a
-// merged file's layout with a part's.
+// from parts in anything but their rows. TestCompact_SameAsWriter checks
+// that a merged file is byte for byte the part a Writer writes from the
+// same entries.
 func partWriterOptions(cfg Config, codec *codec) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
 		parquet.Compression(codec),
@@ -847,6 +848,8 @@ func openMergeSource(in mergeInput, cfg CompactConfig) (*mergeSource, error) {
 	return s, nil
 }
 
+// open checks the file against its size, rows, schema and schema
+// version, estimates what its reader costs and opens the reader.
 func (s *mergeSource) open(size int64, cfg CompactConfig) (err error) {
 	info, err := s.f.Stat()
 	if err != nil {

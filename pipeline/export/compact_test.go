@@ -285,6 +285,59 @@ func TestCompact_OpenPartitions(t *testing.T) {
 	require.Equal(t, [3]int64{int64(len(entries)), int64(len(entries)), int64(len(entries))}, counts(t, dir))
 }
 
+// TestCompact_DamagedInput: a merge whose input is not what the manifest
+// says (another size) is skipped and counted, its files left as they
+// are; the other partitions are merged.
+func TestCompact_DamagedInput(t *testing.T) {
+	dir := t.TempDir()
+	writeAll(t, mustWriter(t, crashConfig(dir)), genEntries(crashEntries))
+	before, err := export.ReadManifest(dir)
+	require.NoError(t, err)
+	bad := before.Files[0]
+	f, err := os.OpenFile(filepath.Join(dir, filepath.FromSlash(bad.Path)), os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("x")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	st := mustCompact(t, compactConfig(dir))
+	require.Equal(t, 1, st.Skipped)
+	require.Equal(t, 5, st.FilesOut)
+	m := checkDir(t, dir)
+	var kept int
+	for _, f := range m.Files {
+		if f.Partition == bad.Partition {
+			require.NotContains(t, f.Path, "-c1.")
+			kept++
+		}
+	}
+	require.Greater(t, kept, 1, "the damaged partition's files are kept")
+}
+
+func TestCompactConfig_Validate(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   export.CompactConfig
+		field string
+	}{
+		{"NoDir", export.CompactConfig{}, "dir"},
+		{"NegativeAge", export.CompactConfig{Dir: "d", MinAge: -time.Hour}, "min_age"},
+		{"NegativeTarget", export.CompactConfig{Dir: "d", TargetBytes: -1}, "target_bytes"},
+		{"OneFile", export.CompactConfig{Dir: "d", MinFiles: 1}, "min_files"},
+		{"NegativeMemory", export.CompactConfig{Dir: "d", MemoryBytes: -1}, "memory_bytes"},
+		{"Level", export.CompactConfig{Dir: "d", CompressionLevel: 9}, "compression_level"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := export.Compact(t.Context(), tc.cfg)
+			var ce *export.ConfigError
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tc.field, ce.Field)
+			require.ErrorIs(t, err, export.ErrInvalidConfig)
+		})
+	}
+	require.NoError(t, export.CompactConfig{Dir: "d"}.Validate())
+}
+
 // Environment of the compaction crash child: TestCompactCrashChild run
 // again, compacting the directory and stopping dead (waiting for
 // SIGKILL) at the given step of the given merge.
