@@ -94,7 +94,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) && !*once {
 		progress = f
 	}
-	rt, err := app.StartTailer(ctx, &t, &n, b, os.Getenv, log, progress)
+	rt, err := app.StartTailer(ctx, &t, &n, b, os.Getenv, log, nil)
 	if err != nil {
 		return err
 	}
@@ -111,6 +111,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	if !*once {
 		printWhere(stderr, rt, ri, re)
+	}
+	if progress != nil {
+		// The status line lives until the stages stopped.
+		sctx, stopStatus := context.WithCancel(context.WithoutCancel(ctx))
+		var sw sync.WaitGroup
+		sw.Go(func() { app.RunStatus(sctx, progress, rt.Tailer, ri.Indexer, re.Exporter) })
+		defer func() { stopStatus(); sw.Wait() }()
 	}
 
 	var wg sync.WaitGroup
