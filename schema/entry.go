@@ -27,10 +27,16 @@ type Entry struct {
 	// Where the record came from.
 	Format Format `json:"format"`
 	Host   string `json:"host,omitempty"`
-	Path   string `json:"path,omitempty"`
-	Offset int64  `json:"offset"` // byte offset of the line in the file
-	Line   int64  `json:"line"`   // 1-based line number
-	Object int    `json:"object,omitempty"`
+	// Labels are the key=value labels of the host that read the record
+	// (the tailer's -label flags: team, project, cost centre…), for
+	// grouping and filtering fleet usage. They are host metadata, not
+	// part of the record: [Entry.Key] ignores them. Keys and values
+	// follow [ValidateLabels]; nil when the host has none.
+	Labels map[string]string `json:"labels,omitempty"`
+	Path   string            `json:"path,omitempty"`
+	Offset int64             `json:"offset"` // byte offset of the line in the file
+	Line   int64             `json:"line"`   // 1-based line number
+	Object int               `json:"object,omitempty"`
 
 	// Identity and threading.
 	SessionID       string    `json:"session_id"`

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 
 // The canonical JSON form of an entry is one object with the snake_case
 // contract names in the declaration order of [Entry], empty optional fields
-// omitted, ts in RFC 3339 UTC with nanoseconds (omitted when zero), and raw
+// omitted, labels with their keys in byte order, ts in RFC 3339 UTC with nanoseconds (omitted when zero), and raw
 // JSON fields (tool call input, raw) embedded as is. It is what
 // `sessionpipe entries` prints and what the tailer publishes.
 
@@ -22,6 +23,10 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 	b = append(b, `{"format":`...)
 	b = appendString(b, string(e.Format))
 	b = appendStringField(b, "host", e.Host)
+	if len(e.Labels) > 0 {
+		b = append(b, `,"labels":`...)
+		b = appendLabels(b, e.Labels)
+	}
 	b = appendStringField(b, "path", e.Path)
 	b = append(b, `,"offset":`...)
 	b = strconv.AppendInt(b, e.Offset, 10)
@@ -192,6 +197,28 @@ func UnmarshalEntry(data []byte, e *Entry) error {
 	// the raw JSON fields raw.
 	type entryJSON Entry
 	return json.Unmarshal(data, (*entryJSON)(e))
+}
+
+// appendLabels appends m as a JSON object with its keys in byte order, so
+// that the same labels always give the same bytes. It allocates only for
+// more than a few labels.
+func appendLabels(b []byte, m map[string]string) []byte {
+	var buf [8]string
+	keys := buf[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, m[k])
+	}
+	return append(b, '}')
 }
 
 func appendStringField(b []byte, name, s string) []byte {

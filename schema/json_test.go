@@ -14,7 +14,7 @@ import (
 func fullEntry() Entry {
 	cost := 0.0245
 	return Entry{
-		Format: FormatClaudeCode, Host: "laptop", Path: "/p/s.jsonl", Offset: 1234, Line: 7, Object: 1,
+		Format: FormatClaudeCode, Host: "laptop", Labels: map[string]string{"team": "infra", "cost_centre": "42", "a.b-c": "x \"y\" é"}, Path: "/p/s.jsonl", Offset: 1234, Line: 7, Object: 1,
 		SessionID: "s1", EntryID: "u1", ParentID: "u0", ParentSessionID: "p1",
 		TS:   time.Date(2026, 2, 11, 20, 36, 47, 925000000, time.UTC),
 		Kind: KindMessage, Role: RoleAssistant, Subtype: "api_error", Text: "héllo \"world\"\n<tag> & 😀",
@@ -74,6 +74,45 @@ func TestEntry_CanonicalJSON(t *testing.T) {
 	enc.SetEscapeHTML(false)
 	require.NoError(t, enc.Encode(e))
 	require.Equal(t, string(e.AppendJSON(nil))+"\n", buf.String())
+}
+
+// Labels are written with their keys in byte order, whatever the map's
+// iteration order, and left out when empty; they are not part of the key.
+func TestEntry_Labels(t *testing.T) {
+	e := Entry{Format: FormatPi, Host: "h", SessionID: "s", EntryID: "e1", Kind: KindMessage,
+		Labels: map[string]string{"zone": "eu", "team": "infra", "cost_centre": "42"}}
+	want := `{"format":"pi","host":"h","labels":{"cost_centre":"42","team":"infra","zone":"eu"},"offset":0,"line":0,"session_id":"s","entry_id":"e1","kind":"message"}`
+	for range 20 {
+		require.Equal(t, want, string(e.AppendJSON(nil)))
+	}
+	var got Entry
+	require.NoError(t, UnmarshalEntry([]byte(want), &got))
+	require.Equal(t, e, got)
+	key := e.Key()
+	e.Labels = map[string]string{}
+	require.NotContains(t, string(e.AppendJSON(nil)), "labels")
+	require.Equal(t, key, e.Key(), "labels are host metadata, not part of the key")
+}
+
+func TestParseLabels(t *testing.T) {
+	m := map[string]string{}
+	require.NoError(t, ParseLabels(m, " team=infra, cost_centre=42,,zone=eu-west.1 "))
+	require.Equal(t, map[string]string{"team": "infra", "cost_centre": "42", "zone": "eu-west.1"}, m)
+	require.NoError(t, ValidateLabels(m))
+	for _, bad := range []string{"team", "=x", "team=", "Team=x", "te am=x", "team=a\x01b", "k=" + strings.Repeat("v", MaxLabelValueBytes+1),
+		strings.Repeat("k", MaxLabelKeyBytes+1) + "=v", "team=a,team=b", "k=\xff"} {
+		err := ParseLabels(map[string]string{}, bad)
+		require.ErrorIs(t, err, ErrInvalidLabel, "%q", bad)
+	}
+	many := map[string]string{}
+	for i := range MaxLabels {
+		many[fmt.Sprint("k", i)] = "v"
+	}
+	require.NoError(t, ValidateLabels(many))
+	require.ErrorIs(t, ParseLabels(many, "one=more"), ErrInvalidLabel)
+	many["one"] = "more"
+	require.ErrorIs(t, ValidateLabels(many), ErrInvalidLabel)
+	require.ErrorContains(t, ValidateLabels(map[string]string{"b": "", "a": ""}), "a: empty value", "the first bad label in key order")
 }
 
 func TestEntry_InvalidUTF8Text(t *testing.T) {
