@@ -94,6 +94,8 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 		e.Format = schema.Format(f)
 	case "host":
 		e.Host, err = d.str(true)
+	case "labels":
+		e.Labels, err = d.labels(e.Labels)
 	case "path":
 		e.Path, err = d.str(true)
 	case "offset":
@@ -201,7 +203,7 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 }
 
 // entryFields are the names entryField knows.
-var entryFields = []string{"format", "host", "path", "offset", "line", "object", "session_id", "entry_id", "parent_id",
+var entryFields = []string{"format", "host", "labels", "path", "offset", "line", "object", "session_id", "entry_id", "parent_id",
 	"parent_session_id", "ts", "kind", "role", "subtype", "text", "meta", "copy", "truncated", "model", "provider",
 	"message_id", "request_id", "usage", "usage_key", "cost_usd", "stop_reason", "tool_calls", "tool_results",
 	"tool_calls_omitted", "tool_results_omitted", "attachments", "reaction", "sender", "cwd", "git_branch",
@@ -252,18 +254,10 @@ func (d *EntryDecoder) str(intern bool) (string, error) {
 		d.buf = v.AppendText(d.buf[:0])
 		b = d.buf
 	}
-	if !intern || len(b) > 256 {
+	if !intern {
 		return string(b), nil
 	}
-	if s, ok := d.intern[string(b)]; ok { // no allocation for the lookup
-		return s, nil
-	}
-	if d.intern == nil || len(d.intern) >= maxInterned {
-		d.intern = make(map[string]string, 256)
-	}
-	s := string(b)
-	d.intern[s] = s
-	return s, nil
+	return d.internBytes(b), nil
 }
 
 // text reads the text, cut to LiteTextBytes in Lite mode.
@@ -601,6 +595,50 @@ func (d *EntryDecoder) origin() (*schema.Origin, error) {
 		return true, err
 	})
 	return o, err
+}
+
+// labels decodes a labels object into m, as encoding/json decodes a map:
+// null is a nil map; the fields of an object are added to m (made when
+// nil), a later one of the same key replacing the earlier, a null value
+// giving ""; keys are kept as they are, in any case. Keys and values are
+// interned: a host's labels repeat in every entry.
+func (d *EntryDecoder) labels(m map[string]string) (map[string]string, error) {
+	s := &d.s
+	if s.Peek() == jsonl.Null {
+		s.Skip()
+		return nil, nil
+	}
+	if !s.EnterObject() {
+		return nil, d.typeErr(s.Value(), "an object")
+	}
+	if m == nil {
+		m = make(map[string]string, 4)
+	}
+	for s.NextField() {
+		key := d.internBytes(s.Key())
+		v, err := d.str(true)
+		if err != nil {
+			return m, fmt.Errorf("label %q: %w", key, err)
+		}
+		m[key] = v
+	}
+	return m, s.Err()
+}
+
+// internBytes returns b as an interned string.
+func (d *EntryDecoder) internBytes(b []byte) string {
+	if len(b) > 256 {
+		return string(b)
+	}
+	if s, ok := d.intern[string(b)]; ok { // no allocation for the lookup
+		return s
+	}
+	if d.intern == nil || len(d.intern) >= maxInterned {
+		d.intern = make(map[string]string, 256)
+	}
+	s := string(b)
+	d.intern[s] = s
+	return s
 }
 
 // The field names of the nested objects, for matching a key that differs

@@ -19,7 +19,8 @@ import (
 )
 
 // corpusJSON returns the canonical JSON of every entry of testdata and of
-// a generated tree (raw lines kept, to have every field).
+// a generated tree (raw lines kept, to have every field; every other
+// entry labelled as a tailer's -label flags label them).
 func corpusJSON(tb testing.TB) [][]byte {
 	tb.Helper()
 	found, err := formats.Walk([]string{"../../testdata/corpus", testcorpus.Generate(tb, 1<<20, 3)}, func(err error) { tb.Fatal(err) })
@@ -30,7 +31,12 @@ func corpusJSON(tb testing.TB) [][]byte {
 			continue
 		}
 		_, err := formats.ReadFile(context.Background(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true, Raw: true}},
-			func(e *schema.Entry) { out = append(out, e.AppendJSON(nil)) }, func(error) {})
+			func(e *schema.Entry) {
+				if len(out)%2 == 0 {
+					e.Labels = map[string]string{"team": "infra", "cost_centre": "42", "zone": "eu \"west\" é"}
+				}
+				out = append(out, e.AppendJSON(nil))
+			}, func(error) {})
 		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
 			require.NoError(tb, err)
 		}
@@ -50,6 +56,12 @@ func TestEntryDecoder_SameAsUnmarshalEntry(t *testing.T) {
 		[]byte(`{"kind":"a","kind":"b","usage":{"input":1,"input":2,"speed":"fast","extra":true},"reaction":{"message_id":"m","emojis":[]}}`),
 		[]byte(` {"ts":"2026-01-02T03:04:05.123456789+02:00","cost_usd":1e-7,"origin":{"provider":"x","label":"y"},"attachments":[{"size":"1KB"}]} `),
 		[]byte(`{"raw":{"x":[1,"\u00e9"]},"tool_calls_omitted":3,"tool_results_omitted":0,"object":2,"offset":-1}`),
+		[]byte(`{"labels":{}}`),
+		[]byte(`{"labels":null,"host":"h"}`),
+		[]byte(`{"labels":{"a":null,"b":"1","b":"2","T\u00e9am":"x\ny","":""}}`),
+		[]byte(`{"labels":{"a":"x"},"Labels":{"b":"y"}}`),
+		[]byte(`{"labels":{"a":"x"},"labels":null}`),
+		[]byte("{\"labels\":{\"k\xff\":\"v\xfe\"}}"),
 	)
 	var d bus.EntryDecoder
 	for i, data := range cases {
@@ -72,7 +84,8 @@ func TestEntryDecoder_BadInput(t *testing.T) {
 	for _, data := range []string{
 		``, `[]`, `"x"`, `{`, `{"line":"12"}`, `{"line":1.5}`, `{"meta":"yes"}`, `{"ts":"yesterday"}`, `{"ts":12}`,
 		`{"usage":{"input":"1"}}`, `{"tool_calls":{}}`, `{"tool_calls":[1]}`, `{"origin":"x"}`, `{"format":"a"} {"format":"b"}`,
-		`{"text":"unterminated}`, `{"cost_usd":"1"}`,
+		`{"text":"unterminated}`, `{"cost_usd":"1"}`, `{"labels":[]}`, `{"labels":"team=infra"}`, `{"labels":{"a":1}}`,
+		`{"labels":{"a":"x",}}`,
 	} {
 		var e schema.Entry
 		e.Host = "stale"

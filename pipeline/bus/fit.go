@@ -38,8 +38,8 @@ func HeaderSize(h nats.Header) int {
 // then, if even the entry without them is too large, tool results that
 // are not errors, tool calls, and last error results are left out from
 // the end, counted in ToolResultsOmitted and ToolCallsOmitted. Usage,
-// ids, model, timestamps and everything else the counts read are never
-// changed. A shortened entry is marked Truncated and shortened reports
+// ids, model, timestamps, labels and everything else the counts read are
+// never changed. A shortened entry is marked Truncated and shortened reports
 // true.
 //
 // When the entry cannot fit even so (maxSize below what its ids and

@@ -1,7 +1,9 @@
 package tail
 
 import (
+	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Defaults of [Config].
@@ -56,6 +59,13 @@ type Config struct {
 
 	// Host names this machine in entries and subjects. Required.
 	Host string
+
+	// Labels are attached to every entry published (schema.Entry.Labels):
+	// the host's team, project, cost centre…, by which the indexer groups
+	// and filters usage and alert rules scope. They must pass
+	// schema.ValidateLabels. The tailer keeps its own copy; entries share
+	// one map, which consumers must not change.
+	Labels map[string]string
 
 	// Publisher publishes entries and dead letters. Required. The
 	// tailer does not close it.
@@ -147,6 +157,9 @@ func (c Config) Validate() error {
 	case c.MaxPayload != 0 && c.MaxPayload < 4096:
 		return &ConfigError{Field: "max_payload", Value: c.MaxPayload, Err: ErrInvalidConfig}
 	}
+	if err := schema.ValidateLabels(c.Labels); err != nil {
+		return &ConfigError{Field: "labels", Value: c.Labels, Err: fmt.Errorf("%w: %w", ErrInvalidConfig, err)}
+	}
 	for _, w := range c.Watch {
 		if !filepath.IsAbs(w) {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
@@ -159,6 +172,11 @@ func (c Config) Validate() error {
 }
 
 func (c Config) withDefaults() Config {
+	if len(c.Labels) > 0 {
+		c.Labels = maps.Clone(c.Labels)
+	} else {
+		c.Labels = nil
+	}
 	if c.Prefix == "" {
 		c.Prefix = bus.DefaultPrefix
 	}

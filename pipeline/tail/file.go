@@ -574,10 +574,11 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 	}
 }
 
-// entryMsg returns the message of e, shortened to fit limit bytes if
-// needed (see bus.FitEntryMsg), or a dead letter for e's line if even
-// that cannot fit.
+// entryMsg labels e with the configured labels and returns its message,
+// shortened to fit limit bytes if needed (see bus.FitEntryMsg), or a dead
+// letter for e's line if even that cannot fit.
 func (t *Tailer) entryMsg(e *schema.Entry, limit int) *nats.Msg {
+	e.Labels = t.cfg.Labels
 	if r := t.cfg.Redactor; r != nil {
 		t.m.redacted(r.Entry(e))
 	}
