@@ -779,11 +779,11 @@ func (c *compactor) write(ctx context.Context, path string, srcs []*mergeSource,
 	return res, nil
 }
 
-// partWriterOptions returns the Parquet writer options of a Writer's parts,
-// as encoder.encode sets them (encode.go): merged files must not differ
-// from parts in anything but their rows. TestCompact_SameAsWriter checks
-// that a merged file is byte for byte the part a Writer writes from the
-// same entries.
+// partWriterOptions returns the Parquet writer options of every file the
+// package writes, parts (encoder.encode) and merged files alike, so that
+// a merged file differs from a part in nothing but its rows:
+// TestCompact_SameAsWriter checks that it is byte for byte the part a
+// Writer writes from the same entries.
 func partWriterOptions(cfg Config, codec *codec) []parquet.WriterOption {
 	opts := []parquet.WriterOption{
 		parquet.Compression(codec),

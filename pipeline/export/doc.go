@@ -1,8 +1,11 @@
 // Package export writes normalised entries as Hive-partitioned Parquet
-// files that DuckDB reads directly, with a commit protocol that lets a
-// JetStream consumer acknowledge an entry only once the file holding it
-// is durable, and [Compact] merges the small files of closed partitions
-// beside it. It does not consume from NATS itself.
+// files that DuckDB reads directly, and the original transcript lines as a
+// byte-exact zstd archive, exactly once: the [Exporter] consumes the
+// stream into a [Writer] (Parquet) and an [ArchiveWriter] (the archive),
+// with a commit protocol under which a message counts as exported only
+// once the file holding it is durable; [Compact] merges the small Parquet
+// files of closed partitions; [Restore] gives archived files back;
+// [DuckDBInit] prints the SQL views over the Parquet.
 //
 // # Layout
 //
@@ -168,19 +171,74 @@
 // commits every open part) and then acknowledges up to
 // [Writer.Committed].
 //
-// # Driving it from a consumer
+// # Exporter
 //
-// For each batch of the shared JetStream consumer (pipeline/bus): call
+// The [Exporter] drives both writers from the shared JetStream consumer
+// of pipeline/bus (entries, and raw chunks when it keeps an archive): for
+// each batch it calls [Writer.Write] with each entry and its stream
+// sequence and [ArchiveWriter.Write] with each raw chunk, then both
+// writers' Advance with the batch's last sequence (dead letters and
+// undecodable messages carry neither); every CommitInterval it commits
+// what reached Config.PartAge. Its position is its own, not the
+// consumer's acknowledgements (which follow each batch): the highest
+// sequence S such that every message up to S is committed (the minimum of
+// both writers' Committed), saved with the stream's identity in
+// <out>/_exporter.json after the manifests. A restart consumes from S+1;
+// a message that a committed file of its partition already covers is
+// skipped (see "Commit protocol"), so a position that lags the manifests
+// after a crash costs a re-read, never a second row. The stream must keep
+// its messages at least as long as the exporter may lag (its limits,
+// not acknowledgements, remove them): messages gone before they were
+// exported are a reported gap.
+//
+// An output written from another incarnation of the stream (deleted and
+// created again: its sequences start over) is refused: exporting into it
+// would skip new entries as already committed. So is an output written by
+// an offline export (ExporterConfig.Offline, `sessionpipe export`), whose
+// temporary streams continue the output's sequences ([HighestSeq]).
+// Exporters of one consumer name run one at a time (a lease in JetStream
+// KV); the others stand by. On SIGTERM (ctx ending) the exporter commits
+// what is open before it returns.
+//
+// # Archive
+//
+// The tailer publishes the original bytes of every run of lines it reads
+// as raw chunks ([bus.RawChunk], on <prefix>.raw.<host>) before the entries
+// of those lines. The [ArchiveWriter] keeps them under its own root, with
+// the same partitioning as the Parquet (format, the UTC date of the
+// chunk's earliest entry, host) and the same commit protocol and
+// recovery, in segments
+//
+//	<archive>/format=<f>/date=<d>/host=<h>/seg-<firstseq>-<lastseq>.jsonl.zst
+//	<archive>/_manifest.jsonl
+//
+// A segment is a run of zstd frames, one per chunk (or part of a chunk too
+// large for a message), holding the chunk's bytes as they were in the file
+// (secrets replaced when the tailer redacts); then a zstd skippable frame
+// holding the chunk index as JSON ([Chunk]: host, path, file identity,
+// offsets, line numbers, holes, sessions, frame offset and size), ending
+// with the index's length and the tag "SPX1". `zstd -d` prints a segment as
+// the JSONL it holds and skips the index; [ReadSegmentIndex] reads it from
+// the end, and a frame can be read alone.
+//
+// [Restore] rebuilds each file from its chunks in stream order, line by
+// line: a chunk replaces the file's lines from its first one on, so that
+// a chunk sent again (a tailer that restarted) changes nothing and a file
+// read again from its start (rewritten) is given back as it was last
+// read. Chunks are grouped by host and file identity; a chunk that starts
+// a file at line 1 under another path begins another file (an inode
+// reused), and a renamed file is restored at its last path. Lines longer
+// than the tailer keeps (--max-line-bytes) are holes, reported.
+//
+// # Driving a Writer from a consumer
+//
+// Without the Exporter: for each batch of the shared consumer, call
 // [Writer.Write] with each entry and its stream sequence, then
-// [Writer.Advance] with the batch's last sequence (dead letters and
-// undecodable messages in the range carry no entry), then acknowledge up
-// to [Writer.Committed] with AckAll. Call [Writer.CommitDue] every few
-// seconds, and when a fetch comes back empty. Messages stay unacknowledged
-// while their part is open, so the consumer needs AckPolicy All, an
-// AckWait longer than Config.PartAge plus a commit, and a MaxAckPending
-// above the number of messages the open parts can hold; a redelivery
-// that happens anyway is skipped by sequence. A batch handed over twice
-// (a handler retry) is skipped the same way.
+// [Writer.Advance] with the batch's last sequence, and consider exported
+// (acknowledge, or save as a position) only up to [Writer.Committed].
+// Call [Writer.CommitDue] every few seconds. A redelivery is skipped by
+// sequence; a batch handed over twice (a handler retry) is skipped the
+// same way.
 //
 // # Duplicates
 //
@@ -188,8 +246,7 @@
 // may still hold the same entry twice: a tailer that re-sent an entry after
 // the stream's duplicate window had passed publishes it under a new
 // sequence. Rows with the same key are the same entry; readers keep one
-// (the views will: for example QUALIFY row_number() OVER (PARTITION BY key
-// ORDER BY seq) = 1). Both copies have the same ts, hence the same
+// (the entries view of [DuckDBInit] keeps the lowest seq). Both copies have the same ts, hence the same
 // partition, possibly in two files; [Compact] keeps the one with the
 // lowest seq when it merges them.
 //

@@ -64,23 +64,7 @@ func newEncoder(cfg Config) (*encoder, error) {
 
 // encode writes p's rows, sorted, as one Parquet file to w.
 func (c *encoder) encode(w io.Writer, p *part) error {
-	opts := []parquet.WriterOption{
-		parquet.Compression(c.codec),
-		parquet.MaxRowsPerRowGroup(c.cfg.RowGroupRows),
-		parquet.PageBufferSize(c.cfg.PageBytes),
-		parquet.DataPageStatistics(true),
-		parquet.ColumnIndexSizeLimit(func([]string) int { return statsBytes }),
-		parquet.CreatedBy(c.cfg.WriterVersion, "", ""),
-		parquet.SortingWriterConfig(parquet.SortingColumns(
-			parquet.Ascending("session_id"),
-			parquet.NullsFirst(parquet.Ascending("ts")),
-			parquet.Ascending("seq"),
-		)),
-	}
-	for _, path := range blobColumns() {
-		opts = append(opts, parquet.SkipPageBounds(path...), parquet.SkipPageStatistics(path...))
-	}
-	c.pw = parquet.NewGenericWriter[row](w, opts...)
+	c.pw = parquet.NewGenericWriter[row](w, partWriterOptions(c.cfg, c.codec)...)
 	defer func() { c.pw = nil }()
 	pw := c.pw
 	for _, kv := range [...][2]string{
