@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	_ "github.com/marcboeker/go-duckdb/v2"
+	"github.com/marcboeker/go-duckdb/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
@@ -85,7 +85,7 @@ func cloneEntry(e *schema.Entry) schema.Entry {
 func fullEntry(i int) schema.Entry {
 	cost := 0.125 + float64(i)
 	return schema.Entry{
-		Format: schema.FormatFluux, Host: "full-host", Path: "/data/memory/x/history.jsonl", Offset: int64(100 * i), Line: int64(i + 1), Object: 1,
+		Format: schema.FormatFluux, Host: "full-host", Labels: map[string]string{"team": "infra", "cost_centre": fmt.Sprint(i % 2)}, Path: "/data/memory/x/history.jsonl", Offset: int64(100 * i), Line: int64(i + 1), Object: 1,
 		SessionID: fmt.Sprintf("full-session-%d", i%3), EntryID: fmt.Sprintf("e%d", i), ParentID: "p", ParentSessionID: "ps",
 		TS:   time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC).Add(time.Duration(i) * time.Second),
 		Kind: schema.KindMessage, Role: schema.RoleAssistant, Subtype: "st", Text: "tab\tnul\x00 quote\" é 🙂\nline",
@@ -158,7 +158,7 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 	usage, usage_key, cost_usd, stop_reason,
 	list_transform(tool_calls, x -> struct_pack(id := x.id, name := x.name, input := CAST(x.input AS VARCHAR))),
 	tool_results, attachments, reaction, sender, cwd, git_branch, agent_version, sidechain, agent_id, agent_type,
-	slug, command, command_args, title, origin, CAST(raw AS VARCHAR)
+	slug, command, command_args, title, origin, CAST(raw AS VARCHAR), labels
 	FROM ` + glob(dir) + ` ORDER BY seq`
 	rows, err := db.Query(q)
 	require.NoError(tb, err)
@@ -175,6 +175,7 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 			ts                                                             sql.NullTime
 			cost                                                           sql.NullFloat64
 			usage, toolCalls, toolResults, attachments, reaction, origin   any
+			labels                                                         any
 			object                                                         int32
 		)
 		e := &r.Entry
@@ -182,7 +183,7 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 			&e.SessionID, &e.EntryID, &parentID, &parentSession, &ts, &kind, &role, &subtype, &text, &e.Meta, &e.Copy,
 			&e.Truncated, &model, &provider, &messageID, &requestID, &usage, &usageKey, &cost, &stopReason,
 			&toolCalls, &toolResults, &attachments, &reaction, &sender, &cwd, &gitBranch, &agentVersion, &e.Sidechain,
-			&agentID, &agentType, &slug, &command, &commandArgs, &title, &origin, &raw))
+			&agentID, &agentType, &slug, &command, &commandArgs, &title, &origin, &raw, &labels))
 		e.Format, e.Kind, e.Object = schema.Format(format), schema.Kind(kind), int(object)
 		e.Host, r.Date, e.Path, e.ParentID, e.ParentSessionID = host.String, date.String, path.String, parentID.String, parentSession.String
 		e.Role, e.Subtype, e.Text = schema.Role(role.String), subtype.String, text.String
@@ -231,9 +232,25 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 		if m, ok := origin.(map[string]any); ok {
 			e.Origin = &schema.Origin{Provider: str(m["provider"]), Surface: str(m["surface"]), ChatType: str(m["chat_type"]), From: str(m["from"]), Label: str(m["label"])}
 		}
+		e.Labels = labelsOf(tb, labels)
 		out = append(out, r)
 	}
 	require.NoError(tb, rows.Err())
+	return out
+}
+
+// labelsOf converts a MAP(VARCHAR, VARCHAR) read through database/sql
+// (NULL is no labels).
+func labelsOf(tb testing.TB, v any) map[string]string {
+	if v == nil {
+		return nil
+	}
+	m, ok := v.(duckdb.Map)
+	require.True(tb, ok, "labels: %T", v)
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k.(string)] = v.(string)
+	}
 	return out
 }
 
@@ -294,6 +311,9 @@ func want(e schema.Entry) schema.Entry {
 	}
 	if len(e.Raw) == 0 {
 		e.Raw = nil
+	}
+	if len(e.Labels) == 0 {
+		e.Labels = nil
 	}
 	return e
 }

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"strings"
 	"unsafe"
 
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -75,6 +76,7 @@ type prow struct {
 	s                     [nSpans]span
 	calls, results, atts  rng
 	emojis                rng
+	labels                rng
 }
 
 // rng is a range of a side table.
@@ -89,12 +91,16 @@ type presult struct {
 
 type patt struct{ filename, mimeType, size span }
 
+// plabel is one label of a row.
+type plabel struct{ key, value span }
+
 // Sizes for the memory budget.
 const (
 	prowSize    = int64(unsafe.Sizeof(prow{}))
 	pcallSize   = int64(unsafe.Sizeof(pcall{}))
 	presultSize = int64(unsafe.Sizeof(presult{}))
 	pattSize    = int64(unsafe.Sizeof(patt{}))
+	plabelSize  = int64(unsafe.Sizeof(plabel{}))
 	spanSize    = int64(unsafe.Sizeof(span{}))
 )
 
@@ -104,6 +110,7 @@ type tables struct {
 	results []presult
 	atts    []patt
 	emojis  []span
+	labels  []plabel
 }
 
 // pack fills r from e with seq, copying every string into a.
@@ -184,6 +191,10 @@ func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 			t.emojis = append(t.emojis, a.str(em))
 		}
 	}
+	r.labels = rng{start: uint32(len(t.labels)), n: uint32(len(e.Labels))}
+	for k, v := range e.Labels {
+		t.labels = append(t.labels, plabel{key: a.str(k), value: a.str(v)})
+	}
 	if o := e.Origin; o != nil {
 		r.flags |= fOrigin
 		s[sOriginProvider] = a.str(o.Provider)
@@ -205,6 +216,10 @@ type scratch struct {
 	reactions []reaction
 	emojis    []string
 	origins   []origin
+	// labels is the last labels map unpacked, kept from batch to batch:
+	// the rows of a file share a few label sets (one per host), and a
+	// row whose labels equal it shares it instead of a map of its own.
+	labels map[string]string
 }
 
 func (sc *scratch) reset() {
@@ -218,6 +233,7 @@ func (sc *scratch) reset() {
 	*sc = scratch{
 		usages: sc.usages[:0], costs: sc.costs[:0], calls: sc.calls[:0], results: sc.results[:0],
 		atts: sc.atts[:0], reactions: sc.reactions[:0], emojis: sc.emojis[:0], origins: sc.origins[:0],
+		labels: sc.labels,
 	}
 }
 
@@ -277,9 +293,36 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 		sc.reactions = append(sc.reactions, reaction{MessageID: a.get(s[sReactionMessage]), Emojis: sc.emojis[i:len(sc.emojis):len(sc.emojis)]})
 		out.Reaction = &sc.reactions[len(sc.reactions)-1]
 	}
+	if r.labels.n > 0 {
+		out.Labels = sc.labelMap(t.labels[r.labels.start:r.labels.start+r.labels.n], a)
+	}
 	if r.flags&fOrigin != 0 {
 		sc.origins = append(sc.origins, origin{Provider: a.get(s[sOriginProvider]), Surface: a.get(s[sOriginSurface]),
 			ChatType: a.get(s[sOriginChatType]), From: a.get(s[sOriginFrom]), Label: a.get(s[sOriginLabel])})
 		out.Origin = &sc.origins[len(sc.origins)-1]
 	}
+}
+
+// labelMap returns the map of labels ls: the last one made when it holds
+// the same labels, else a new one. Rows must not change it.
+func (sc *scratch) labelMap(ls []plabel, a *arena) map[string]string {
+	if m := sc.labels; len(m) == len(ls) {
+		same := true
+		for _, l := range ls {
+			if v, ok := m[a.get(l.key)]; !ok || v != a.get(l.value) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return m
+		}
+	}
+	m := make(map[string]string, len(ls))
+	for _, l := range ls {
+		// Copies: the map outlives the part whose arena holds the spans.
+		m[strings.Clone(a.get(l.key))] = strings.Clone(a.get(l.value))
+	}
+	sc.labels = m
+	return m
 }

@@ -46,6 +46,9 @@ func entryBytes(e *schema.Entry) int64 {
 	if o := e.Origin; o != nil {
 		n += int64(len(o.Provider) + len(o.Surface) + len(o.ChatType) + len(o.From) + len(o.Label))
 	}
+	for k, v := range e.Labels {
+		n += plabelSize + int64(len(k)+len(v))
+	}
 	return n
 }
 

@@ -21,10 +21,16 @@ type row struct {
 
 	Format string `parquet:"format,dict"`
 	Host   string `parquet:"host,optional,dict"`
-	Path   string `parquet:"path,optional,dict"`
-	Offset int64  `parquet:"offset,delta"`
-	Line   int64  `parquet:"line,delta"`
-	Object int32  `parquet:"object"`
+	// Labels is a MAP(VARCHAR, VARCHAR), NULL when the entry has none:
+	// DuckDB filters it as labels['team'] = 'infra' and lists its keys
+	// with map_keys(labels). A map, not a list of key/value structs,
+	// because that is what DuckDB indexes by key; its keys are written
+	// in byte order.
+	Labels map[string]string `parquet:"labels,optional" parquet-key:",dict" parquet-value:",dict"`
+	Path   string            `parquet:"path,optional,dict"`
+	Offset int64             `parquet:"offset,delta"`
+	Line   int64             `parquet:"line,delta"`
+	Object int32             `parquet:"object"`
 
 	SessionID       string `parquet:"session_id,dict"`
 	EntryID         string `parquet:"entry_id"`
