@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Tailer holds the tailer's flags.
@@ -43,6 +46,45 @@ type Tailer struct {
 	contentErr error
 	// Archive publishes the original lines for the exporter's archive.
 	Archive bool
+	// Labels are attached to every entry (tail.Config.Labels).
+	Labels labelList
+}
+
+// labelList is the repeatable -label flag: key=value pairs, several in
+// one value when separated by commas (schema.ParseLabels). The labels of
+// SESSIONPIPE_LABELS are its default, replaced as a whole by the first
+// -label given; a bad SESSIONPIPE_LABELS is reported when the tailer
+// starts, and a bad -label by the flag parsing.
+type labelList struct {
+	m       map[string]string
+	fromEnv bool
+	err     error
+}
+
+func (l *labelList) String() string {
+	keys := slices.Sorted(maps.Keys(l.m))
+	for i, k := range keys {
+		keys[i] = k + "=" + l.m[k]
+	}
+	return strings.Join(keys, ",")
+}
+
+func (l *labelList) Set(v string) error {
+	if l.fromEnv || l.m == nil {
+		*l = labelList{m: make(map[string]string)}
+	}
+	return schema.ParseLabels(l.m, v)
+}
+
+// setEnv sets the default from the value of SESSIONPIPE_LABELS.
+func (l *labelList) setEnv(v string) {
+	if strings.TrimSpace(v) == "" {
+		return
+	}
+	*l = labelList{m: make(map[string]string), fromEnv: true}
+	if err := schema.ParseLabels(l.m, v); err != nil {
+		l.err = fmt.Errorf("SESSIONPIPE_LABELS: %w", err)
+	}
 }
 
 // globList is a repeatable flag.
@@ -55,6 +97,9 @@ func (g *globList) Set(v string) error { *g = append(*g, v); return nil }
 func (t *Tailer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&t.Host, "host", env("SESSIONPIPE_HOST"), "host name in entries and subjects (env SESSIONPIPE_HOST; default: the machine's)")
 	fs.Var(&t.Watch, "watch", "file, directory (everything under it) or glob to follow, repeatable (\"**\" for any depth; default: the well-known locations of every agent under $HOME)")
+	t.Labels.setEnv(env("SESSIONPIPE_LABELS"))
+	fs.Var(&t.Labels, "label", fmt.Sprintf("key=value label attached to every entry of this host, repeatable or comma-separated (e.g. -label team=infra -label cost_centre=42), "+
+		"for usage and alerts by label; keys of a-z, 0-9, '_', '.', '-'; at most %d labels (env SESSIONPIPE_LABELS=\"team=infra,cost_centre=42\", replaced by -label)", schema.MaxLabels))
 	fs.BoolVar(&t.FromStart, "from-start", false, "read files seen for the first time from their start (the default)")
 	fs.BoolVar(&t.FromEnd, "from-end", false, "read files seen for the first time from their end: only new lines")
 	fs.BoolVar(&t.NoText, "no-text", false, "leave message text, tool inputs and results out of entries")
@@ -129,6 +174,9 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	if t.contentErr != nil {
 		return nil, t.contentErr
 	}
+	if t.Labels.err != nil {
+		return nil, t.Labels.err
+	}
 	red, err := redact.New(redact.Config{Mode: t.Content})
 	if err != nil {
 		return nil, err
@@ -170,7 +218,7 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static,
-		DefaultWatches: defaults, Redactor: red, Archive: t.Archive, Logger: log,
+		DefaultWatches: defaults, Redactor: red, Archive: t.Archive, Labels: t.Labels.m, Logger: log,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)
