@@ -52,7 +52,7 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("compact: unexpected arguments %q (the directory is given with -out)", fs.Args())}
+		return usageError{Msg: fmt.Sprintf("compact: unexpected arguments %q (the directory is given with -out)", fs.Args())}
 	}
 	log, err := logs.Logger(stderr)
 	if err != nil {

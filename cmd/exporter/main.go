@@ -14,8 +14,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,29 +33,18 @@ Run 'exporter COMMAND -h' for the flags of a command.
 `
 
 func main() {
-	ctx, stop := app.SignalContext()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	stop()
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-	case errors.As(err, new(usageError)):
-		fmt.Fprintln(os.Stderr, "exporter:", err)
-		os.Exit(2)
-	default:
-		fmt.Fprintln(os.Stderr, "exporter:", err)
-		os.Exit(1)
-	}
+	app.Main("exporter", func(ctx context.Context, args []string, env app.Env) error {
+		return run(ctx, args, env, os.Stdout, os.Stderr)
+	})
 }
 
 // usageError is a command line mistake (exit code 2).
-type usageError struct{ msg string }
-
-func (e usageError) Error() string { return e.msg }
+type usageError = app.UsageError
 
 func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return usageError{"no command given"}
+		return usageError{Msg: "no command given"}
 	}
 	cmd, rest := args[0], args[1:]
 	switch cmd {
@@ -72,7 +59,7 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 		return nil
 	}
 	fmt.Fprint(stderr, usage)
-	return usageError{fmt.Sprintf("unknown command %q", cmd)}
+	return usageError{Msg: fmt.Sprintf("unknown command %q", cmd)}
 }
 
 func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -166,50 +165,25 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 	if err != nil {
 		return nil, err
 	}
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	quiet := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, context.Cause(ctx)
-		case <-tick.C:
-		}
-		if !rt.Tailer.Idle() || rt.Publisher.Stats().InFlight > 0 {
-			quiet = 0
-			continue
-		}
+	err = app.WaitSettled(ctx, rt, func(ctx context.Context) (bool, error) {
 		var last uint64
 		m, err := stream.GetLastMsgForSubject(ctx, bus.EntriesFilter(sc.Prefix))
 		switch {
 		case errors.Is(err, jetstream.ErrMsgNotFound):
 		case err != nil:
-			if ctx.Err() != nil {
-				return nil, context.Cause(ctx)
-			}
-			continue
+			return false, err
 		default:
 			last = m.Sequence
 		}
 		if ix.Stats().Applied < last {
-			quiet = 0
-			continue
+			return false, nil
 		}
-		info, err := stream.Info(ctx)
-		if err != nil {
-			continue
-		}
-		if ex.Stats().Committed < info.State.LastSeq {
-			// Parquet files close by age: commit them now.
-			ex.CommitNow()
-			quiet = 0
-			continue
-		}
-		// Idle twice in a row: nothing was on its way in between.
-		if quiet++; quiet >= 2 {
-			return ix.Sessions()
-		}
+		return app.Exported(ctx, stream, ex)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return ix.Sessions()
 }
 
 // printWhere says at start where everything is: what is watched, the API,

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
@@ -122,6 +124,14 @@ func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b
 	if err != nil {
 		return err
 	}
+	return WaitSettled(ctx, rt, func(ctx context.Context) (bool, error) { return Exported(ctx, s, ex) })
+}
+
+// WaitSettled waits until the tailer has published everything it found
+// (idle, nothing in flight) and caughtUp reports that the consumers have
+// taken all of it, twice in a row 50 ms apart: nothing was on its way in
+// between. caughtUp's errors are retried until ctx ends.
+func WaitSettled(ctx context.Context, rt *RunningTailer, caughtUp func(ctx context.Context) (bool, error)) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	quiet := 0
@@ -135,12 +145,7 @@ func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b
 			quiet = 0
 			continue
 		}
-		info, err := s.Info(ctx)
-		if err != nil {
-			continue
-		}
-		if ex.Stats().Committed < info.State.LastSeq {
-			ex.CommitNow()
+		if ok, err := caughtUp(ctx); err != nil || !ok {
 			quiet = 0
 			continue
 		}
@@ -148,6 +153,21 @@ func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b
 			return nil
 		}
 	}
+}
+
+// Exported reports whether ex has committed every message of the stream
+// s, and asks it to commit its open files when it has not (files close by
+// age otherwise).
+func Exported(ctx context.Context, s jetstream.Stream, ex *export.Exporter) (bool, error) {
+	info, err := s.Info(ctx)
+	if err != nil {
+		return false, err
+	}
+	if ex.Stats().Committed < info.State.LastSeq {
+		ex.CommitNow()
+		return false, nil
+	}
+	return true, nil
 }
 
 // offlineProgress prints what was read and exported, every half second,

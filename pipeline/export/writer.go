@@ -451,30 +451,7 @@ func (w *Writer) writeTemp(tmp string, pt *part) (string, int64, error) {
 // mkdir creates the partition directory rel (slash-separated, relative to
 // the root) and fsyncs the parent of every directory it created, so that
 // a committed file's path survives a crash.
-func (w *Writer) mkdir(rel string) error {
-	if w.dirs[rel] {
-		return nil
-	}
-	var parents []string
-	for d := rel; d != "."; d = path.Dir(d) {
-		parents = append(parents, d)
-	}
-	for i := len(parents) - 1; i >= 0; i-- {
-		d := filepath.Join(w.cfg.Dir, filepath.FromSlash(parents[i]))
-		err := os.Mkdir(d, 0o755)
-		if os.IsExist(err) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("create partition directory: %w", err)
-		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
-			return err
-		}
-	}
-	w.dirs[rel] = true
-	return nil
-}
+func (w *Writer) mkdir(rel string) error { return mkdirs(w.cfg.Dir, rel, w.dirs) }
 
 func (w *Writer) step(name string) {
 	if w.hook != nil {
