@@ -1,0 +1,361 @@
+package e2e
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "github.com/marcboeker/go-duckdb/v2"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+)
+
+var (
+	runSize = flag.String("bench.size", "64MB", "corpus size of BenchmarkRun: bytes or KB, MB, GB (powers of 1024)")
+	runDir  = flag.String("bench.dir", "", "where BenchmarkRun's generated corpus is cached (default: a new temporary directory)")
+)
+
+// BenchmarkRun measures `sessionpipe run` (the binary, in a child process,
+// so that its peak RSS is its own) backfilling a generated mixed corpus
+// (benchmarks/corpusgen: every generated format, resumed and forked
+// copies) with the embedded JetStream server, the indexer and the
+// exporter, and, in the same benchmark run on the same corpus, the
+// `tailer` binary alone publishing into an in-process server. It reports:
+//
+//   - run-entries/s: entries in the stream divided by the time from start
+//     until the API's sessions equal `sessionpipe sessions` on the files;
+//   - agree-s: the time from start until the API and the Parquet (read
+//     with the DuckDB views of export.DuckDBInit) both equal the offline
+//     numbers (Parquet parts close after -part-age 1s);
+//   - run-rss-MB: the run process's peak RSS (rusage maxrss);
+//   - tailer-entries/s, tailer-s and tailer-rss-MB: the tailer alone, until
+//     the stream holds every entry;
+//   - offline-entries/s: `sessionpipe sessions` on the same files.
+//
+// One iteration is a whole backfill; run it with -benchtime=1x:
+//
+//	go test ./benchmarks/e2e -run '^$' -bench BenchmarkRun -benchtime=1x -bench.size=64MB
+//	go test ./benchmarks/e2e -run '^$' -bench BenchmarkRun -benchtime=1x -bench.size=1GB -timeout 2h
+func BenchmarkRun(b *testing.B) {
+	size, err := parseSize(*runSize)
+	require.NoError(b, err)
+	corpus := generate(b, size)
+	sp, tailer := buildBin(b, "sessionpipe"), buildBin(b, "tailer")
+
+	t0 := time.Now()
+	want, entries := offlineNumbers(b, sp, corpus)
+	offlineSecs := time.Since(t0).Seconds()
+	b.Logf("corpus %s: %d sessions, %d entries", *runSize, len(want), entries)
+
+	b.ResetTimer()
+	for range b.N {
+		r := benchRunOnce(b, sp, corpus, want)
+		t := benchTailerOnce(b, tailer, corpus, r.streamEntries)
+		b.ReportMetric(float64(r.streamEntries)/r.apiAgree.Seconds(), "run-entries/s")
+		b.ReportMetric(r.agree.Seconds(), "agree-s")
+		b.ReportMetric(r.apiAgree.Seconds(), "api-agree-s")
+		b.ReportMetric(float64(r.maxRSS)/1024, "run-rss-MB")
+		b.ReportMetric(float64(r.streamEntries)/t.elapsed.Seconds(), "tailer-entries/s")
+		b.ReportMetric(t.elapsed.Seconds(), "tailer-s")
+		b.ReportMetric(float64(t.maxRSS)/1024, "tailer-rss-MB")
+		b.ReportMetric(float64(entries)/offlineSecs, "offline-entries/s")
+	}
+}
+
+// parseSize parses a byte count with an optional KB, MB or GB suffix.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	num := strings.ToUpper(strings.TrimSpace(s))
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}} {
+		if v, ok := strings.CutSuffix(num, u.suffix); ok {
+			num, mult = strings.TrimSpace(v), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bench.size %q: want a positive byte count such as 64MB or 1GB", s)
+	}
+	return n * mult, nil
+}
+
+// generate writes (or finds, under -bench.dir) the mixed corpus of size
+// bytes.
+func generate(b *testing.B, size int64) string {
+	b.Helper()
+	dir := b.TempDir()
+	if *runDir != "" {
+		dir = filepath.Join(*runDir, fmt.Sprintf("run-mixed-%d", size))
+		if _, err := os.Stat(filepath.Join(dir, ".complete")); err == nil {
+			return dir
+		}
+		require.NoError(b, os.RemoveAll(dir))
+	}
+	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: size, Seed: 1, MinSessionBytes: 20 << 10, MaxSessionBytes: 2 << 20})
+	require.NoError(b, err)
+	if *runDir != "" {
+		require.NoError(b, os.WriteFile(filepath.Join(dir, ".complete"), nil, 0o644))
+	}
+	return dir
+}
+
+// buildBin compiles cmd/<name>.
+func buildBin(b *testing.B, name string) string {
+	b.Helper()
+	bin := filepath.Join(b.TempDir(), name)
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionpipe/sessionpipe/cmd/"+name).CombinedOutput()
+	require.NoError(b, err, "%s", out)
+	return bin
+}
+
+// sums is what the offline and live numbers are compared on, per session.
+type sums struct {
+	Turns, APICalls, Total, CostNanoUSD int64
+}
+
+const benchHost = "bench"
+
+var entriesRE = regexp.MustCompile(`([0-9,]+) entries`)
+
+// offlineNumbers runs `sessionpipe sessions -json` on dir and returns the
+// sessions and the number of entries it read.
+func offlineNumbers(b *testing.B, bin, dir string) (map[string]sums, int64) {
+	b.Helper()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(bin, "sessions", "-json", "-host", benchHost, dir)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(b, cmd.Run(), stderr.String())
+	var all []index.Session
+	require.NoError(b, json.Unmarshal(stdout.Bytes(), &all))
+	m := entriesRE.FindStringSubmatch(stderr.String())
+	require.NotNil(b, m, "summary: %s", stderr.String())
+	n, err := strconv.ParseInt(strings.ReplaceAll(m[1], ",", ""), 10, 64)
+	require.NoError(b, err)
+	return bySession(all), n
+}
+
+func bySession(all []index.Session) map[string]sums {
+	m := make(map[string]sums, len(all))
+	for _, s := range all {
+		m[string(s.Format)+"/"+s.SessionID] = sums{s.Turns, s.APICalls, s.TotalTokens, int64(s.CostUSD*1e9 + 0.5)}
+	}
+	return m
+}
+
+// same returns nil when got equals want, else an error.
+func same(want, got map[string]sums) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("%d sessions of %d", len(got), len(want))
+	}
+	for k, w := range want {
+		if got[k] != w {
+			return fmt.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+	return nil
+}
+
+// apiNumbers reads every session from the API (pages of 1000).
+func apiNumbers(api string) (map[string]sums, error) {
+	var all []index.Session
+	cursor := ""
+	for {
+		resp, err := http.Get(api + "/api/sessions?limit=1000&cursor=" + cursor)
+		if err != nil {
+			return nil, err
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("%s: %s", resp.Status, body)
+		}
+		var page struct {
+			Sessions   []index.Session `json:"sessions"`
+			NextCursor string          `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(body, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Sessions...)
+		if page.NextCursor == "" {
+			return bySession(all), nil
+		}
+		cursor = page.NextCursor
+	}
+}
+
+// parquetNumbers reads the sessions view over the Parquet under out.
+func parquetNumbers(out string) (map[string]sums, error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(export.DuckDBInit(out)); err != nil {
+		return nil, err // no file yet
+	}
+	rows, err := db.Query("SELECT format, session_id, turns, api_calls, total_tokens, cost_nano_usd FROM sessions")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	m := map[string]sums{}
+	for rows.Next() {
+		var format, id string
+		var s sums
+		if err := rows.Scan(&format, &id, &s.Turns, &s.APICalls, &s.Total, &s.CostNanoUSD); err != nil {
+			return nil, err
+		}
+		m[format+"/"+id] = s
+	}
+	return m, rows.Err()
+}
+
+func freePort(b *testing.B) int {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(b, err)
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// entriesIn returns the number of entry messages in the stream.
+func entriesIn(b *testing.B, s jetstream.Stream) (uint64, error) {
+	info, err := s.Info(b.Context(), jetstream.WithSubjectFilter(bus.EntriesFilter(bus.DefaultPrefix)))
+	if err != nil {
+		return 0, err
+	}
+	var n uint64
+	for _, c := range info.State.Subjects {
+		n += c
+	}
+	return n, nil
+}
+
+type runResult struct {
+	apiAgree, agree time.Duration
+	maxRSS          int64 // KiB
+	streamEntries   uint64
+}
+
+// benchRunOnce runs `sessionpipe run` on corpus until its API and its
+// Parquet equal want, then stops it with SIGINT.
+func benchRunOnce(b *testing.B, bin, corpus string, want map[string]sums) runResult {
+	b.Helper()
+	data := b.TempDir()
+	port, httpPort := freePort(b), freePort(b)
+	api := fmt.Sprintf("http://127.0.0.1:%d", httpPort)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "run", "-data-dir", data, "-http", fmt.Sprintf("127.0.0.1:%d", httpPort), "-nats-port", strconv.Itoa(port),
+		"-metrics", "", "-host", benchHost, "-part-age", "1s", "-log-level", "warn", corpus)
+	cmd.Stderr = &stderr
+	start := time.Now()
+	require.NoError(b, cmd.Start())
+	done := false
+	b.Cleanup(func() {
+		if !done {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	var r runResult
+	apiOK, pqOK := false, false
+	deadline := start.Add(2 * time.Hour)
+	for !(apiOK && pqOK) {
+		require.True(b, time.Now().Before(deadline), "no agreement: %s", stderr.String())
+		time.Sleep(200 * time.Millisecond)
+		if !apiOK {
+			if got, err := apiNumbers(api); err == nil && same(want, got) == nil {
+				apiOK, r.apiAgree = true, time.Since(start)
+			}
+		}
+		if !pqOK {
+			if got, err := parquetNumbers(filepath.Join(data, "parquet")); err == nil && same(want, got) == nil {
+				pqOK = true
+			}
+		}
+	}
+	r.agree = time.Since(start)
+	js := natstest.JetStream(b, natstest.Connect(b, fmt.Sprintf("nats://127.0.0.1:%d", port)))
+	s, err := js.Stream(b.Context(), bus.DefaultStream)
+	require.NoError(b, err)
+	r.streamEntries, err = entriesIn(b, s)
+	require.NoError(b, err)
+	require.NoError(b, cmd.Process.Signal(syscall.SIGINT))
+	require.NoError(b, cmd.Wait(), stderr.String())
+	done = true
+	r.maxRSS = cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	return r
+}
+
+type tailerResult struct {
+	elapsed time.Duration
+	maxRSS  int64 // KiB
+}
+
+// benchTailerOnce runs the tailer binary alone on corpus, publishing to
+// an in-process JetStream server, until the stream holds n entries.
+func benchTailerOnce(b *testing.B, bin, corpus string, n uint64) tailerResult {
+	b.Helper()
+	srv := natstest.RunServer(b)
+	js := natstest.JetStream(b, natstest.Connect(b, srv.URL()))
+	s, err := bus.EnsureStream(b.Context(), js, bus.StreamConfig{})
+	require.NoError(b, err)
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, "-host", benchHost, "-watch", corpus, "-data-dir", b.TempDir(), "-metrics", "", "-log-level", "warn")
+	cmd.Env = append(os.Environ(), "NATS_URL="+srv.URL())
+	cmd.Stderr = &stderr
+	start := time.Now()
+	require.NoError(b, cmd.Start())
+	done := false
+	b.Cleanup(func() {
+		if !done {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	natstest.CheckFor(b, 2*time.Hour, 100*time.Millisecond, func() error {
+		got, err := entriesIn(b, s)
+		if err != nil {
+			return err
+		}
+		if got < n {
+			return errors.New("not yet")
+		}
+		require.Equal(b, n, got, "the tailer alone publishes the entries of the run")
+		return nil
+	})
+	elapsed := time.Since(start)
+	require.NoError(b, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(b, cmd.Wait(), stderr.String())
+	done = true
+	return tailerResult{elapsed, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss}
+}
