@@ -45,6 +45,7 @@ type Aggregator struct {
 	responses *facts[struct{}]
 	usage     *facts[usageContrib]
 	key       *keyer
+	labeler   labeler
 
 	// With a store, the maps above are a write-back cache of it (see
 	// state.go); without, they hold everything.
@@ -153,7 +154,8 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	at := origin{ts: unixNano(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
 	s := a.session(e)
 	a.touchSession(s)
-	s.observe(e, at)
+	labels := a.labeler.of(e.Labels)
+	s.observe(e, labels, at)
 	role := fs.lastRole
 	realInput := e.Kind == schema.KindMessage && e.Role == schema.RoleUser && !e.Meta && !e.Sidechain
 	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Meta && !e.Sidechain
@@ -212,7 +214,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	}
 	if e.UsageKey != "" && e.Usage != nil && totalSat(e.Usage) > 0 {
 		u := e.Usage
-		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model, project: e.CWD}
+		uc := usageContrib{input: u.Input, output: u.Output, cacheRead: u.CacheRead, cacheWrite: u.CacheWrite, model: e.Model, project: e.CWD, labels: labels}
 		if uc.project == "" {
 			uc.project = s.cwd.v
 		}

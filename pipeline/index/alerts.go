@@ -147,7 +147,7 @@ func (ix *Indexer) observe(c UsageChange) {
 	}
 	o := alert.Observation{
 		Seq: al.seq, Part: al.part, Time: c.TS, SessionID: c.SessionID, Host: c.Host, Project: c.Project,
-		Model: c.Model, Format: c.Format, Unpriced: c.Unpriced,
+		Model: c.Model, Format: c.Format, Labels: c.Labels, Unpriced: c.Unpriced,
 		Tokens: c.Tokens, CostUSD: c.CostUSD,
 	}
 	al.part++

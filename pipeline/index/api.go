@@ -20,16 +20,20 @@ import (
 // Prometheus text format. With a token, every request but /healthz must
 // carry "Authorization: Bearer <token>".
 //
-//	GET /api/sessions?host=&format=&model=&project=&since=&until=&sort=&limit=&cursor=
+//	GET /api/sessions?host=&format=&model=&project=&label=&since=&until=&sort=&limit=&cursor=
 //	GET /api/sessions/{id}?format=
-//	GET /api/usage?group_by=host|format|model|project|day|hour&since=&until=&host=&format=&model=&project=
+//	GET /api/usage?group_by=host|format|model|project|day|hour|label:<name>&since=&until=&host=&format=&model=&project=&label=
 //	GET /api/alerts?limit=
 //	GET /api/events
 //	GET /healthz
 //	GET /metrics
 //
 // Times (since, until) are RFC 3339 timestamps or YYYY-MM-DD dates (UTC;
-// an until date is inclusive).
+// an until date is inclusive). A label filter is name:value, e.g.
+// label=team:infra, and may be repeated: all must hold. It selects the
+// sessions whose labels (Session.Labels) have them, and the calls whose
+// entry's labels have them; group_by=label:team groups calls by the value
+// of their entry's label team ("" for calls without it).
 
 // APIConfig configures [Indexer.Handler].
 type APIConfig struct {
@@ -143,6 +147,9 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 	q := SessionQuery{Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
 		Sort: SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
 	var err error
+	if q.Labels, err = labelFilters(v["label"]); err != nil {
+		return q, err
+	}
 	if q.Since, err = parseTime("since", v.Get("since"), false); err != nil {
 		return q, err
 	}
@@ -155,6 +162,20 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 		}
 	}
 	return q, nil
+}
+
+// labelFilters reads the label filters of a request, nil when none.
+func labelFilters(vs []string) (map[string]string, error) {
+	if len(vs) == 0 {
+		return nil, nil
+	}
+	m := make(map[string]string, len(vs))
+	for _, v := range vs {
+		if err := ParseLabelFilter(m, v); err != nil {
+			return nil, badRequest{err}
+		}
+	}
+	return m, nil
 }
 
 // parseTime reads an RFC 3339 time or a YYYY-MM-DD date; an end date
@@ -206,7 +227,10 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := UsageQuery{GroupBy: g, Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project")}
-	if q.Since, err = parseTime("since", v.Get("since"), false); err == nil {
+	if q.Labels, err = labelFilters(v["label"]); err == nil {
+		q.Since, err = parseTime("since", v.Get("since"), false)
+	}
+	if err == nil {
 		q.Until, err = parseTime("until", v.Get("until"), true)
 	}
 	if err != nil {

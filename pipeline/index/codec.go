@@ -15,8 +15,15 @@ import (
 // does not decode is an error wrapping ErrCorruptState: the state must be
 // rebuilt from the stream, never guessed.
 
-// recordVersion is the version byte of every stored record.
-const recordVersion = 1
+// recordVersion is the version byte of every record written. Version 2
+// added labels (a call's, after its other fields, and a session's, at
+// the end of its record); records of version 1, written before, are read
+// as records without labels, which is what they are: a state written
+// before labels existed is used as it is, never rebuilt.
+const recordVersion = 2
+
+// minRecordVersion is the oldest record version read.
+const minRecordVersion = 1
 
 // ErrCorruptState reports a stored record that does not decode. The
 // indexer rebuilds its state from the stream when it meets one at start.
@@ -42,6 +49,7 @@ func (e *encoder) time(t time.Time) { e.varint(unixNano(t)) }
 
 type decoder struct {
 	b   []byte
+	v   byte // the record's version, set by version
 	err error
 }
 
@@ -131,12 +139,12 @@ func (d *decoder) count() int {
 }
 
 func (d *decoder) version() {
-	if len(d.b) == 0 || d.b[0] != recordVersion {
+	if len(d.b) == 0 || d.b[0] < minRecordVersion || d.b[0] > recordVersion {
 		d.fail("unknown record version")
 		d.b = nil
 		return
 	}
-	d.b = d.b[1:]
+	d.v, d.b = d.b[0], d.b[1:]
 }
 
 func (d *decoder) end() error {
@@ -208,11 +216,16 @@ func (usageCodec) encode(e *encoder, c *usageContrib) {
 	e.string(c.model)
 	e.string(c.project)
 	e.bool(c.unpriced)
+	e.string(string(c.labels))
 }
 
 func (usageCodec) decode(d *decoder) usageContrib {
-	return usageContrib{input: d.varint(), output: d.varint(), cacheRead: d.varint(), cacheWrite: d.varint(),
+	c := usageContrib{input: d.varint(), output: d.varint(), cacheRead: d.varint(), cacheWrite: d.varint(),
 		cost: d.varint(), model: d.string(), project: d.string(), unpriced: d.bool()}
+	if d.v >= 2 {
+		c.labels = labelSet(d.string())
+	}
+	return c
 }
 
 // encodeFact appends the record of f.
@@ -343,6 +356,8 @@ func encodeSession(b []byte, s *session) []byte {
 		e.string(a)
 	}
 	e.counts(s.unpr)
+	l := &s.labels
+	e.stringChoice(&choice[string]{v: string(l.v), at: l.at, class: l.class, ok: l.ok})
 	return e.b
 }
 
@@ -376,6 +391,10 @@ func decodeSession(b []byte) (*session, error) {
 		}
 	}
 	s.unpr = d.counts()
+	if d.v >= 2 {
+		c := d.stringChoice()
+		s.labels = choice[labelSet]{v: labelSet(c.v), at: c.at, class: c.class, ok: c.ok}
+	}
 	if err := d.end(); err != nil {
 		return nil, err
 	}

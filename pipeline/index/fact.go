@@ -319,4 +319,7 @@ type usageContrib struct {
 	// was added to.
 	project  string
 	unpriced bool
+	// labels are the labels of the call's entry, fixed with the
+	// occurrence for the same reason.
+	labels labelSet
 }

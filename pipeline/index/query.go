@@ -40,6 +40,9 @@ type SessionQuery struct {
 	// Filters ("" is any): exact host, format, project (working
 	// directory) or model (one of the session's models).
 	Host, Format, Project, Model string
+	// Labels lists the labels a session must have (Session.Labels), each
+	// with the value given.
+	Labels map[string]string
 	// Since and Until bound the sessions' activity: a session is listed
 	// when it was active in [Since, Until] (last_ts >= Since and first_ts
 	// <= Until).
@@ -165,7 +168,8 @@ func (q *SessionQuery) matches(s *session) bool {
 		q.Format != "" && string(s.format) != q.Format,
 		q.Project != "" && s.cwd.v != q.Project,
 		!q.Since.IsZero() && s.lastTS.Before(q.Since),
-		!q.Until.IsZero() && s.firstTS.After(q.Until):
+		!q.Until.IsZero() && s.firstTS.After(q.Until),
+		len(q.Labels) > 0 && !s.labels.v.matches(q.Labels):
 		return false
 	}
 	if q.Model != "" {

@@ -14,17 +14,25 @@ import (
 )
 
 // Rollups: every counted API call adds its tokens, cost and one call to a
-// cell of a cube keyed by (UTC hour, host, format, model, project); a call
-// whose counting moves to another occurrence is taken from its cell and
-// added to the new one's. Usage by any dimension, by hour or by day is a
-// sum over the cells of a time range ([Aggregator.Usage]). A call's hour
-// is its timestamp's; its project is its entry's working directory, else
-// its session's when the call was first seen.
+// cell of a cube keyed by (UTC hour, host, format, model, project,
+// labels); a call whose counting moves to another occurrence is taken
+// from its cell and added to the new one's. Usage by any dimension, by
+// hour or by day is a sum over the cells of a time range
+// ([Aggregator.Usage]). A call's hour is its timestamp's; its project is
+// its entry's working directory, else its session's when the call was
+// first seen; its labels are its entry's whole label set, so that a
+// host's labels add one cell per host, not one per label.
+//
+// Cells are stored under 'r' + hour + host, format, model and project
+// when they have no labels (the key they had before labels existed), and
+// under 'l' + hour + the length-prefixed label set + the same strings
+// when they have some.
 
 // rollKey is a cell of the cube.
 type rollKey struct {
 	hour                         int64 // Unix hours, UTC; 0 when the call has no timestamp
 	host, format, model, project string
+	labels                       labelSet
 }
 
 // rollCell holds a cell's sums.
@@ -46,7 +54,8 @@ type UsageChange struct {
 	Host      string
 	Project   string
 	Model     string
-	Tokens    schema.Usage // the call's tokens (not multiplied by Sign)
+	Labels    map[string]string // the labels of the call's entry; nil when none
+	Tokens    schema.Usage      // the call's tokens (not multiplied by Sign)
 	CostUSD   float64      // the call's cost, 0 when unpriced
 	Unpriced  bool
 }
@@ -55,7 +64,7 @@ func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChang
 	u := UsageChange{
 		Sign: sign, SessionID: s.id, Format: s.format, Host: s.host.v, Project: c.project, Model: c.model,
 		Tokens:  schema.Usage{Input: c.input, Output: c.output, CacheRead: c.cacheRead, CacheWrite: c.cacheWrite},
-		CostUSD: usd(c.cost), Unpriced: c.unpriced,
+		CostUSD: usd(c.cost), Unpriced: c.unpriced, Labels: c.labels.toMap(),
 	}
 	if at.ts != 0 {
 		u.TS = time.Unix(0, at.ts).UTC()
@@ -65,7 +74,7 @@ func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChang
 
 // rollup adds (sign 1) or removes a call from its cell.
 func (a *Aggregator) rollup(s *session, c *usageContrib, at *origin, sign int64) {
-	k := rollKey{hour: hourOf(at.ts), host: s.host.v, format: string(s.format), model: c.model, project: c.project}
+	k := rollKey{hour: hourOf(at.ts), host: s.host.v, format: string(s.format), model: c.model, project: c.project, labels: c.labels}
 	cell := a.rollups[k]
 	if cell == nil && a.store != nil {
 		cell = a.loadCell(k)
@@ -97,7 +106,8 @@ func hourOf(ts int64) int64 {
 	return ts / int64(time.Hour)
 }
 
-// GroupBy is a dimension of [Aggregator.Usage].
+// GroupBy is a dimension of [Aggregator.Usage]: one of the constants, or
+// a label ([ByLabel]).
 type GroupBy string
 
 // The dimensions usage can be grouped by.
@@ -110,13 +120,20 @@ const (
 	ByHour    GroupBy = "hour"
 )
 
-// ParseGroupBy checks a group_by value.
+// ParseGroupBy checks a group_by value: a dimension, or label:<name>
+// with a label name as schema.ValidateLabel accepts.
 func ParseGroupBy(s string) (GroupBy, error) {
 	switch g := GroupBy(s); g {
 	case ByHost, ByFormat, ByModel, ByProject, ByDay, ByHour:
 		return g, nil
 	}
-	return "", fmt.Errorf("group_by %q: want host, format, model, project, day or hour", s)
+	if name, ok := GroupBy(s).Label(); ok {
+		if err := schema.ValidateLabel(name, "x"); err != nil {
+			return "", fmt.Errorf("group_by %q: %w", s, err)
+		}
+		return GroupBy(s), nil
+	}
+	return "", fmt.Errorf("group_by %q: want host, format, model, project, day, hour or label:<name>", s)
 }
 
 // UsageQuery selects and groups usage.
@@ -129,6 +146,9 @@ type UsageQuery struct {
 	Since, Until time.Time
 	// Filters: only calls whose cell has these values ("" is any).
 	Host, Format, Model, Project string
+	// Labels filters calls by their entry's labels: a call counts when
+	// it has every label given, with the value given.
+	Labels map[string]string
 }
 
 // UsageRow is the usage of one group.
@@ -165,7 +185,8 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 	add := func(c *rollCell) {
 		k := &c.key
 		if k.hour < lo || k.hour >= hi || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
-			q.Model != "" && k.model != q.Model || q.Project != "" && k.project != q.Project || c.calls == 0 {
+			q.Model != "" && k.model != q.Model || q.Project != "" && k.project != q.Project || c.calls == 0 ||
+			len(q.Labels) > 0 && !k.labels.matches(q.Labels) {
 			return
 		}
 		key := groupKey(q.GroupBy, k)
@@ -183,35 +204,10 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 		r.CostUSD += usd(c.cost)
 	}
 	if a.store != nil {
-		start := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(lo))
-		end := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(hi))
-		it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
-		if err != nil {
-			return nil, err
-		}
-		for ok := it.First(); ok; ok = it.Next() {
-			k, err := parseCellKey(it.Key())
-			if err != nil {
-				it.Close()
+		for _, p := range []byte{'r', 'l'} {
+			if err := a.scanCells(p, lo, hi, add); err != nil {
 				return nil, err
 			}
-			if _, ok := a.rollups[k]; ok {
-				continue // the cached cell is the fresher
-			}
-			v, err := it.ValueAndErr()
-			if err != nil {
-				it.Close()
-				return nil, err
-			}
-			c, err := decodeCell(v, k)
-			if err != nil {
-				it.Close()
-				return nil, err
-			}
-			add(c)
-		}
-		if err := it.Close(); err != nil {
-			return nil, err
 		}
 	}
 	for _, c := range a.rollups {
@@ -227,7 +223,43 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 	return out, nil
 }
 
+// scanCells calls add with each stored cell of prefix p (unlabelled or
+// labelled) whose hour is in [lo, hi), but those in the cache.
+func (a *Aggregator) scanCells(p byte, lo, hi int64, add func(*rollCell)) error {
+	start := binary.BigEndian.AppendUint64([]byte{p}, uint64(lo))
+	end := binary.BigEndian.AppendUint64([]byte{p}, uint64(hi))
+	it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	if err != nil {
+		return err
+	}
+	for ok := it.First(); ok; ok = it.Next() {
+		k, err := parseCellKey(it.Key())
+		if err != nil {
+			it.Close()
+			return err
+		}
+		if _, ok := a.rollups[k]; ok {
+			continue // the cached cell is the fresher
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			it.Close()
+			return err
+		}
+		c, err := decodeCell(v, k)
+		if err != nil {
+			it.Close()
+			return err
+		}
+		add(c)
+	}
+	return it.Close()
+}
+
 func groupKey(g GroupBy, k *rollKey) string {
+	if name, ok := g.Label(); ok {
+		return k.labels.get(name)
+	}
 	switch g {
 	case ByHost:
 		return k.host
@@ -251,7 +283,14 @@ func groupKey(g GroupBy, k *rollKey) string {
 }
 
 func cellStoreKey(k rollKey) []byte {
-	b := binary.BigEndian.AppendUint64([]byte{'r'}, uint64(k.hour))
+	var b []byte
+	if k.labels == "" {
+		b = binary.BigEndian.AppendUint64([]byte{'r'}, uint64(k.hour))
+	} else {
+		b = binary.BigEndian.AppendUint64([]byte{'l'}, uint64(k.hour))
+		b = binary.AppendUvarint(b, uint64(len(k.labels)))
+		b = append(b, k.labels...)
+	}
 	for i, s := range []string{k.host, k.format, k.model, k.project} {
 		if i > 0 {
 			b = append(b, 0)
@@ -262,15 +301,25 @@ func cellStoreKey(k rollKey) []byte {
 }
 
 func parseCellKey(b []byte) (rollKey, error) {
-	if len(b) < 9 || b[0] != 'r' {
+	if len(b) < 9 || b[0] != 'r' && b[0] != 'l' {
 		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 	}
-	parts := bytes.SplitN(b[9:], []byte{0}, 4)
+	k := rollKey{hour: int64(binary.BigEndian.Uint64(b[1:9]))}
+	rest := b[9:]
+	if b[0] == 'l' {
+		n, w := binary.Uvarint(rest)
+		if w <= 0 || n == 0 || n > uint64(len(rest)-w) {
+			return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+		}
+		k.labels = labelSet(rest[w : w+int(n)])
+		rest = rest[w+int(n):]
+	}
+	parts := bytes.SplitN(rest, []byte{0}, 4)
 	if len(parts) != 4 {
 		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 	}
-	return rollKey{hour: int64(binary.BigEndian.Uint64(b[1:9])), host: string(parts[0]), format: string(parts[1]),
-		model: string(parts[2]), project: string(parts[3])}, nil
+	k.host, k.format, k.model, k.project = string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3])
+	return k, nil
 }
 
 func encodeCell(b []byte, c *rollCell) []byte {

@@ -46,6 +46,13 @@ type Session struct {
 	Title           string         `json:"title,omitempty"`
 	Slug            string         `json:"slug,omitempty"`
 	Origin          *schema.Origin `json:"origin,omitempty"`
+	// Labels are the labels of the session's earliest entry that has
+	// any (chosen as Host is: the labels of the host that wrote the
+	// session; a session whose tailer got its -label flags while it was
+	// written takes them from its first entry read with them). A call
+	// counts under its own entry's labels in usage by label, which may
+	// differ for such a session.
+	Labels map[string]string `json:"labels,omitempty"`
 
 	// SessionKind is "plan" or "implementation" for Claude Code sessions
 	// linked by slug (see the package documentation), else "".
@@ -82,6 +89,7 @@ type session struct {
 	title    choice[string] // the latest title line
 	slug     choice[string] // of the latest main-transcript entry
 	origin   choice[*schema.Origin]
+	labels   choice[labelSet] // of the earliest entry with labels
 
 	firstPrompt choice[string] // the earliest real input
 
@@ -159,8 +167,8 @@ func earlier(x, y *origin) bool {
 }
 
 // observe records what every entry of the session tells about it,
-// whatever it counts.
-func (s *session) observe(e *schema.Entry, at origin) {
+// whatever it counts; labels is the label set of e's labels.
+func (s *session) observe(e *schema.Entry, labels labelSet, at origin) {
 	if e.Kind == schema.KindMessage || e.Kind == schema.KindCompaction || e.UsageKey != "" {
 		s.conversation = true
 	}
@@ -179,6 +187,9 @@ func (s *session) observe(e *schema.Entry, at origin) {
 		class = fromSidechain
 	}
 	s.host.earliest(e.Host, fromMain, at)
+	if len(e.Labels) > 0 {
+		s.labels.earliest(labels, fromMain, at)
+	}
 	if e.CWD != "" {
 		c := class
 		if e.Kind == schema.KindSession {
@@ -315,6 +326,7 @@ func (s *session) snapshot() Session {
 		ParentSessionID:   s.parentID.v,
 		Title:             s.title.v,
 		Slug:              s.slug.v,
+		Labels:            s.labels.v.toMap(),
 		firstPrompt:       s.firstPrompt.v,
 	}
 	if len(s.unpr) > 0 {

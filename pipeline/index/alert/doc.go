@@ -41,8 +41,9 @@
 //	             on; project: the session's working directory; model: the call's
 //	             model; format: the source format (claude-code, codex, …); fleet:
 //	             one value for everything (key "*"); label:<name>: the value of
-//	             the entry label <name> (entries without it do not count for the
-//	             rule; the tailer attaches labels in a later version).
+//	             the label <name> of the call's entry, as the tailer's -label
+//	             flags set it (e.g. label:team keeps one value per team;
+//	             entries without the label do not count for the rule).
 //	metric       required: total_tokens (input + output + cache read + cache
 //	             write), input_tokens, output_tokens, cache_read_tokens,
 //	             cache_write_tokens, cost_usd (priced calls only),
