@@ -56,7 +56,7 @@ type UsageChange struct {
 	Model     string
 	Labels    map[string]string // the labels of the call's entry; nil when none
 	Tokens    schema.Usage      // the call's tokens (not multiplied by Sign)
-	CostUSD   float64      // the call's cost, 0 when unpriced
+	CostUSD   float64           // the call's cost, 0 when unpriced
 	Unpriced  bool
 }
 
