@@ -307,9 +307,11 @@ e0 AS (
 e AS MATERIALIZED (
   SELECT *,
     -- A real input starts a turn unless the last user input or assistant message before it
-    -- in its file (copies included) was a user input.
+    -- in its file (copies included) was a user input. "Before" is in stream order, as the
+    -- indexer reads: a file truncated and written again holds offsets that repeat, and its
+    -- new lines follow the old ones.
     real_input AND NOT copy AND last_value(CASE WHEN real_input OR assistant THEN role END IGNORE NULLS)
-      OVER (PARTITION BY host, path ORDER BY "offset", line, object
+      OVER (PARTITION BY host, path ORDER BY seq
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) IS DISTINCT FROM 'user' AS turn,
     CASE WHEN usage IS NOT NULL THEN usage.input + usage.output + usage.cache_read + usage.cache_write END AS total
   FROM e0
