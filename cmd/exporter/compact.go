@@ -35,22 +35,13 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 		fmt.Fprint(stderr, compactUsage)
 		fs.PrintDefaults()
 	}
-	var (
-		n    app.NATS
-		logs app.Logging
-	)
-	n.Register(fs, env)
-	logs.Register(fs, env)
-	out := fs.String("out", env("SESSIONPIPE_OUT"), "Parquet directory (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
-	minAge := fs.Duration("min-age", export.DefaultCompactMinAge, "a day's partition is closed this long after the day ended (UTC)")
-	target := fs.Int64("target-bytes", export.DefaultCompactTargetBytes, "size of the merged files")
-	minFiles := fs.Int("min-files", export.DefaultCompactMinFiles, "small files a closed partition needs before it is merged")
-	memory := fs.Int64("memory-bytes", export.DefaultCompactMemoryBytes, "memory for the files being merged (more inputs merge in passes)")
-	dryRun := fs.Bool("dry-run", false, "say what would be merged, change nothing")
-	name := fs.String("consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "the exporter's consumer name: the lease is compact.<name>")
-	if err := fs.Parse(args); err != nil {
+	var c app.Compact
+	c.Register(fs, env)
+	if _, err := app.ParseFlags(fs, "exporter compact", args, env); err != nil {
 		return err
 	}
+	n, logs := &c.NATS, &c.Logging
+	out, minAge, target, minFiles, memory, dryRun, name := &c.Out, &c.MinAge, &c.TargetBytes, &c.MinFiles, &c.MemoryBytes, &c.DryRun, &c.Consumer
 	if fs.NArg() > 0 {
 		return usageError{Msg: fmt.Sprintf("compact: unexpected arguments %q (the directory is given with -out)", fs.Args())}
 	}

@@ -46,23 +46,13 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
 	}
-	var (
-		n    app.NATS
-		t    app.Tailer
-		ixf  app.Indexer
-		exf  app.Exporter
-		logs app.Logging
-	)
-	n.Register(fs, os.Getenv)
-	t.Register(fs, os.Getenv)
-	ixf.Register(fs, os.Getenv)
-	exf.RegisterIn(fs, os.Getenv)
-	logs.Register(fs, os.Getenv)
-	once := fs.Bool("once", false, "stop once the files present at start are counted, and print the sessions")
-	asJSON := fs.Bool("json", false, "with -once, print a JSON array instead of a table")
-	if err := fs.Parse(args); err != nil {
+	var r app.Run
+	r.Register(fs, os.Getenv)
+	if _, err := app.ParseFlags(fs, "run", args, os.Getenv); err != nil {
 		return err
 	}
+	n, t, ixf, exf, logs := &r.NATS, &r.Tailer, &r.Indexer, &r.Exporter, &r.Logging
+	once, asJSON := &r.Once, &r.JSON
 	// A PATH is a watch like -watch: a file, a directory or a glob; one
 	// named without a wildcard must exist.
 	for _, p := range fs.Args() {
@@ -93,17 +83,17 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) && !*once {
 		progress = f
 	}
-	rt, err := app.StartTailer(ctx, &t, &n, b, os.Getenv, log, nil)
+	rt, err := app.StartTailer(ctx, t, n, b, os.Getenv, log, nil)
 	if err != nil {
 		return err
 	}
 
-	ri, err := app.StartIndexer(&ixf, &n, b, log)
+	ri, err := app.StartIndexer(ixf, n, b, log)
 	if err != nil {
 		return err
 	}
 	exf.Name, exf.Metrics = export.DefaultConsumerName, "" // its metrics are the process's
-	re, err := app.StartExporter(&exf, &n, b, log)
+	re, err := app.StartExporter(exf, n, b, log)
 	if err != nil {
 		return err
 	}

@@ -15,19 +15,27 @@ type Daemon struct {
 	NATS    NATS
 	Logging Logging
 	Log     *slog.Logger // set by Parse
+	Config  *Config      // set by Parse: every flag's value and its source
 }
 
-// Parse registers the shared flags and the component's (own), parses
-// args and builds the logger. Positional arguments are refused, with hint
-// (say where such values belong) when given. The error of -h is
-// flag.ErrHelp.
-func (d *Daemon) Parse(name string, args []string, env Env, stderr io.Writer, own func(*flag.FlagSet, Env), hint string) error {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// register adds the shared flags and the component's (own) to fs.
+func (d *Daemon) register(fs *flag.FlagSet, env Env, own func(*flag.FlagSet, Env)) {
 	d.NATS.Register(fs, env)
 	own(fs, env)
 	d.Logging.Register(fs, env)
-	if err := fs.Parse(args); err != nil {
+}
+
+// Parse registers the shared flags and the component's (own), parses
+// args, then the environment and the config file ([ParseFlags]), and
+// builds the logger. name is the command ([Commands]). Positional
+// arguments are refused, with hint (say where such values belong) when
+// given. The error of -h is flag.ErrHelp.
+func (d *Daemon) Parse(name string, args []string, env Env, stderr io.Writer, own func(*flag.FlagSet, Env), hint string) error {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	d.register(fs, env, own)
+	cfg, err := ParseFlags(fs, name, args, env)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -41,6 +49,7 @@ func (d *Daemon) Parse(name string, args []string, env Env, stderr io.Writer, ow
 		return err
 	}
 	d.Log = log
+	d.Config = cfg
 	return nil
 }
 

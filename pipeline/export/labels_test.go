@@ -1,11 +1,14 @@
 package export_test
 
 import (
+	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Labels are a MAP(VARCHAR, VARCHAR) column that DuckDB filters by key,
@@ -51,6 +54,47 @@ func TestWriter_Labels(t *testing.T) {
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, map[string]int64{"(none)": 100, "infra": 100, "research": 100}, got)
+}
+
+// The api_calls view carries each call's labels: spend by team is one
+// GROUP BY, and the teams' sums add up to the whole.
+func TestDuckDBInit_SpendByLabel(t *testing.T) {
+	dir := t.TempDir()
+	entries := sessionsEntries(300)
+	want := map[string]int64{}
+	for i := range entries {
+		e := &entries[i]
+		e.Role, e.Model, e.UsageKey = schema.RoleAssistant, "claude-sonnet-4-5", fmt.Sprintf("call-%d", i)
+		e.Usage = &schema.Usage{Input: int64(i + 1), Output: 10}
+		team := ""
+		switch i % 3 {
+		case 0:
+			team = "infra"
+		case 1:
+			team = "research"
+		}
+		if team != "" {
+			e.Labels = map[string]string{"team": team}
+		}
+		want[team] += int64(i+1) + 10
+	}
+	writeAll(t, mustWriter(t, export.Config{Dir: dir}), entries)
+	db := openDuckDB(t)
+	db.SetMaxOpenConns(1) // the views are temporary: one connection
+	_, err := db.Exec(export.DuckDBInit(dir))
+	require.NoError(t, err)
+	// The query the README shows.
+	rows, err := db.Query(`SELECT labels['team'] AS team, sum(total_tokens) FROM api_calls GROUP BY team`)
+	require.NoError(t, err)
+	got := map[string]int64{}
+	for rows.Next() {
+		var team sql.NullString
+		var n int64
+		require.NoError(t, rows.Scan(&team, &n))
+		got[team.String] = n
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, want, got)
 }
 
 // The labels column does not depend on the order of a map: the same

@@ -229,7 +229,7 @@ SELECT
   usage.cache_write_5m AS cache_write_5m_tokens, usage.cache_write_1h AS cache_write_1h_tokens,
   usage.reasoning AS reasoning_tokens, usage.speed AS speed, total AS total_tokens,
   cost_nano_usd, cost_nano_usd / 1e9 AS cost_usd, cost_nano_usd IS NULL AS unpriced, cost_recorded,
-  coalesce(cwd, session_cwd) AS cwd, sidechain, agent_id, path, line, key, seq
+  coalesce(cwd, session_cwd) AS cwd, sidechain, agent_id, labels, path, line, key, seq
 FROM calls;
 
 -- One row per session holding a conversation (a message, a compaction or usage), with the
