@@ -1,0 +1,1369 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math/bits"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sys/unix"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/redact"
+)
+
+// Doctor checks this machine for one daemon command, with the flags,
+// environment and config file that command would use, and says for each
+// problem what to fix. It starts nothing and stores nothing in the
+// stream; the only writes are a temporary file created and removed in
+// each directory the command writes to.
+//
+// The checks, in order (those that do not apply to the command are left
+// out):
+//
+//   - config: the config file read (or none) parsed, and the values the
+//     command refuses at start (-content, -label, -http without -token,
+//     the rules and prices files...). A failure here ends the checks.
+//   - watch (tailer, run): what each watch matches now and whether it has
+//     a directory to wait on; transcripts that cannot be opened.
+//   - dir: the data directory and each state directory exist or can be
+//     created, are writable, and whether another process holds them.
+//   - inotify (tailer and run on Linux, without -poll): the directories
+//     the tailer would watch against fs.inotify.max_user_watches, and the
+//     inotify instances left.
+//   - nats: with -nats, the connection made as the daemons make it, the
+//     stream (subjects, replicas, cluster), for a tailer a publish to its
+//     subjects that the stream refuses (so permissions are proved and
+//     nothing is stored), for the services their durable consumers and
+//     leases; without -nats, the embedded server's port and store.
+//   - clock: with -nats the local clock against the server's, else the
+//     modification times of the transcripts against the local clock.
+//   - disk: the free space where the data, Parquet and archive go.
+//
+// Set Command and Env, call [Doctor.Parse], then [Doctor.Check].
+type Doctor struct {
+	// Command is the command checked, from [LookupCommand].
+	Command Command
+	// Env is the environment the command would read (os.Getenv).
+	Env Env
+	// ProcRoot is the proc file system; default "/proc". Tests give a
+	// fake tree.
+	ProcRoot string
+	// Timeout bounds each step that asks NATS; set by Parse from
+	// -timeout (default [DefaultDoctorTimeout]).
+	Timeout time.Duration
+	// JSON asks for the results as JSON; set by Parse from -json.
+	JSON bool
+
+	nats     *NATS
+	logging  *Logging
+	tailer   *Tailer   // tailer, run
+	indexer  *Indexer  // indexer serve, run
+	exporter *Exporter // exporter serve, run
+	compact  *Compact  // exporter compact
+	paths    []string  // run's PATHs
+	config   *Config
+	cfgErr   error
+}
+
+// DefaultDoctorTimeout is how long each NATS step of the doctor may take.
+const DefaultDoctorTimeout = 5 * time.Second
+
+// Status is the outcome of a [Check]: [CheckOK], [CheckWarn] or
+// [CheckFail].
+type Status int
+
+// The outcomes of a check, from the best.
+const (
+	CheckOK   Status = iota // nothing to do
+	CheckWarn               // works, but look at it
+	CheckFail               // the command would fail or lose data: fix it
+)
+
+// String is "ok", "warn" or "FAIL", as the text output shows it.
+func (s Status) String() string {
+	return [...]string{"ok", "warn", "FAIL"}[s]
+}
+
+// MarshalText is "ok", "warn" or "fail", for JSON.
+func (s Status) MarshalText() ([]byte, error) {
+	return []byte(strings.ToLower(s.String())), nil
+}
+
+// Check is the result of one check of [Doctor.Check].
+type Check struct {
+	Status Status `json:"status"`
+	// Name is the check: config, watch, dir, inotify, nats, clock or
+	// disk.
+	Name string `json:"check"`
+	// Message says what was checked and found.
+	Message string `json:"message"`
+	// Fix is what to do, with the exact command or flag; empty for ok.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Failures returns how many checks failed.
+func Failures(checks []Check) int {
+	n := 0
+	for _, c := range checks {
+		if c.Status == CheckFail {
+			n++
+		}
+	}
+	return n
+}
+
+// WriteChecks writes one line per check: its status, its name, what was
+// found and, for a warning or failure, "fix:" and what to do.
+func WriteChecks(w io.Writer, checks []Check) error {
+	var b strings.Builder
+	for _, c := range checks {
+		fmt.Fprintf(&b, "%-4s  %-7s  %s", c.Status, c.Name, c.Message)
+		if c.Fix != "" {
+			fmt.Fprintf(&b, "  fix: %s", c.Fix)
+		}
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteChecksJSON writes the checks as an indented JSON array.
+func WriteChecksJSON(w io.Writer, checks []Check) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if checks == nil {
+		checks = []Check{}
+	}
+	return enc.Encode(checks)
+}
+
+// Parse registers the flags of d.Command and the doctor's own (-timeout,
+// and -json unless the command has one, as run does: its -json then
+// serves) on fs and parses args as the command would, environment and
+// config file included. A mistake on the command line is returned (a
+// [UsageError], or flag.ErrHelp for -h); a bad value from the
+// environment or the config file is not: it is the failed config check
+// of [Doctor.Check].
+func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
+	env := d.Env
+	switch d.Command.Name {
+	case "run":
+		var r Run
+		r.Register(fs, env)
+		d.nats, d.logging, d.tailer, d.indexer, d.exporter = &r.NATS, &r.Logging, &r.Tailer, &r.Indexer, &r.Exporter
+	case "tailer", "indexer serve", "exporter serve":
+		var dm Daemon
+		own := func(*flag.FlagSet, Env) {}
+		switch d.Command.Name {
+		case "tailer":
+			d.tailer = new(Tailer)
+			own = d.tailer.Register
+		case "indexer serve":
+			d.indexer = new(Indexer)
+			own = d.indexer.Register
+		default:
+			d.exporter = new(Exporter)
+			own = d.exporter.Register
+		}
+		dm.register(fs, env, own)
+		d.nats, d.logging = &dm.NATS, &dm.Logging
+	case "exporter compact":
+		d.compact = new(Compact)
+		d.compact.Register(fs, env)
+		d.nats, d.logging = &d.compact.NATS, &d.compact.Logging
+	default:
+		return UsageError{Msg: fmt.Sprintf("no checks for command %q", d.Command.Name)}
+	}
+	if fs.Lookup("json") == nil {
+		fs.Bool("json", false, "print the results as a JSON array")
+	}
+	fs.DurationVar(&d.Timeout, "timeout", DefaultDoctorTimeout, "how long each step asking NATS may take")
+	// The flag package calls Usage for every mistake on the command line
+	// (and for -h), never for the environment or the config file.
+	usage, onCommandLine := fs.Usage, false
+	fs.Usage = func() {
+		onCommandLine = true
+		if usage != nil {
+			usage()
+		}
+	}
+	cfg, err := ParseFlags(fs, d.Command.Name, args, env)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return err
+	case err != nil && onCommandLine:
+		return UsageError{Msg: err.Error()}
+	}
+	d.config, d.cfgErr = cfg, err
+	d.JSON = fs.Lookup("json").Value.String() == "true"
+	if fs.NArg() > 0 {
+		if d.Command.Name != "run" {
+			return UsageError{Msg: fmt.Sprintf("unexpected arguments %q (%s takes none)", fs.Args(), d.Command.Title())}
+		}
+		d.paths = fs.Args()
+	}
+	if d.Timeout <= 0 {
+		return UsageError{Msg: fmt.Sprintf("-timeout %s: want a positive duration", d.Timeout)}
+	}
+	return nil
+}
+
+// report collects the checks.
+type report struct{ checks []Check }
+
+func (r *report) add(s Status, name, fix, format string, a ...any) {
+	r.checks = append(r.checks, Check{Status: s, Name: name, Message: fmt.Sprintf(format, a...), Fix: fix})
+}
+
+func (r *report) ok(name, format string, a ...any) { r.add(CheckOK, name, "", format, a...) }
+
+// Check runs the checks for the command parsed and returns their
+// results; see [Doctor]. ctx bounds the NATS steps (each also by
+// d.Timeout).
+func (d *Doctor) Check(ctx context.Context) []Check {
+	var r report
+	if !d.checkConfig(&r) {
+		return r.checks
+	}
+	var sv *watchSurvey
+	if d.tailer != nil {
+		sv = d.checkWatches(&r)
+	}
+	d.checkDirs(&r)
+	if sv != nil {
+		d.checkInotify(&r, sv)
+	}
+	if !d.checkNATS(ctx, &r) && sv != nil {
+		checkFileClock(&r, sv, time.Now())
+	}
+	d.checkDisk(&r)
+	return r.checks
+}
+
+// checkConfig reports the config file and the values the command would
+// refuse at start; it returns false when the configuration could not be
+// read, and the other checks would check something else.
+func (d *Doctor) checkConfig(r *report) bool {
+	const name = "config"
+	if d.cfgErr != nil {
+		short := strings.TrimSuffix(strings.TrimPrefix(d.Command.Name, "exporter compact"), " serve")
+		r.add(CheckFail, name, fmt.Sprintf("correct the place named (sessionpipe config %s shows the values read; docs/CONFIG.md lists the keys)", orDefault(short, "compact")),
+			"%s", strings.ReplaceAll(d.cfgErr.Error(), "\n", "; "))
+		return false
+	}
+	if s := d.config.Lookup("config"); d.config.File == "" {
+		r.ok(name, "no config file: flags, environment and defaults only")
+	} else {
+		n := 0
+		for _, st := range d.config.Settings {
+			if st.Source.Kind == FromFile {
+				n++
+			}
+		}
+		r.ok(name, "config file %s (from %s) parsed: %d settings from it", d.config.File, s.Source, n)
+	}
+	fail := func(fix string, err error) { r.add(CheckFail, name, fix, "%v", err) }
+	if _, err := d.logging.Logger(io.Discard); err != nil {
+		fail("-log-level debug|info|warn|error, -log-format text|json", err)
+	}
+	if err := d.nats.Stream.Validate(); err != nil {
+		fail("correct -stream, -prefix or -replicas", err)
+	}
+	if d.nats.URL != "" {
+		err := bus.ConnConfig{URL: d.nats.URL, TLSCert: d.nats.TLSCert, TLSKey: d.nats.TLSKey, InboxPrefix: d.nats.InboxPrefix}.Validate()
+		if err != nil {
+			fail("correct -tls-cert/-tls-key or -inbox-prefix", err)
+		}
+	}
+	if t := d.tailer; t != nil {
+		if t.contentErr != nil {
+			fail("SESSIONPIPE_CONTENT=full|redacted|metadata", t.contentErr)
+		}
+		if t.Labels.err != nil {
+			fail("SESSIONPIPE_LABELS=key=value,key2=value2", t.Labels.err)
+		}
+		if t.FromStart && t.FromEnd {
+			fail("give one of -from-start and -from-end", errors.New("-from-start and -from-end exclude each other"))
+		}
+	}
+	if ix := d.indexer; ix != nil {
+		if ix.HTTP != "" && ix.Token == "" && !IsLoopback(ix.HTTP) {
+			fail("-token SECRET (env SESSIONPIPE_TOKEN), or -http 127.0.0.1:7474",
+				fmt.Errorf("-http %s is not a loopback address and no -token is set: the indexer refuses to start", ix.HTTP))
+		}
+		if _, err := LoadPrices(ix.Prices); err != nil {
+			fail("correct or remove -prices (env SESSIONPIPE_PRICES)", err)
+		}
+		if ix.Rules != "" {
+			if _, err := alert.Load(ix.Rules); err != nil {
+				fail("correct the rules file, or remove -rules (env SESSIONPIPE_RULES)", err)
+			}
+		}
+	}
+	if x := d.exporter; x != nil {
+		if out, archive := x.Dirs(d.nats.DataDir); out == archive {
+			fail("give -archive-dir another directory than -out", fmt.Errorf("-out and -archive-dir are the same directory %s", out))
+		}
+	}
+	return true
+}
+
+// checkWatches reports what each watch of the tailer matches now.
+func (d *Doctor) checkWatches(r *report) *watchSurvey {
+	const name = "watch"
+	globs, defaults, err := d.watches()
+	if err != nil {
+		r.add(CheckFail, name, "give -watch DIR (or PATH to run)", "%v", err)
+		return &watchSurvey{}
+	}
+	for _, g := range globs {
+		if _, err := os.Stat(g); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(g)) {
+			r.add(CheckFail, name, "correct the pattern (doublestar syntax: *, **, ?, [a-z], {a,b})", "%s: not a valid glob: the tailer refuses it", g)
+		}
+	}
+	sv := surveyWatches(globs)
+	var absent []string
+	total := 0
+	for _, w := range sv.watches {
+		total += len(w.files)
+		switch {
+		case len(w.files) > 0:
+			r.ok(name, "%s: %s", w.given, count(len(w.files), "transcript file"))
+		case defaults && !w.waits:
+			absent = append(absent, w.given)
+		case w.waits:
+			r.ok(name, "%s: no transcript yet; waiting on %s", w.given, w.pats[0].base)
+		default:
+			r.add(CheckWarn, name, "correct -watch, or create the directory: mkdir -p "+shellWord(w.pats[0].base),
+				"%s: matches nothing and has no directory to wait on", w.given)
+		}
+	}
+	if len(absent) > 0 {
+		r.ok(name, "%d of %d well-known locations not on this machine (agents not installed)", len(absent), len(sv.watches))
+	}
+	if defaults && len(absent) == len(sv.watches) {
+		r.add(CheckWarn, name, "give the transcript directories with -watch DIR (or PATH to run)",
+			"no agent's transcripts in any well-known location under %s", d.Env("HOME"))
+	}
+	var bad []string
+	for _, w := range sv.watches {
+		for _, f := range w.files {
+			h, err := formats.OpenRegular(f.path)
+			if err != nil {
+				bad = append(bad, err.Error())
+				continue
+			}
+			h.Close()
+		}
+	}
+	if len(bad) > 0 {
+		r.add(CheckFail, name, fmt.Sprintf("make them readable by uid %d (chmod a+r FILE), or run the tailer as their owner", os.Getuid()),
+			"%d of %d transcript files cannot be opened for reading: %s", len(bad), total, firstFew(bad))
+	}
+	if len(sv.errs) > 0 {
+		r.add(CheckWarn, name, fmt.Sprintf("give uid %d read and search permission on them (chmod a+rx DIR)", os.Getuid()),
+			"%d directories under the watches cannot be read, and are skipped: %s", len(sv.errs), firstFew(sv.errs))
+	}
+	return sv
+}
+
+// watches returns the tailer's watches as [StartTailer] resolves them:
+// -watch (and run's PATHs), else the well-known locations; "~/"
+// expanded, absolute.
+func (d *Doctor) watches() (globs []string, defaults bool, err error) {
+	for _, p := range d.paths {
+		// run refuses a PATH without a wildcard that does not exist.
+		if !strings.ContainsAny(p, "*?[{") {
+			if _, err := os.Stat(p); err != nil {
+				return nil, false, fmt.Errorf("PATH %s: %w", p, err)
+			}
+		}
+	}
+	globs = append(slices.Clone([]string(d.tailer.Watch)), d.paths...)
+	home := d.Env("HOME")
+	if len(globs) == 0 {
+		if home == "" {
+			return nil, false, errors.New("no -watch given and HOME is not set")
+		}
+		globs, defaults = DefaultGlobs(home, d.Env), true
+	}
+	for i, g := range globs {
+		if strings.HasPrefix(g, "~/") && home != "" {
+			g = filepath.Join(home, g[2:])
+		}
+		if globs[i], err = filepath.Abs(g); err != nil {
+			return nil, false, err
+		}
+	}
+	return globs, defaults, nil
+}
+
+// firstFew joins up to five items, saying how many more there are.
+func firstFew(items []string) string {
+	const most = 5
+	if len(items) <= most {
+		return strings.Join(items, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(items[:most], "; "), len(items)-most)
+}
+
+// doctorDir is a directory a command writes to.
+type doctorDir struct {
+	what, path, flag string
+	disk             bool // its free space is checked
+}
+
+// dirs returns the directories the command writes to, the data
+// directory first.
+func (d *Doctor) dirs() []doctorDir {
+	data := d.nats.DataDir
+	dirs := []doctorDir{{"data directory", data, "-data-dir", true}}
+	if t := d.tailer; t != nil {
+		dirs = append(dirs, doctorDir{"tailer checkpoints", orDefault(t.StateDir, filepath.Join(data, "tailer")), "-state-dir", false})
+	}
+	if ix := d.indexer; ix != nil {
+		dirs = append(dirs, doctorDir{"indexer state", orDefault(ix.StateDir, filepath.Join(data, "indexer")), "-index-dir", false})
+	}
+	if x := d.exporter; x != nil {
+		out, archive := x.Dirs(data)
+		dirs = append(dirs, doctorDir{"Parquet", out, "-out", true})
+		if archive != "" {
+			dirs = append(dirs, doctorDir{"archive", archive, "-archive-dir (or -no-archive)", true})
+		}
+	}
+	if c := d.compact; c != nil {
+		dirs = append(dirs, doctorDir{"Parquet", orDefault(c.Out, filepath.Join(data, "parquet")), "-out", true})
+	}
+	return dirs
+}
+
+// checkDirs reports whether each directory the command writes to is, or
+// can be made, writable, and who holds it.
+func (d *Doctor) checkDirs(r *report) {
+	const name = "dir"
+	holders := make(map[int]bool)
+	for _, dd := range d.dirs() {
+		path, err := filepath.Abs(dd.path)
+		if err != nil {
+			r.add(CheckFail, name, "give "+dd.flag+" an absolute path", "%s %s: %v", dd.what, dd.path, err)
+			continue
+		}
+		fix := fmt.Sprintf("give uid %d write access (chown or chmod), or choose another directory with %s", os.Getuid(), dd.flag)
+		existing, err := nearestDir(path)
+		if err != nil {
+			r.add(CheckFail, name, "remove what is in the way, or choose another directory with "+dd.flag, "%s %s cannot be created: %v", dd.what, path, err)
+			continue
+		}
+		if err := writable(existing); err != nil {
+			r.add(CheckFail, name, fix, "%s %s: %v", dd.what, path, err)
+			continue
+		}
+		msg := fmt.Sprintf("%s %s: writable", dd.what, path)
+		if existing != path {
+			msg = fmt.Sprintf("%s %s: to be created under %s, writable", dd.what, path, existing)
+		}
+		if h := holder(path, dd.what); h != nil {
+			if holders[h.PID] {
+				r.ok(name, "%s; in use by process %d too", msg, h.PID)
+			} else {
+				holders[h.PID] = true
+				r.add(CheckWarn, name, fmt.Sprintf("if that is not this very service: stop process %d, or choose another directory with %s", h.PID, dd.flag),
+					"%s; %v", msg, heldBy(h))
+			}
+			continue
+		}
+		r.ok(name, "%s", msg)
+	}
+}
+
+// nearestDir returns path when it is a directory, else the nearest
+// existing directory above it, from which it would be created; it fails
+// when what exists at path or on the way is no directory.
+func nearestDir(path string) (string, error) {
+	for p := path; ; p = filepath.Dir(p) {
+		info, err := os.Stat(p)
+		switch {
+		case err == nil && info.IsDir():
+			return p, nil
+		case err == nil:
+			return "", fmt.Errorf("%s is not a directory", p)
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return "", err
+		case filepath.Dir(p) == p:
+			return "", err
+		}
+	}
+}
+
+// writable creates and removes a temporary file in dir.
+func writable(dir string) error {
+	f, err := os.CreateTemp(dir, ".sessionpipe-doctor-*")
+	if err != nil {
+		return fmt.Errorf("not writable: %w", err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// holder returns who holds the lock of dir, or nil. It asks only when
+// the lock file exists, so that nothing is created; taking a free lock
+// and giving it back at once is all it changes.
+func holder(dir, what string) *dirlock.HeldError {
+	if _, err := os.Stat(filepath.Join(dir, dirlock.FileName)); err != nil {
+		return nil
+	}
+	l, err := dirlock.Acquire(dir, what)
+	var held *dirlock.HeldError
+	if errors.As(err, &held) {
+		return held
+	}
+	l.Release()
+	return nil
+}
+
+// heldBy says which process holds a directory.
+func heldBy(h *dirlock.HeldError) string {
+	s := "in use by process " + strconv.Itoa(h.PID)
+	if h.PID == 0 {
+		s = "in use by another process"
+	}
+	if h.Command != "" {
+		s += " (" + h.Command + ")"
+	}
+	if !h.Since.IsZero() {
+		s += " since " + h.Since.Format(time.RFC3339)
+	}
+	return s
+}
+
+// checkInotify compares the directories the tailer would watch with the
+// inotify limits of this user.
+func (d *Doctor) checkInotify(r *report, sv *watchSurvey) {
+	const name = "inotify"
+	switch {
+	case runtime.GOOS != "linux":
+		r.ok(name, "skipped: not Linux")
+		return
+	case d.tailer.Poll:
+		r.ok(name, "skipped: -poll (rescans only, no file notifications)")
+		return
+	}
+	root := orDefault(d.ProcRoot, "/proc")
+	limit, err := readProcInt(filepath.Join(root, "sys", "fs", "inotify", "max_user_watches"))
+	if err != nil {
+		r.add(CheckWarn, name, "check that "+root+" is mounted, or run with -poll", "%v", err)
+		return
+	}
+	n := int64(sv.dirs)
+	want := max(int64(1)<<bits.Len64(uint64(2*n)), 524288)
+	fix := fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d, and keep it: echo fs.inotify.max_user_watches=%d | sudo tee /etc/sysctl.d/90-sessionpipe.conf; or run with -poll", want, want)
+	switch {
+	case n > limit:
+		r.add(CheckFail, name, fix, "the tailer would watch %s, above fs.inotify.max_user_watches %d: changes in the others are seen only by rescans (-rescan)", count(n, "directory"), limit)
+	case n > limit/2:
+		r.add(CheckWarn, name, fix, "the tailer would watch %s, more than half of fs.inotify.max_user_watches %d (shared by every program of this user)", count(n, "directory"), limit)
+	default:
+		r.ok(name, "the tailer would watch %s of fs.inotify.max_user_watches %d", count(n, "directory"), limit)
+	}
+	instances, err := readProcInt(filepath.Join(root, "sys", "fs", "inotify", "max_user_instances"))
+	if err != nil {
+		r.add(CheckWarn, name, "check that "+root+" is mounted, or run with -poll", "%v", err)
+		return
+	}
+	used := inotifyInstances(root)
+	if used >= instances {
+		r.add(CheckWarn, name, fmt.Sprintf("sudo sysctl fs.inotify.max_user_instances=%d (and in /etc/sysctl.d), or run with -poll", 2*instances),
+			"%d of fs.inotify.max_user_instances %d in use by this user: the tailer would get none and rely on rescans", used, instances)
+		return
+	}
+	r.ok(name, "%d of fs.inotify.max_user_instances %d in use by this user; the tailer needs 1", used, instances)
+}
+
+// readProcInt reads a number from a /proc file.
+func readProcInt(path string) (int64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return n, nil
+}
+
+// inotifyInstances counts the inotify instances held by the processes of
+// this user: their file descriptors that link to anon_inode:inotify.
+func inotifyInstances(root string) int64 {
+	procs, _ := os.ReadDir(root)
+	var n int64
+	for _, p := range procs {
+		if _, err := strconv.Atoi(p.Name()); err != nil || !p.IsDir() {
+			continue
+		}
+		info, err := p.Info()
+		if st, ok := info.Sys().(*syscall.Stat_t); err != nil || !ok || int(st.Uid) != os.Getuid() {
+			continue
+		}
+		fdDir := filepath.Join(root, p.Name(), "fd")
+		fds, _ := os.ReadDir(fdDir)
+		for _, fd := range fds {
+			if l, err := os.Readlink(filepath.Join(fdDir, fd.Name())); err == nil && l == "anon_inode:inotify" {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// checkNATS checks the embedded server's place, or the NATS server
+// given, and reports whether it checked the clock.
+func (d *Doctor) checkNATS(ctx context.Context, r *report) (clock bool) {
+	if d.nats.URL == "" {
+		d.checkEmbedded(r)
+		return false
+	}
+	p, err := d.connect(ctx, r)
+	if err != nil {
+		return false
+	}
+	defer p.nc.Close()
+	return p.check(ctx, d, r)
+}
+
+// checkEmbedded says whether the embedded server could start: its store
+// free and its port.
+func (d *Doctor) checkEmbedded(r *report) {
+	const name = "nats"
+	n := d.nats
+	if d.compact != nil {
+		r.ok(name, "no -nats: compaction runs alone, without a lease (give -nats when several hosts share the directory)")
+		return
+	}
+	store := filepath.Join(n.DataDir, "jetstream")
+	if h := holder(store, "embedded JetStream store"); h != nil {
+		r.add(CheckWarn, name, fmt.Sprintf("to use it, give -nats nats://127.0.0.1:%d; else stop process %d or choose another -data-dir", n.Port, h.PID),
+			"embedded store %s %s: sessionpipe run is running, and a second embedded server cannot start there", store, heldBy(h))
+	}
+	addr := net.JoinHostPort(bus.DefaultEmbeddedHost, strconv.Itoa(n.Port))
+	switch ln, err := net.Listen("tcp", addr); {
+	case n.Port <= 0:
+		r.ok(name, "no -nats: embedded JetStream in %s on any free port", store)
+	case err == nil:
+		ln.Close()
+		r.ok(name, "no -nats: embedded JetStream in %s on %s (free)", store, addr)
+	case n.Port == bus.DefaultEmbeddedPort:
+		r.ok(name, "no -nats: embedded JetStream in %s; %s is taken (another server), so any free port will do", store, addr)
+	default:
+		r.add(CheckFail, name, "-nats-port -1 (any free port), or stop what listens there", "embedded JetStream: %s is taken: %v", addr, err)
+	}
+}
+
+// natsProbe is a connection made as the daemons make it, and the
+// permission violations the server reports on it.
+type natsProbe struct {
+	nc         *nats.Conn
+	js         jetstream.JetStream
+	timeout    time.Duration
+	violations chan error
+}
+
+// connect connects as [NATS.Connect] does ([bus.Connect], the same
+// options) within d.Timeout.
+func (d *Doctor) connect(ctx context.Context, r *report) (*natsProbe, error) {
+	n := d.nats
+	masked := Mask("nats", n.URL)
+	logs := &connErrors{}
+	cctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	defer cancel()
+	nc, err := bus.Connect(cctx, bus.ConnConfig{URL: n.URL, CredsFile: n.Creds, TLSCert: n.TLSCert, TLSKey: n.TLSKey, TLSCA: n.TLSCA,
+		InboxPrefix: n.InboxPrefix, Name: "sessionpipe-doctor", Logger: slog.New(logs)})
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The client says only that no server was available: ask
+			// the network why.
+			why := logs.last()
+			if derr := dialServers(n.URL); derr != nil {
+				why = derr.Error()
+			}
+			err = fmt.Errorf("no connection within %s (%s)", d.Timeout, why)
+		}
+		r.add(CheckFail, "nats", "check -nats (is the server up? nats server check connection -s URL), -creds and -tls-ca/-tls-cert/-tls-key",
+			"connect to %s: %v", masked, err)
+		return nil, err
+	}
+	p := &natsProbe{nc: nc, timeout: d.Timeout, violations: make(chan error, 16)}
+	nc.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			select {
+			case p.violations <- err:
+			default:
+			}
+		}
+	})
+	if p.js, err = jetstream.New(nc); err != nil {
+		nc.Close()
+		r.add(CheckFail, "nats", "", "jetstream: %v", err)
+		return nil, err
+	}
+	rtt, _ := nc.RTT()
+	r.ok("nats", "connected to %s (server %s, version %s, round trip %s)", nc.ConnectedUrlRedacted(), nc.ConnectedServerName(), nc.ConnectedServerVersion(), rtt.Round(time.Microsecond))
+	return p, nil
+}
+
+// dialServers opens a TCP connection to each server of urls (a
+// comma-separated list), and returns the first failure.
+func dialServers(urls string) error {
+	for u := range strings.SplitSeq(urls, ",") {
+		pu, err := url.Parse(strings.TrimSpace(u))
+		if err != nil || pu.Host == "" {
+			return fmt.Errorf("%q is not a URL such as nats://host:4222", u)
+		}
+		host := pu.Host
+		if pu.Port() == "" {
+			host = net.JoinHostPort(pu.Hostname(), "4222")
+		}
+		c, err := net.DialTimeout("tcp", host, time.Second)
+		if err != nil {
+			return err
+		}
+		c.Close()
+	}
+	return nil
+}
+
+// ask runs f within the probe's timeout, and stops waiting when the
+// server reports a permissions violation meanwhile (a request it refused
+// gets no answer): it returns that violation.
+func (p *natsProbe) ask(ctx context.Context, f func(context.Context) error) (err, violation error) {
+	for len(p.violations) > 0 {
+		<-p.violations // of an earlier step
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- f(ctx) }()
+	select {
+	case err = <-done:
+		select {
+		case violation = <-p.violations:
+		default:
+		}
+		return err, violation
+	case violation = <-p.violations:
+		cancel()
+		return <-done, violation
+	}
+}
+
+// explain says what went wrong with a request.
+func (p *natsProbe) explain(err, violation error) string {
+	switch {
+	case violation != nil:
+		return violation.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", p.timeout)
+	}
+	return err.Error()
+}
+
+// check checks the stream, the clock and what the command needs of it.
+func (p *natsProbe) check(ctx context.Context, d *Doctor, r *report) (clock bool) {
+	const name = "nats"
+	sc := d.nats.Stream.WithDefaults()
+	// The tailer's identity may only ask for the stream's info: that
+	// is what is asked, and the answer carries the server's time.
+	var info *jetstream.StreamInfo
+	var t0, t1 time.Time
+	err, v := p.ask(ctx, func(ctx context.Context) error {
+		t0 = time.Now()
+		s, err := p.js.Stream(ctx, sc.Name)
+		t1 = time.Now()
+		if err == nil {
+			info = s.CachedInfo()
+		}
+		return err
+	})
+	ensures := d.tailer == nil || d.indexer != nil // all but the tailer make or update the stream
+	switch {
+	case v == nil && errors.Is(err, jetstream.ErrStreamNotFound) && ensures:
+		r.ok(name, "stream %s does not exist yet: %s creates it at start", sc.Name, d.Command.Title())
+		p.checkServices(ctx, r, d, sc, false)
+		return false
+	case v == nil && errors.Is(err, jetstream.ErrStreamNotFound):
+		r.add(CheckWarn, name, "start the indexer or exporter (they create it), or check -stream", "stream %s does not exist yet: the tailer waits for it", sc.Name)
+		return false
+	case v == nil && (errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) || errors.Is(err, nats.ErrNoResponders)):
+		r.add(CheckFail, name, "enable JetStream on the server (jetstream {} in its config) and for this account", "JetStream is not enabled: %v", err)
+		return false
+	case err != nil || v != nil:
+		r.add(CheckFail, name, fmt.Sprintf("allow this identity to publish to $JS.API.STREAM.INFO.%s and to subscribe to its reply inbox (-inbox-prefix, env NATS_INBOX_PREFIX)", sc.Name),
+			"stream %s info: %s", sc.Name, p.explain(err, v))
+		return false
+	}
+	p.checkStream(r, d, sc, info, ensures)
+	if d.tailer != nil {
+		p.checkPublish(ctx, r, d, sc)
+	}
+	p.checkServices(ctx, r, d, sc, true)
+	checkServerClock(r, info.TimeStamp, t0, t1)
+	return true
+}
+
+// checkStream reports the stream's subjects, replicas and cluster.
+func (p *natsProbe) checkStream(r *report, d *Doctor, sc bus.StreamConfig, info *jetstream.StreamInfo, ensures bool) {
+	const name = "nats"
+	var missing []string
+	filters := []string{bus.EntriesFilter(sc.Prefix), bus.DeadFilter(sc.Prefix), bus.RawFilter(sc.Prefix)}
+	if !ensures && !d.archiving() {
+		filters = filters[:2] // a tailer that archives nothing needs no raw subject
+	}
+	for _, f := range filters {
+		if !slices.ContainsFunc(info.Config.Subjects, func(s string) bool { return server.SubjectMatchesFilter(f, s) }) {
+			missing = append(missing, f)
+		}
+	}
+	switch {
+	case len(missing) > 0 && ensures:
+		r.add(CheckWarn, name, "none needed if this is the stream meant; else correct -stream or -prefix",
+			"stream %s subjects %q lack %q: %s adds them at start", sc.Name, info.Config.Subjects, missing, d.Command.Title())
+	case len(missing) > 0:
+		r.add(CheckFail, name, "correct -prefix or -stream, or start the indexer or exporter once (they add the subjects)",
+			"stream %s subjects %q lack %q: what the tailer publishes there is refused", sc.Name, info.Config.Subjects, missing)
+	default:
+		r.ok(name, "stream %s: %s, %s, subjects %q", sc.Name, count(info.State.Msgs, "message"), HumanBytes(int64(info.State.Bytes)), info.Config.Subjects)
+	}
+	reps := fmt.Sprintf("stream %s: %s", sc.Name, count(info.Config.Replicas, "replica"))
+	if c := info.Cluster; c != nil {
+		var behind []string
+		for _, peer := range c.Replicas {
+			switch {
+			case peer.Offline:
+				behind = append(behind, peer.Name+" offline")
+			case !peer.Current && peer.Lag > 0:
+				behind = append(behind, fmt.Sprintf("%s %d operations behind", peer.Name, peer.Lag))
+			}
+		}
+		switch {
+		case c.Leader == "" && info.Config.Replicas > 1:
+			r.add(CheckFail, name, "bring the cluster's servers back (nats server report jetstream)", "%s, no leader: nothing can be stored", reps)
+			return
+		case len(behind) > 0:
+			r.add(CheckWarn, name, "bring them back or let them catch up (nats stream report)", "%s, leader %s; %s", reps, c.Leader, strings.Join(behind, ", "))
+			return
+		}
+		reps += ", leader " + c.Leader
+	}
+	if ensures && info.Config.Replicas != sc.Replicas {
+		r.add(CheckWarn, name, fmt.Sprintf("-replicas %d (env SESSIONPIPE_REPLICAS) to keep the stream as it is", info.Config.Replicas),
+			"%s, but -replicas is %d: %s changes the stream to %d at start", reps, sc.Replicas, d.Command.Title(), sc.Replicas)
+		return
+	}
+	r.ok(name, "%s", reps)
+}
+
+// checkServerClock compares the server's time when it answered with the
+// middle of the local round trip t0..t1.
+func checkServerClock(r *report, server, t0, t1 time.Time) {
+	const name = "clock"
+	if server.IsZero() {
+		r.ok(name, "skipped: the server's answer carries no time (older server)")
+		return
+	}
+	rtt := t1.Sub(t0)
+	skew := t0.Add(rtt / 2).Sub(server)
+	abs := max(skew, -skew)
+	fix := "sync the clock: sudo timedatectl set-ntp true (or chronyc makestep) on this host or the server"
+	side := "ahead of"
+	if skew < 0 {
+		side = "behind"
+	}
+	msg := fmt.Sprintf("local clock %s the server's by %s (±%s)", side, abs.Round(time.Millisecond), (rtt / 2).Round(time.Millisecond))
+	if abs <= rtt/2 || abs < time.Millisecond {
+		msg = fmt.Sprintf("local clock agrees with the server's (within %s)", max(rtt/2, time.Millisecond).Round(time.Millisecond))
+	}
+	switch {
+	case abs-rtt/2 > time.Minute:
+		r.add(CheckFail, name, fix, "%s: entry times and alert windows are off by as much", msg)
+	case abs-rtt/2 > 2*time.Second:
+		r.add(CheckWarn, name, fix, "%s", msg)
+	default:
+		r.ok(name, "%s", msg)
+	}
+}
+
+// doctorFormat is the format token of the probe's subject: no tailer
+// publishes it.
+const doctorFormat = "doctor"
+
+// checkPublish proves that the tailer's identity may publish to its
+// host's subjects without storing anything: each publish expects the
+// subject's last sequence to be 1<<62, which the stream refuses as a
+// wrong last sequence after the server let the publish through.
+func (p *natsProbe) checkPublish(ctx context.Context, r *report, d *Doctor, sc bus.StreamConfig) {
+	const name = "nats"
+	host := Hostname(d.tailer.Host)
+	subjects := []string{bus.EntrySubject(sc.Prefix, host, doctorFormat), bus.DeadSubject(sc.Prefix, host)}
+	if d.archiving() {
+		subjects = append(subjects, bus.RawSubject(sc.Prefix, host))
+	}
+	var permitted []string
+	for _, subj := range subjects {
+		err, v := p.ask(ctx, func(ctx context.Context) error {
+			_, err := p.js.Publish(ctx, subj, nil, jetstream.WithExpectLastSequencePerSubject(1<<62))
+			return err
+		})
+		var api *jetstream.APIError
+		switch {
+		case v == nil && errors.As(err, &api) && (api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || api.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant):
+			permitted = append(permitted, subj)
+		case v == nil && err == nil:
+			r.add(CheckWarn, name, "purge it: nats stream purge "+sc.Name+" --subject "+subj,
+				"publish to %s: the probe was stored (the server ignored Nats-Expected-Last-Subject-Sequence)", subj)
+		case v == nil && errors.Is(err, jetstream.ErrNoStreamResponse):
+			r.add(CheckFail, name, "correct -prefix or -stream", "publish to %s: no stream takes it", subj)
+		default:
+			r.add(CheckFail, name, fmt.Sprintf("allow this identity to publish to %s (deploy/gen-tailer-user.sh %s), or set -host to the host it was issued for", subj, shellWord(host)),
+				"publish to %s not permitted: %s", subj, p.explain(err, v))
+		}
+	}
+	if len(permitted) > 0 {
+		r.ok(name, "may publish to %s (probed: refused by the stream, nothing stored)", strings.Join(permitted, ", "))
+	}
+}
+
+// archiving reports whether the tailer publishes the original lines, as
+// tail.Config.Archive and -content decide.
+func (d *Doctor) archiving() bool {
+	return d.tailer != nil && d.tailer.Archive && d.tailer.Content != redact.Metadata
+}
+
+// checkServices looks up the durable consumers (when the stream exists)
+// and the leases of the indexer, the exporter and the compaction.
+func (p *natsProbe) checkServices(ctx context.Context, r *report, d *Doctor, sc bus.StreamConfig, stream bool) {
+	const name = "nats"
+	var consumers, leases []string
+	if d.indexer != nil {
+		consumers, leases = append(consumers, d.indexer.Name), append(leases, "indexer."+d.indexer.Name)
+	}
+	if d.exporter != nil {
+		x := d.exporter.Name
+		if d.Command.Name == "run" {
+			x = export.DefaultConsumerName // run's exporter has no -consumer
+		}
+		consumers, leases = append(consumers, x), append(leases, "exporter."+x)
+	}
+	if d.compact != nil {
+		leases = append(leases, "compact."+d.compact.Consumer)
+	}
+	for _, c := range consumers {
+		if !stream {
+			break
+		}
+		var info *jetstream.ConsumerInfo
+		err, v := p.ask(ctx, func(ctx context.Context) error {
+			cons, err := p.js.Consumer(ctx, sc.Name, c)
+			if err == nil {
+				info = cons.CachedInfo()
+			}
+			return err
+		})
+		switch {
+		case v == nil && err == nil:
+			r.ok(name, "consumer %s: %s pending, %s", c, count(info.NumPending, "message"), count(info.NumAckPending, "unacknowledged"))
+		case v == nil && errors.Is(err, jetstream.ErrConsumerNotFound):
+			r.ok(name, "consumer %s does not exist yet: created at start", c)
+		default:
+			r.add(CheckFail, name, "allow this identity the JetStream API ($JS.API.>), as the services user of deploy/nats/users.conf",
+				"consumer %s info: %s", c, p.explain(err, v))
+		}
+	}
+	for _, role := range leases {
+		var h string
+		err, v := p.ask(ctx, func(ctx context.Context) (err error) {
+			h, err = bus.LeaseHolder(ctx, p.js, "", role)
+			return err
+		})
+		switch {
+		case v == nil && err == nil && h == "":
+			r.ok(name, "lease %s in bucket %s: free", role, bus.DefaultLeaseBucket)
+		case v == nil && err == nil:
+			r.ok(name, "lease %s held by %s: another would stand by until it ends", role, h)
+		default:
+			r.add(CheckFail, name, "allow this identity the JetStream API and $KV."+bus.DefaultLeaseBucket+".>", "lease %s: %s", role, p.explain(err, v))
+		}
+	}
+}
+
+// connErrors is a slog handler keeping the last error bus.Connect logged
+// while it retried.
+type connErrors struct {
+	mu  sync.Mutex
+	err string
+}
+
+func (h *connErrors) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (h *connErrors) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *connErrors) WithGroup(string) slog.Handler                { return h }
+
+func (h *connErrors) Handle(_ context.Context, rec slog.Record) error {
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Key == bus.KeyError && a.Value.String() != "" {
+			h.mu.Lock()
+			h.err = a.Value.String()
+			h.mu.Unlock()
+		}
+		return true
+	})
+	return nil
+}
+
+func (h *connErrors) last() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// checkFileClock warns about transcripts modified in the future, a sign
+// of a clock set back (without NATS there is no other clock to ask).
+func checkFileClock(r *report, sv *watchSurvey, now time.Time) {
+	const name = "clock"
+	const slack = 5 * time.Minute
+	var future []string
+	n := 0
+	for _, w := range sv.watches {
+		for _, f := range w.files {
+			n++
+			if ahead := f.mtime.Sub(now); ahead > slack {
+				future = append(future, fmt.Sprintf("%s (%s ahead)", f.path, ahead.Round(time.Second)))
+			}
+		}
+	}
+	if len(future) > 0 {
+		r.add(CheckWarn, name, "sync the clock: sudo timedatectl set-ntp true (or chronyc makestep)",
+			"%d transcripts were modified more than %s in the future: the clock may be behind: %s", len(future), slack, firstFew(future))
+		return
+	}
+	r.ok(name, "no transcript modified in the future (%d looked at; no NATS server to compare with)", n)
+}
+
+// Disk space thresholds.
+const (
+	diskFailBytes = 100 << 20
+	diskWarnBytes = 1 << 30
+	diskWarnShare = 0.05
+)
+
+// checkDisk reports the free space of the file systems of the data,
+// Parquet and archive directories.
+func (d *Doctor) checkDisk(r *report) {
+	const name = "disk"
+	seen := make(map[uint64]bool)
+	for _, dd := range d.dirs() {
+		if !dd.disk {
+			continue
+		}
+		path, err := filepath.Abs(dd.path)
+		if err != nil {
+			continue // reported by checkDirs
+		}
+		dir, err := nearestDir(path)
+		if err != nil {
+			continue // reported by checkDirs
+		}
+		if info, err := os.Stat(dir); err == nil {
+			if id, ok := formats.IDOf(info); ok {
+				if seen[id.Dev] {
+					continue
+				}
+				seen[id.Dev] = true
+			}
+		}
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			r.add(CheckWarn, name, "", "%s %s: statfs %s: %v", dd.what, path, dir, err)
+			continue
+		}
+		free, size := int64(st.Bavail)*int64(st.Bsize), int64(st.Blocks)*int64(st.Bsize)
+		share := float64(free) / float64(max(size, 1))
+		msg := fmt.Sprintf("%s free of %s (%.0f%%) on the file system of %s %s", HumanBytes(free), HumanBytes(size), 100*share, dd.what, path)
+		fix := "free space there, or choose a directory on another file system with " + dd.flag
+		switch {
+		case free < diskFailBytes:
+			r.add(CheckFail, name, fix, "%s", msg)
+		case free < diskWarnBytes || share < diskWarnShare:
+			r.add(CheckWarn, name, fix, "%s", msg)
+		default:
+			r.ok(name, "%s", msg)
+		}
+	}
+}
+
+// count says "1 message", "2 messages", "3 directories".
+func count[N int | int64 | uint64](n N, noun string) string {
+	switch {
+	case n == 1:
+	case strings.HasSuffix(noun, "y"):
+		noun = noun[:len(noun)-1] + "ies"
+	case !strings.HasSuffix(noun, "ed"):
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`!*?[]{}()<>|&;#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// A watchSurvey is what the tailer would find under its watches now: the
+// files each follows, the directories it would watch. It walks the
+// watches as pipeline/tail's watchSet does (which is not exported): the
+// same patterns, roots, depths and names, so that its counts are the
+// tailer's (TestDoctor_SurveyMatchesTailer holds them equal).
+type watchSurvey struct {
+	watches []surveyWatch
+	dirs    int      // directories the tailer would watch
+	errs    []string // directories that could not be read
+	seen    map[formats.FileID]bool
+}
+
+// surveyWatch is one watch: as given, its patterns, and what it found.
+type surveyWatch struct {
+	given string
+	file  string // a regular file given by name
+	pats  []watchPattern
+	files []surveyFile // the files it is the first watch to find
+	waits bool         // the directory its matches start from exists
+}
+
+// surveyFile is a file a watch found.
+type surveyFile struct {
+	path  string
+	mtime time.Time
+}
+
+// watchPattern is a doublestar pattern with the directory it starts
+// from and how deep below it a match may lie (-1: any depth).
+type watchPattern struct {
+	pat   string
+	base  string
+	depth int
+}
+
+func newWatchPattern(pat string) watchPattern {
+	base, rest := doublestar.SplitPattern(pat)
+	p := watchPattern{pat: pat, base: filepath.FromSlash(base), depth: strings.Count(rest, "/")}
+	if strings.Contains(rest, "**") {
+		p.depth = -1
+	}
+	return p
+}
+
+// surveyWatches resolves the watches (absolute) as the tailer does and
+// walks them.
+func surveyWatches(given []string) *watchSurvey {
+	s := &watchSurvey{seen: make(map[formats.FileID]bool)}
+	var roots []string
+	for _, g := range given {
+		w := surveyWatch{given: g}
+		p := filepath.Clean(g)
+		q := quoteGlob(filepath.ToSlash(p))
+		switch info, err := os.Stat(p); {
+		case err == nil && info.IsDir():
+			w.pats = []watchPattern{newWatchPattern(q + "/**")}
+		case err == nil:
+			w.file, w.pats = p, []watchPattern{newWatchPattern(q)}
+		case !hasGlob(p):
+			w.pats = []watchPattern{newWatchPattern(q), newWatchPattern(q + "/**")}
+		default:
+			w.pats = []watchPattern{newWatchPattern(filepath.ToSlash(p))}
+		}
+		for _, pt := range w.pats {
+			roots = append(roots, pt.base)
+		}
+		s.watches = append(s.watches, w)
+	}
+	slices.Sort(roots)
+	roots = slices.Compact(roots)
+	var kept []string
+	for _, r := range roots {
+		if len(kept) == 0 || !inDir(r, kept[len(kept)-1]) {
+			kept = append(kept, r)
+		}
+	}
+	for _, root := range kept {
+		if s.fileRoot(root) {
+			continue
+		}
+		if info, err := os.Stat(root); err == nil && info.IsDir() {
+			s.walkDir(root)
+		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			s.errs = append(s.errs, err.Error())
+		}
+	}
+	for i := range s.watches {
+		for _, pt := range s.watches[i].pats {
+			if info, err := os.Stat(pt.base); err == nil && info.IsDir() {
+				s.watches[i].waits = true
+			}
+		}
+	}
+	return s
+}
+
+func hasGlob(path string) bool { return strings.ContainsAny(path, `*?[{\`) }
+
+// quoteGlob escapes the glob characters of a literal path.
+func quoteGlob(path string) string {
+	if !hasGlob(path) {
+		return path
+	}
+	var b strings.Builder
+	for _, c := range path {
+		if strings.ContainsRune(`*?[]{}\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// inDir reports whether path is dir or below it.
+func inDir(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// match returns the first watch path matches, or -1.
+func (s *watchSurvey) match(path string) int {
+	if name := filepath.Base(path); !formats.IsCandidate(name) && name != formats.SessionsJSON {
+		return -1
+	}
+	p := filepath.ToSlash(path)
+	for i := range s.watches {
+		for _, pt := range s.watches[i].pats {
+			if ok, _ := doublestar.Match(pt.pat, p); ok {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// mayHold reports whether dir, or one below it, can hold a match.
+func (s *watchSurvey) mayHold(dir string) bool {
+	for i := range s.watches {
+		for _, pt := range s.watches[i].pats {
+			if !inDir(dir, pt.base) {
+				continue
+			}
+			rel := strings.TrimPrefix(dir[len(pt.base):], string(filepath.Separator))
+			depth := 0
+			if rel != "" {
+				depth = strings.Count(rel, string(filepath.Separator)) + 1
+			}
+			if pt.depth < 0 || depth <= pt.depth {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// found records a regular file at path for watch w, once per file.
+func (s *watchSurvey) found(path string, info fs.FileInfo, w int) {
+	if id, ok := formats.IDOf(info); ok {
+		if s.seen[id] {
+			return
+		}
+		s.seen[id] = true
+	}
+	s.watches[w].files = append(s.watches[w].files, surveyFile{path: path, mtime: info.ModTime()})
+}
+
+// walkDir walks a directory worth watching; links to directories are
+// not followed.
+func (s *watchSurvey) walkDir(path string) {
+	if !s.mayHold(path) {
+		return
+	}
+	s.dirs++
+	entries, err := os.ReadDir(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.errs = append(s.errs, err.Error())
+	}
+	for _, e := range entries {
+		p := filepath.Join(path, e.Name())
+		if e.IsDir() {
+			s.walkDir(p)
+			continue
+		}
+		w := s.match(p)
+		if w < 0 {
+			continue
+		}
+		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+			s.found(p, info, w)
+		}
+	}
+}
+
+// fileRoot handles a root that only files given by name need: their
+// directory is watched, not listed. It reports false when root needs a
+// walk.
+func (s *watchSurvey) fileRoot(root string) bool {
+	var files []string
+	for i := range s.watches {
+		w := &s.watches[i]
+		for _, pt := range w.pats {
+			if !inDir(pt.base, root) {
+				continue
+			}
+			if w.file == "" {
+				return false
+			}
+			files = append(files, w.file)
+		}
+	}
+	if _, err := os.Stat(root); err != nil {
+		return true
+	}
+	s.dirs++
+	for _, path := range files {
+		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+			if w := s.match(path); w >= 0 {
+				s.found(path, info, w)
+			}
+		}
+	}
+	return true
+}
