@@ -81,9 +81,9 @@ func TestPublisherConfig_Defaults(t *testing.T) {
 		in   PublisherConfig
 		want PublisherConfig
 	}{
-		{"Zero", PublisherConfig{}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, AckTimeout: DefaultAckTimeout, RetryMin: DefaultRetryMin, RetryMax: DefaultRetryMax}},
-		{"SmallMax", PublisherConfig{RetryMax: 10 * time.Millisecond}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, AckTimeout: DefaultAckTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 10 * time.Millisecond}},
-		{"LargeMin", PublisherConfig{RetryMin: time.Minute}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, AckTimeout: DefaultAckTimeout, RetryMin: time.Minute, RetryMax: time.Minute}},
+		{"Zero", PublisherConfig{}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, MaxInFlightBytes: DefaultMaxInFlightBytes, AckTimeout: DefaultAckTimeout, RetryMin: DefaultRetryMin, RetryMax: DefaultRetryMax}},
+		{"SmallMax", PublisherConfig{RetryMax: 10 * time.Millisecond}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, MaxInFlightBytes: DefaultMaxInFlightBytes, AckTimeout: DefaultAckTimeout, RetryMin: 10 * time.Millisecond, RetryMax: 10 * time.Millisecond}},
+		{"LargeMin", PublisherConfig{RetryMin: time.Minute}, PublisherConfig{MaxInFlight: DefaultMaxInFlight, MaxInFlightBytes: DefaultMaxInFlightBytes, AckTimeout: DefaultAckTimeout, RetryMin: time.Minute, RetryMax: time.Minute}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

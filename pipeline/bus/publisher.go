@@ -19,6 +19,13 @@ const (
 	// completed before Publish blocks.
 	DefaultMaxInFlight = 4096
 
+	// DefaultMaxInFlightBytes is how many bytes of messages (subject,
+	// headers and data) may be published and not yet completed before
+	// Publish blocks: it bounds the publisher's memory when messages are
+	// large (raw chunks, entries with long tool results), where the count
+	// alone would let gigabytes wait for their acknowledgements.
+	DefaultMaxInFlightBytes = 64 << 20
+
 	// DefaultAckTimeout is how long a message waits for its
 	// acknowledgement before it counts as failed and is re-sent.
 	DefaultAckTimeout = 5 * time.Second
@@ -41,6 +48,13 @@ type PublisherConfig struct {
 	// [DefaultMaxInFlight].
 	MaxInFlight int
 
+	// MaxInFlightBytes bounds the size of the messages accepted and not
+	// yet completed (subject, headers and data); Publish blocks while a
+	// message would exceed it, unless nothing else is in flight (a
+	// message larger than the bound goes alone). Default
+	// [DefaultMaxInFlightBytes].
+	MaxInFlightBytes int64
+
 	// AckTimeout is how long a sent message waits for its acknowledgement
 	// before it counts as failed. Default [DefaultAckTimeout].
 	AckTimeout time.Duration
@@ -61,6 +75,8 @@ func (c PublisherConfig) Validate() error {
 	switch {
 	case c.MaxInFlight < 0:
 		return invalid("max_in_flight", c.MaxInFlight, "must not be negative")
+	case c.MaxInFlightBytes < 0:
+		return invalid("max_in_flight_bytes", c.MaxInFlightBytes, "must not be negative")
 	case c.AckTimeout < 0:
 		return invalid("ack_timeout", c.AckTimeout, "must not be negative")
 	case c.RetryMin < 0:
@@ -77,6 +93,9 @@ func (c PublisherConfig) Validate() error {
 func (c PublisherConfig) withDefaults() PublisherConfig {
 	if c.MaxInFlight == 0 {
 		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.MaxInFlightBytes == 0 {
+		c.MaxInFlightBytes = DefaultMaxInFlightBytes
 	}
 	if c.AckTimeout == 0 {
 		c.AckTimeout = DefaultAckTimeout
@@ -103,6 +122,9 @@ type Stats struct {
 	Failed     uint64 // completed with an error: rejected, context ended, abandoned
 	Reordered  uint64 // acks whose stream sequence is below an earlier message's
 	InFlight   int    // accepted and not yet completed
+	// InFlightBytes is the size of the messages accepted and not yet
+	// completed.
+	InFlightBytes int64
 }
 
 // Publisher publishes messages to JetStream asynchronously, with a
@@ -118,6 +140,7 @@ type Publisher struct {
 	pubOpts []jetstream.PublishOpt
 
 	slots   chan struct{} // one token per accepted, uncompleted message
+	bytes   byteBudget    // the size of the accepted, uncompleted messages
 	sent    chan *item    // sent messages, in send order, for run to settle
 	wake    chan struct{} // cap 1: run must look at failing
 	closing chan struct{} // closed when Close begins
@@ -170,6 +193,7 @@ const (
 // item is one accepted message.
 type item struct {
 	seq   uint64
+	size  int64 // msgSize, taken from the byte budget
 	msg   *nats.Msg
 	done  func(error)
 	ctx   context.Context
@@ -233,6 +257,7 @@ func NewPublisher(js jetstream.JetStream, cfg PublisherConfig) (*Publisher, erro
 		// message while later ones go ahead.
 		pubOpts:    []jetstream.PublishOpt{jetstream.WithRetryAttempts(0)},
 		slots:      make(chan struct{}, cfg.MaxInFlight),
+		bytes:      byteBudget{max: cfg.MaxInFlightBytes},
 		sent:       make(chan *item, cfg.MaxInFlight),
 		wake:       make(chan struct{}, 1),
 		closing:    make(chan struct{}),
@@ -287,11 +312,17 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, done func(error)
 			return ErrClosed
 		}
 	}
-	it := &item{msg: msg, done: done, ctx: ctx}
+	size := msgSize(msg)
+	if err := p.bytes.acquire(ctx, p.closing, size); err != nil {
+		<-p.slots
+		return err
+	}
+	it := &item{msg: msg, done: done, ctx: ctx, size: size}
 
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
+		p.bytes.release(size)
 		<-p.slots
 		return ErrClosed
 	}
@@ -344,6 +375,77 @@ func (p *Publisher) sendLocked(it *item) bool {
 	p.unsettled.Add(1)
 	p.sent <- it
 	return true
+}
+
+// msgSize is what a message weighs in the byte budget: its subject,
+// headers and data.
+func msgSize(msg *nats.Msg) int64 {
+	n := len(msg.Subject) + len(msg.Data)
+	for k, vs := range msg.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4 // "k: v\r\n"
+		}
+	}
+	return int64(n)
+}
+
+// byteBudget bounds the bytes in flight. Release wakes the waiters.
+type byteBudget struct {
+	max     int64
+	mu      sync.Mutex
+	used    int64
+	waiting int
+	freed   chan struct{} // closed at a release while someone waits
+}
+
+// acquire takes n bytes, waiting while they would exceed the budget and
+// something else is in flight, until ctx ends (its cause) or closing is
+// closed ([ErrClosed]).
+func (b *byteBudget) acquire(ctx context.Context, closing <-chan struct{}, n int64) error {
+	b.mu.Lock()
+	for b.used > 0 && b.used+n > b.max {
+		if b.freed == nil {
+			b.freed = make(chan struct{})
+		}
+		ch := b.freed
+		b.waiting++
+		b.mu.Unlock()
+		var err error
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			err = context.Cause(ctx)
+		case <-closing:
+			err = ErrClosed
+		}
+		b.mu.Lock()
+		b.waiting--
+		if err != nil {
+			b.mu.Unlock()
+			return err
+		}
+	}
+	b.used += n
+	b.mu.Unlock()
+	return nil
+}
+
+// release gives back n bytes.
+func (b *byteBudget) release(n int64) {
+	b.mu.Lock()
+	b.used -= n
+	if b.waiting > 0 && b.freed != nil {
+		close(b.freed)
+		b.freed = nil
+	}
+	b.mu.Unlock()
+}
+
+// inUse returns the bytes in flight.
+func (b *byteBudget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
 }
 
 // checkMsg rejects a message Publish cannot send safely.
@@ -434,15 +536,19 @@ func (p *Publisher) Close(ctx context.Context) error {
 
 // Stats returns a snapshot of the publisher's counters.
 func (p *Publisher) Stats() Stats {
+	p.mu.Lock()
+	accepted := p.accepted
+	p.mu.Unlock()
 	return Stats{
-		Published:  p.stPublished.Load(),
-		Acked:      p.stAcked.Load(),
-		Duplicates: p.stDuplicates.Load(),
-		Retries:    p.stRetries.Load(),
-		Errors:     p.stErrors.Load(),
-		Failed:     p.stFailed.Load(),
-		Reordered:  p.stReordered.Load(),
-		InFlight:   len(p.slots),
+		Published:     p.stPublished.Load(),
+		Acked:         p.stAcked.Load(),
+		Duplicates:    p.stDuplicates.Load(),
+		Retries:       p.stRetries.Load(),
+		Errors:        p.stErrors.Load(),
+		Failed:        p.stFailed.Load(),
+		Reordered:     p.stReordered.Load(),
+		InFlight:      int(accepted - min(p.completed.Load(), accepted)),
+		InFlightBytes: p.bytes.inUse(),
 	}
 }
 

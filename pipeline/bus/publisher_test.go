@@ -3,6 +3,7 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -329,4 +330,66 @@ func requireConfigError(tb testing.TB, err error, field string) {
 	require.ErrorAs(tb, err, &ce)
 	assert.Equal(tb, field, ce.Field)
 	require.ErrorIs(tb, err, bus.ErrInvalidConfig)
+}
+
+// The bytes in flight are bounded as well as the messages: while the
+// server is down, Publish blocks once the accepted messages reach
+// MaxInFlightBytes, a message larger than the bound goes alone, and
+// everything is delivered once, in order, when the server is back.
+func TestPublisher_ByteBudget(t *testing.T) {
+	e := mustEnv(t)
+	const budget = 100 << 10
+	p := mustPublisher(t, e.js, bus.PublisherConfig{MaxInFlight: 1000, MaxInFlightBytes: budget,
+		RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond})
+	r := newRecorder()
+	msg := func(i, size int) *nats.Msg {
+		en := testEntry(i)
+		en.Text = strings.Repeat("x", size)
+		return bus.EntryMsg(bus.DefaultPrefix, en, nil)
+	}
+
+	e.srv.Stop()
+	published := make(chan int, 100)
+	go func() {
+		defer close(published)
+		for i := range 8 {
+			size := 30 << 10
+			if i == 5 {
+				size = 3 * budget // larger than the whole budget
+			}
+			if err := p.Publish(t.Context(), msg(i, size), r.done(i)); err != nil {
+				return
+			}
+			published <- i
+		}
+	}()
+	natstest.CheckFor(t, 5*time.Second, 5*time.Millisecond, func() error {
+		if len(published) < 3 {
+			return fmt.Errorf("%d published", len(published))
+		}
+		return nil
+	})
+	time.Sleep(200 * time.Millisecond) // time enough for a fourth, were it let through
+	require.Len(t, published, 3, "the fourth message would exceed the budget")
+	st := p.Stats()
+	require.Equal(t, 3, st.InFlight)
+	require.LessOrEqual(t, st.InFlightBytes, int64(budget))
+	require.Greater(t, st.InFlightBytes, int64(3*30<<10))
+
+	// A blocked Publish gives up with its context.
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, p.Publish(ctx, msg(100, 30<<10), r.done(100)), context.DeadlineExceeded)
+
+	e.srv.Start(t)
+	natstest.CheckFor(t, 20*time.Second, 10*time.Millisecond, func() error {
+		if n := r.count(); n < 8 {
+			return fmt.Errorf("%d of 8 done", n)
+		}
+		return nil
+	})
+	require.NoError(t, p.Flush(t.Context()))
+	r.requireAllOnceInOrder(t, 8)
+	require.Zero(t, p.Stats().InFlightBytes)
+	requireStreamHolds(t, e.js, 8)
 }

@@ -330,8 +330,9 @@ func (p *Publisher) complete(it *item) {
 	if it.done != nil {
 		it.done(err)
 	}
-	seq := it.seq
+	seq, size := it.seq, it.size
 	*it = item{} // drop references to the caller's message and context
+	p.bytes.release(size)
 	<-p.slots
 	p.completed.Store(seq)
 	if p.flushWaiters.Load() > 0 {
