@@ -315,6 +315,18 @@ func TestE2E_RunFollowsWritesAndAgreesWithOffline(t *testing.T) {
 		return nil
 	})
 
+	// One /metrics on the API's address covers the three stages.
+	resp, err := http.Get(api + "/metrics")
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	for _, name := range []string{"sessionpipe_index_applied_seq ", "sessionpipe_tail_messages_sent_total ",
+		"sessionpipe_publish_in_flight_bytes ", "sessionpipe_export_committed_seq "} {
+		require.Contains(t, string(metrics), "\n"+name, "run's /metrics")
+	}
+
 	r.stop(t)
 	requireParquet(t, filepath.Join(data, "parquet"), final)
 }

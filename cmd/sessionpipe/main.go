@@ -9,6 +9,8 @@
 //	sessionpipe top [flags]                live view of a running indexer
 //	sessionpipe export -out DIR PATH...    Parquet and archive, offline
 //	sessionpipe restore -archive DIR -out DIR2  give back archived transcripts
+//	sessionpipe config [COMMAND] [flags]   effective configuration and its sources
+//	sessionpipe doctor [COMMAND] [flags]   check this machine and what it reaches
 //	sessionpipe version                    print the version
 //
 // PATH is a transcript file or a directory searched recursively. Run
@@ -45,7 +47,14 @@ Usage:
   sessionpipe export -out DIR PATH...    Parquet and the archive of the original lines (offline)
   sessionpipe restore -archive DIR -out DIR2
                                          give back the archived transcripts
+  sessionpipe config [COMMAND] [flags]   the effective configuration and where each value
+                                         came from (flag, environment, config file, default)
+  sessionpipe doctor [COMMAND] [flags]   check this machine for COMMAND: watched paths,
+                                         permissions, inotify limits, NATS, clock, disk
   sessionpipe version                    print the version
+
+Every flag of run (and of the tailer, indexer and exporter) has an
+environment variable and a key in the config file (docs/CONFIG.md).
 
 PATH is a transcript file or a directory searched recursively.
 Run 'sessionpipe COMMAND -h' for the flags of a command.
@@ -89,6 +98,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runExport(ctx, rest, stdout, stderr)
 	case "restore":
 		err = runRestore(ctx, rest, stdout, stderr)
+	case "config":
+		err = runConfig(ctx, rest, stdout, stderr)
+	case "doctor":
+		err = runDoctor(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sessionpipe", version)
 	case "help", "-h", "--help", "-help":

@@ -88,12 +88,18 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
+	// One /metrics for the three stages, on the API's address.
+	var re *app.RunningExporter
+	ixf.MoreMetrics = func(w io.Writer) {
+		rt.WriteMetrics(w)
+		re.Exporter.WriteMetrics(w)
+	}
 	ri, err := app.StartIndexer(ixf, n, b, log)
 	if err != nil {
 		return err
 	}
 	exf.Name, exf.Metrics = export.DefaultConsumerName, "" // its metrics are the process's
-	re, err := app.StartExporter(exf, n, b, log)
+	re, err = app.StartExporter(exf, n, b, log)
 	if err != nil {
 		return err
 	}
@@ -190,7 +196,8 @@ func printWhere(w io.Writer, rt *app.RunningTailer, ri *app.RunningIndexer, re *
 	}
 	if ri.API != nil {
 		api := "http://" + ri.API.Addr()
-		fmt.Fprintf(&b, "  %-9s %s/api/sessions  (live: sessionpipe top -api %s)\n", "API", api, api)
+		fmt.Fprintf(&b, "  %-9s %s/  (in a terminal: sessionpipe top -api %s)\n", "dashboard", api, api)
+		fmt.Fprintf(&b, "  %-9s %s/api/sessions, /api/usage?group_by=model, /api/alerts\n", "API", api)
 	}
 	fmt.Fprintf(&b, "  %-9s %s\n", "Parquet", re.Out)
 	if re.Archive != "" {

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,6 +41,10 @@ type Indexer struct {
 	// MemoryLimit is Go's soft memory limit for the process, in MiB;
 	// 0 leaves Go's (or GOMEMLIMIT's).
 	MemoryLimit int64
+	// MoreMetrics, when set, adds to the API's /metrics the metrics of
+	// the process's other stages (`sessionpipe run`: the tailer's and
+	// the exporter's), after the indexer's.
+	MoreMetrics func(io.Writer)
 }
 
 // DefaultMemoryLimitMiB is the indexer's default soft memory limit: its
@@ -141,7 +147,11 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	if err != nil {
 		return nil, err
 	}
-	api, err := Listen(ix.HTTP, idx.Handler(index.APIConfig{Token: ix.Token, Logger: log}))
+	var handler http.Handler = idx.Handler(index.APIConfig{Token: ix.Token, Logger: log})
+	if more := ix.MoreMetrics; more != nil {
+		handler = withMoreMetrics(handler, more)
+	}
+	api, err := Listen(ix.HTTP, handler)
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +159,42 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 		log.Info("indexer API", "url", "http://"+api.Addr()+"/api/sessions", "metrics", "http://"+api.Addr()+"/metrics", "rules", len(rules))
 	}
 	return &RunningIndexer{Indexer: idx, API: api, webhook: hook, rules: ix.Rules, log: log}, nil
+}
+
+// withMoreMetrics serves h, appending more's metrics to a successful
+// GET /metrics (h checks the token first).
+func withMoreMetrics(h http.Handler, more func(io.Writer)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		h.ServeHTTP(sw, r)
+		if (sw.status == 0 || sw.status == http.StatusOK) && r.Method == http.MethodGet {
+			more(w)
+		}
+	})
+}
+
+// statusWriter records the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
 }
 
 // Run runs the indexer, its API, its webhook sender and the SIGHUP

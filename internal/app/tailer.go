@@ -157,6 +157,12 @@ type RunningTailer struct {
 	progress  io.Writer
 }
 
+// WriteMetrics renders the tailer's and its publisher's metrics.
+func (rt *RunningTailer) WriteMetrics(w io.Writer) {
+	rt.Tailer.Metrics().WriteTo(w)
+	WritePublisherStats(prom.NewWriter(w), rt.Publisher.Stats())
+}
+
 // RunTailer runs a tailer with the flags in t on the bus b until ctx
 // ends. progress, when not nil, receives a progress line every second
 // while there is a backlog.
@@ -225,10 +231,10 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 		return nil, err
 	}
 	mux := http.NewServeMux()
+	rt := &RunningTailer{Tailer: tl, Publisher: pub, Watch: globs, progress: progress}
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", prom.ContentType)
-		tl.Metrics().WriteTo(w)
-		WritePublisherStats(prom.NewWriter(w), pub.Stats())
+		rt.WriteMetrics(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	srv, err := Listen(t.Metrics, mux)
@@ -241,7 +247,8 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	} else {
 		log.Info("tailer starting without a metrics endpoint", "watch", globs)
 	}
-	return &RunningTailer{Tailer: tl, Publisher: pub, Metrics: srv, Watch: globs, progress: progress}, nil
+	rt.Metrics = srv
+	return rt, nil
 }
 
 // Run follows the files until ctx ends, then stops gracefully and closes
@@ -278,6 +285,7 @@ func WritePublisherStats(w *prom.Writer, s bus.Stats) {
 	w.Int("sessionpipe_publish_errors_total", prom.Counter, "Publish attempts that failed (and were retried).", int64(s.Errors))
 	w.Int("sessionpipe_publish_failed_total", prom.Counter, "Messages given up (context ended or refused).", int64(s.Failed))
 	w.Int("sessionpipe_publish_in_flight", prom.Gauge, "Messages sent and not yet acknowledged.", int64(s.InFlight))
+	w.Int("sessionpipe_publish_in_flight_bytes", prom.Gauge, "Size of the messages sent and not yet acknowledged.", s.InFlightBytes)
 }
 
 // showProgress prints files, bytes and entries per second while the

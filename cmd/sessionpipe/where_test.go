@@ -1,0 +1,50 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+)
+
+// run says at start where everything is: what it watches, the dashboard
+// and the API, the Parquet and the archive, and the DuckDB one-liner,
+// with paths quoted for a shell.
+func TestPrintWhere(t *testing.T) {
+	srv, err := app.Listen("127.0.0.1:0", http.NotFoundHandler())
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.NoError(t, srv.Run(ctx)) // serves, then shuts down at once: the port is closed
+	})
+	var b bytes.Buffer
+	printWhere(&b,
+		&app.RunningTailer{Watch: []string{"/home/a/.claude/projects/**/*.jsonl", "/srv/agents"}},
+		&app.RunningIndexer{API: srv},
+		&app.RunningExporter{Out: "/data/my parquet", Archive: "/data/archive"})
+	out := b.String()
+	api := "http://" + srv.Addr()
+	for _, want := range []string{
+		"watching  /home/a/.claude/projects/**/*.jsonl\n",
+		"          /srv/agents\n",
+		"dashboard " + api + "/  (in a terminal: sessionpipe top -api " + api + ")\n",
+		"API       " + api + "/api/sessions",
+		"Parquet   /data/my parquet\n",
+		"archive   /data/archive  (sessionpipe restore -archive /data/archive -out DIR)\n",
+		"DuckDB    duckdb -init <(sessionpipe duckdb '/data/my parquet')\n",
+	} {
+		require.Contains(t, out, want)
+	}
+
+	// Without an API (-http ""), nothing points at one.
+	b.Reset()
+	printWhere(&b, &app.RunningTailer{Watch: []string{"/w"}}, &app.RunningIndexer{}, &app.RunningExporter{Out: "/p"})
+	require.False(t, strings.Contains(b.String(), "http://"), b.String())
+	require.NotContains(t, b.String(), "archive ")
+}
