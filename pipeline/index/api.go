@@ -17,9 +17,12 @@ import (
 // The HTTP API of the indexer. Every answer is JSON (errors too:
 // {"error": "..."} with the status that fits); GET /api/events is a
 // stream of server-sent events for live views; GET /metrics is the
-// Prometheus text format. With a token, every request but /healthz must
-// carry "Authorization: Bearer <token>".
+// Prometheus text format; GET / is the dashboard, one static HTML page
+// that reads the others (see dashboard.go). With a token, every request
+// but /healthz and the dashboard page itself (GET or HEAD of / and
+// /index.html) must carry "Authorization: Bearer <token>".
 //
+//	GET /
 //	GET /api/sessions?host=&format=&model=&project=&label=&since=&until=&sort=&limit=&cursor=
 //	GET /api/sessions/{id}?format=
 //	GET /api/usage?group_by=host|format|model|project|day|hour|label:<name>&since=&until=&host=&format=&model=&project=&label=
@@ -38,18 +41,23 @@ import (
 // APIConfig configures [Indexer.Handler].
 type APIConfig struct {
 	// Token, when set, is required as a bearer token on every request
-	// but /healthz. The daemon requires one when it listens on anything
-	// but a loopback address.
+	// but /healthz and the dashboard page (which holds no data: its
+	// script asks the user for the token and sends it). The daemon
+	// requires one when it listens on anything but a loopback address.
 	Token string
 
 	// Logger receives request failures at Debug; nil discards.
 	Logger *slog.Logger
 }
 
-// Handler returns the HTTP API over the indexer's state.
+// Handler returns the HTTP API over the indexer's state, and the
+// dashboard at /.
 func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With(KeyComponent, "index.api")}
 	mux := http.NewServeMux()
+	page := newDashboard(dashboardPage)
+	mux.Handle("GET /{$}", page)
+	mux.Handle("GET /index.html", page)
 	mux.HandleFunc("GET /api/sessions", a.sessions)
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/usage", a.usage)
@@ -75,13 +83,25 @@ func (a *api) auth(next http.Handler) http.Handler {
 	}
 	want := []byte("Bearer " + a.cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/healthz" && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !isPublic(r) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sessionpipe"`)
 			a.fail(w, http.StatusUnauthorized, errors.New("a bearer token is required"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// isPublic reports whether r needs no token: health, and the dashboard
+// page, which holds no data.
+func isPublic(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/healthz":
+		return true
+	case "/", "/index.html":
+		return r.Method == http.MethodGet || r.Method == http.MethodHead
+	}
+	return false
 }
 
 // reply writes v as JSON.

@@ -1,0 +1,261 @@
+package index_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/price"
+)
+
+// mustFetch sends a request with an optional token and returns the
+// answer with its body read.
+func mustFetch(tb testing.TB, srv *httptest.Server, method, path, token string, header http.Header) (*http.Response, string) {
+	tb.Helper()
+	req, err := http.NewRequestWithContext(tb.Context(), method, srv.URL+path, nil)
+	require.NoError(tb, err)
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := srv.Client().Do(req)
+	require.NoError(tb, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(tb, err)
+	return resp, string(body)
+}
+
+var (
+	scriptRE    = regexp.MustCompile(`(?is)<script\b[^>]*>(.*?)</script\s*>`)
+	styleRE     = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style\s*>`)
+	resourceRE  = regexp.MustCompile(`(?i)\b(?:src|href|action|srcset|poster|data)\s*=\s*["']?([^"'\s>]*)`)
+	cssURLRE    = regexp.MustCompile(`url\(\s*['"]?([^'")]*)`)
+	inlineRE    = regexp.MustCompile(`(?i)<[a-z][^>]*\s(on[a-z]+|style)\s*=`)
+	apiPathRE   = regexp.MustCompile(`['"](/api/[^'"?]*)['"]`)
+	groupByRE   = regexp.MustCompile(`(?s)<select id="group">(.*?)</select>`)
+	optionValRE = regexp.MustCompile(`<option value="([^"]+)"`)
+)
+
+func sha256CSP(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+// The dashboard at / is a static page served without a token, with a
+// strict policy; it loads nothing from elsewhere, every API path its
+// script fetches answers 200 on a live indexer, and its script parses.
+func TestIndexer_Dashboard(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus")
+	js := newStream(t, bus.StreamConfig{})
+	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(7, 7))))
+	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	waitApplied(t, ix, last)
+	const token = "s3cret"
+	srv := httptest.NewServer(ix.Handler(index.APIConfig{Token: token}))
+	defer srv.Close()
+
+	resp, page := mustFetch(t, srv, http.MethodGet, "/", "", nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "the page needs no token")
+	scripts := scriptRE.FindAllStringSubmatch(page, -1)
+	require.Len(t, scripts, 1)
+	script := scripts[0][1]
+
+	t.Run("Headers", func(t *testing.T) {
+		for _, path := range []string{"/", "/index.html"} {
+			resp, body := mustFetch(t, srv, http.MethodGet, path, "", nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			require.Equal(t, page, body, path)
+			require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), path)
+			require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"), path)
+			require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
+			require.Equal(t, "no-referrer", resp.Header.Get("Referrer-Policy"), path)
+			csp := resp.Header.Get("Content-Security-Policy")
+			require.Contains(t, csp, "default-src 'self'", path)
+			require.NotContains(t, csp, "unsafe-inline", "inline code runs by hash only")
+			require.NotContains(t, csp, "unsafe-eval")
+			require.Contains(t, csp, "script-src "+sha256CSP(script)+";", "the policy lists the served script's hash")
+			for _, m := range styleRE.FindAllStringSubmatch(page, -1) {
+				require.Contains(t, csp, sha256CSP(m[1]), "the policy lists the served style's hash")
+			}
+		}
+		resp, body := mustFetch(t, srv, http.MethodGet, "/", "", http.Header{"If-None-Match": {resp.Header.Get("ETag")}})
+		require.Equal(t, http.StatusNotModified, resp.StatusCode)
+		require.Empty(t, body)
+	})
+
+	t.Run("TokenStillGuardsTheAPI", func(t *testing.T) {
+		var e map[string]string
+		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/sessions", "", &e))
+		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/usage", "", &e))
+		resp, _ := mustFetch(t, srv, http.MethodPost, "/", "", nil)
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "only GET and HEAD of the page are public")
+	})
+
+	t.Run("Head", func(t *testing.T) {
+		for _, path := range []string{"/", "/index.html"} {
+			resp, body := mustFetch(t, srv, http.MethodHead, path, "", nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			require.Empty(t, body, path)
+			require.Equal(t, "text/html; charset=utf-8", resp.Header.Get("Content-Type"), path)
+			require.Equal(t, int64(len(page)), resp.ContentLength, path)
+			require.NotEmpty(t, resp.Header.Get("Content-Security-Policy"), path)
+		}
+	})
+
+	t.Run("UnknownPaths", func(t *testing.T) {
+		for _, path := range []string{"/nope", "/index.htm", "/index.html/x", "/api", "/dashboard/index.html"} {
+			var e map[string]string
+			require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, path, "", &e), path)
+			require.Equal(t, http.StatusNotFound, getJSON(t, srv, path, token, &e), path)
+			require.Contains(t, e["error"], "no such endpoint", path)
+		}
+		var e map[string]string
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/", nil)
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&e))
+	})
+
+	t.Run("NothingTheCSPWouldBlock", func(t *testing.T) {
+		markup := scriptRE.ReplaceAllString(page, "")
+		require.Empty(t, inlineRE.FindAllString(markup, -1), "inline handlers and style attributes do not run under the policy")
+	})
+
+	t.Run("TextOnlyDOM", func(t *testing.T) {
+		for _, sink := range []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "Function(", "setAttribute('style'"} {
+			require.NotContains(t, script, sink, "data goes into the DOM as text only")
+		}
+	})
+
+	t.Run("SameOriginOnly", func(t *testing.T) {
+		lower := strings.ToLower(page)
+		require.NotContains(t, lower, "http://")
+		require.NotContains(t, lower, "https://")
+		require.NotContains(t, lower, "@import")
+		var refs []string
+		for _, m := range resourceRE.FindAllStringSubmatch(page, -1) {
+			refs = append(refs, m[1])
+		}
+		for _, m := range cssURLRE.FindAllStringSubmatch(page, -1) {
+			refs = append(refs, m[1])
+		}
+		require.NotEmpty(t, refs, "the favicon link at least")
+		for _, ref := range refs {
+			require.NotContains(t, ref, "//", "resource %q", ref)
+			u, err := url.Parse(ref)
+			require.NoError(t, err, ref)
+			require.True(t, u.Scheme == "" || u.Scheme == "data", "resource %q: relative or inline only", ref)
+		}
+	})
+
+	t.Run("EveryAPIPathAnswers", func(t *testing.T) {
+		all, err := ix.Sessions()
+		require.NoError(t, err)
+		s := slices.MaxFunc(all, func(x, y index.Session) int { return int(x.Turns - y.Turns) })
+		now := time.Now().UTC()
+		today := now.Format(time.DateOnly)
+		hourAgo := now.Add(-time.Hour).Format("2006-01-02T15:04:05.000Z07:00") // as toISOString writes it
+		// What the script asks for, path by path, as it builds the requests.
+		requests := map[string][]string{
+			"/api/sessions": {"/api/sessions?limit=25", "/api/sessions?since=" + url.QueryEscape(hourAgo) + "&limit=200"},
+			"/api/sessions/": {"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format),
+				"/api/sessions/" + url.PathEscape(s.SessionID)},
+			"/api/usage":  {"/api/usage?group_by=day&since=" + today, "/api/usage?group_by=model&since=" + now.AddDate(0, 0, -6).Format(time.DateOnly)},
+			"/api/alerts": {"/api/alerts?limit=500"},
+			"/api/events": {"/api/events"},
+		}
+		var paths []string
+		for _, m := range apiPathRE.FindAllStringSubmatch(script, -1) {
+			if !slices.Contains(paths, m[1]) {
+				paths = append(paths, m[1])
+			}
+		}
+		var want []string
+		for p := range requests {
+			want = append(want, p)
+		}
+		require.ElementsMatch(t, want, paths, "the API paths the script uses")
+		for _, p := range paths {
+			for _, path := range requests[p] {
+				if p == "/api/events" {
+					ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+					req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+path, nil)
+					require.NoError(t, err)
+					req.Header.Set("Authorization", "Bearer "+token)
+					resp, err := srv.Client().Do(req)
+					require.NoError(t, err)
+					require.Equal(t, http.StatusOK, resp.StatusCode, path)
+					require.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+					line, err := bufio.NewReader(resp.Body).ReadString('\n')
+					require.NoError(t, err)
+					require.True(t, strings.HasPrefix(line, ":"), line)
+					cancel()
+					resp.Body.Close()
+					continue
+				}
+				var v map[string]any
+				require.Equal(t, http.StatusOK, getJSON(t, srv, path, token, &v), path)
+			}
+		}
+		var detail struct {
+			Session index.Session `json:"session"`
+			Turns   []index.Turn  `json:"turns"`
+		}
+		require.Equal(t, http.StatusOK, getJSON(t, srv, requests["/api/sessions/"][0], token, &detail))
+		require.NotEmpty(t, detail.Turns, "the detail shows turns")
+
+		// Every group_by the usage select offers, a label as the text
+		// input makes it.
+		m := groupByRE.FindStringSubmatch(page)
+		require.NotNil(t, m, "the group_by select")
+		var groups []string
+		for _, o := range optionValRE.FindAllStringSubmatch(m[1], -1) {
+			g := o[1]
+			if g == "label" {
+				g = "label:team"
+			}
+			groups = append(groups, g)
+			var v map[string]any
+			path := "/api/usage?group_by=" + url.QueryEscape(g) + "&since=" + today
+			require.Equal(t, http.StatusOK, getJSON(t, srv, path, token, &v), path)
+		}
+		require.ElementsMatch(t, []string{"model", "host", "project", "format", "day", "hour", "label:team"}, groups)
+	})
+
+	t.Run("ScriptParses", func(t *testing.T) {
+		node, err := exec.LookPath("node")
+		if err != nil {
+			t.Skip("node is not on PATH: the dashboard script's syntax is not checked")
+		}
+		file := filepath.Join(t.TempDir(), "dashboard.js")
+		require.NoError(t, os.WriteFile(file, []byte(script), 0o600))
+		out, err := exec.CommandContext(t.Context(), node, "--check", file).CombinedOutput()
+		require.NoError(t, err, "node --check: %s", out)
+	})
+}
