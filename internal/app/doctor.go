@@ -34,6 +34,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
+	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
 
 // Doctor checks this machine for one daemon command, with the flags,
@@ -251,7 +252,7 @@ func (d *Doctor) Check(ctx context.Context) []Check {
 	if !d.checkConfig(&r) {
 		return r.checks
 	}
-	var sv *watchSurvey
+	var sv *tail.Survey
 	if d.tailer != nil {
 		sv = d.checkWatches(&r)
 	}
@@ -334,47 +335,55 @@ func (d *Doctor) checkConfig(r *report) bool {
 	return true
 }
 
-// checkWatches reports what each watch of the tailer matches now.
-func (d *Doctor) checkWatches(r *report) *watchSurvey {
+// checkWatches reports what each watch of the tailer matches now, as
+// the tailer walks them ([tail.SurveyWatches]).
+func (d *Doctor) checkWatches(r *report) *tail.Survey {
 	const name = "watch"
 	globs, defaults, err := d.watches()
 	if err != nil {
 		r.add(CheckFail, name, "give -watch DIR (or PATH to run)", "%v", err)
-		return &watchSurvey{}
+		return &tail.Survey{}
 	}
+	valid := globs[:0:0]
 	for _, g := range globs {
 		if _, err := os.Stat(g); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(g)) {
 			r.add(CheckFail, name, "correct the pattern (doublestar syntax: *, **, ?, [a-z], {a,b})", "%s: not a valid glob: the tailer refuses it", g)
+			continue
 		}
+		valid = append(valid, g)
 	}
-	sv := surveyWatches(globs)
+	sv, err := tail.SurveyWatches(valid)
+	if err != nil {
+		r.add(CheckFail, name, "correct -watch", "%v", err)
+		return &tail.Survey{}
+	}
 	var absent []string
 	total := 0
-	for _, w := range sv.watches {
-		total += len(w.files)
+	for _, w := range sv.Watches {
+		total += len(w.Files)
 		switch {
-		case len(w.files) > 0:
-			r.ok(name, "%s: %s", w.given, count(len(w.files), "transcript file"))
-		case defaults && !w.waits:
-			absent = append(absent, w.given)
-		case w.waits:
-			r.ok(name, "%s: no transcript yet; waiting on %s", w.given, w.pats[0].base)
+		case len(w.Files) > 0:
+			r.ok(name, "%s: %s", w.Watch, count(len(w.Files), "transcript file"))
+		case defaults && !w.Waits:
+			absent = append(absent, w.Watch)
+		case w.Waits:
+			r.ok(name, "%s: no transcript yet; waiting on %s", w.Watch, w.Dir)
 		default:
-			r.add(CheckWarn, name, "correct -watch, or create the directory: mkdir -p "+shellWord(w.pats[0].base),
-				"%s: matches nothing and has no directory to wait on", w.given)
+			r.add(CheckWarn, name, "correct -watch, or create the directory: mkdir -p "+shellWord(w.Dir),
+				"%s: matches nothing and has no directory to wait on", w.Watch)
 		}
 	}
 	if len(absent) > 0 {
-		r.ok(name, "%d of %d well-known locations not on this machine (agents not installed)", len(absent), len(sv.watches))
+		r.ok(name, "%d of %d well-known locations not on this machine (agents not installed)", len(absent), len(sv.Watches))
 	}
-	if defaults && len(absent) == len(sv.watches) {
+	if defaults && len(absent) == len(sv.Watches) {
 		r.add(CheckWarn, name, "give the transcript directories with -watch DIR (or PATH to run)",
 			"no agent's transcripts in any well-known location under %s", d.Env("HOME"))
 	}
 	var bad []string
-	for _, w := range sv.watches {
-		for _, f := range w.files {
-			h, err := formats.OpenRegular(f.path)
+	for _, w := range sv.Watches {
+		for _, f := range w.Files {
+			h, err := formats.OpenRegular(f.Path)
 			if err != nil {
 				bad = append(bad, err.Error())
 				continue
@@ -386,9 +395,13 @@ func (d *Doctor) checkWatches(r *report) *watchSurvey {
 		r.add(CheckFail, name, fmt.Sprintf("make them readable by uid %d (chmod a+r FILE), or run the tailer as their owner", os.Getuid()),
 			"%d of %d transcript files cannot be opened for reading: %s", len(bad), total, firstFew(bad))
 	}
-	if len(sv.errs) > 0 {
+	if len(sv.Errors) > 0 {
+		errs := make([]string, len(sv.Errors))
+		for i, err := range sv.Errors {
+			errs[i] = err.Error()
+		}
 		r.add(CheckWarn, name, fmt.Sprintf("give uid %d read and search permission on them (chmod a+rx DIR)", os.Getuid()),
-			"%d directories under the watches cannot be read, and are skipped: %s", len(sv.errs), firstFew(sv.errs))
+			"%d paths under the watches cannot be read, and are skipped: %s", len(errs), firstFew(errs))
 	}
 	return sv
 }
@@ -564,7 +577,7 @@ func heldBy(h *dirlock.HeldError) string {
 
 // checkInotify compares the directories the tailer would watch with the
 // inotify limits of this user.
-func (d *Doctor) checkInotify(r *report, sv *watchSurvey) {
+func (d *Doctor) checkInotify(r *report, sv *tail.Survey) {
 	const name = "inotify"
 	switch {
 	case runtime.GOOS != "linux":
@@ -580,7 +593,7 @@ func (d *Doctor) checkInotify(r *report, sv *watchSurvey) {
 		r.add(CheckWarn, name, "check that "+root+" is mounted, or run with -poll", "%v", err)
 		return
 	}
-	n := int64(sv.dirs)
+	n := int64(sv.Dirs)
 	want := max(int64(1)<<bits.Len64(uint64(2*n)), 524288)
 	fix := fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d, and keep it: echo fs.inotify.max_user_watches=%d | sudo tee /etc/sysctl.d/90-sessionpipe.conf; or run with -poll", want, want)
 	switch {
@@ -1052,16 +1065,16 @@ func (h *connErrors) last() string {
 
 // checkFileClock warns about transcripts modified in the future, a sign
 // of a clock set back (without NATS there is no other clock to ask).
-func checkFileClock(r *report, sv *watchSurvey, now time.Time) {
+func checkFileClock(r *report, sv *tail.Survey, now time.Time) {
 	const name = "clock"
 	const slack = 5 * time.Minute
 	var future []string
 	n := 0
-	for _, w := range sv.watches {
-		for _, f := range w.files {
+	for _, w := range sv.Watches {
+		for _, f := range w.Files {
 			n++
-			if ahead := f.mtime.Sub(now); ahead > slack {
-				future = append(future, fmt.Sprintf("%s (%s ahead)", f.path, ahead.Round(time.Second)))
+			if ahead := f.Info.ModTime().Sub(now); ahead > slack {
+				future = append(future, fmt.Sprintf("%s (%s ahead)", f.Path, ahead.Round(time.Second)))
 			}
 		}
 	}
@@ -1143,227 +1156,4 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// A watchSurvey is what the tailer would find under its watches now: the
-// files each follows, the directories it would watch. It walks the
-// watches as pipeline/tail's watchSet does (which is not exported): the
-// same patterns, roots, depths and names, so that its counts are the
-// tailer's (TestDoctor_SurveyMatchesTailer holds them equal).
-type watchSurvey struct {
-	watches []surveyWatch
-	dirs    int      // directories the tailer would watch
-	errs    []string // directories that could not be read
-	seen    map[formats.FileID]bool
-}
-
-// surveyWatch is one watch: as given, its patterns, and what it found.
-type surveyWatch struct {
-	given string
-	file  string // a regular file given by name
-	pats  []watchPattern
-	files []surveyFile // the files it is the first watch to find
-	waits bool         // the directory its matches start from exists
-}
-
-// surveyFile is a file a watch found.
-type surveyFile struct {
-	path  string
-	mtime time.Time
-}
-
-// watchPattern is a doublestar pattern with the directory it starts
-// from and how deep below it a match may lie (-1: any depth).
-type watchPattern struct {
-	pat   string
-	base  string
-	depth int
-}
-
-func newWatchPattern(pat string) watchPattern {
-	base, rest := doublestar.SplitPattern(pat)
-	p := watchPattern{pat: pat, base: filepath.FromSlash(base), depth: strings.Count(rest, "/")}
-	if strings.Contains(rest, "**") {
-		p.depth = -1
-	}
-	return p
-}
-
-// surveyWatches resolves the watches (absolute) as the tailer does and
-// walks them.
-func surveyWatches(given []string) *watchSurvey {
-	s := &watchSurvey{seen: make(map[formats.FileID]bool)}
-	var roots []string
-	for _, g := range given {
-		w := surveyWatch{given: g}
-		p := filepath.Clean(g)
-		q := quoteGlob(filepath.ToSlash(p))
-		switch info, err := os.Stat(p); {
-		case err == nil && info.IsDir():
-			w.pats = []watchPattern{newWatchPattern(q + "/**")}
-		case err == nil:
-			w.file, w.pats = p, []watchPattern{newWatchPattern(q)}
-		case !hasGlob(p):
-			w.pats = []watchPattern{newWatchPattern(q), newWatchPattern(q + "/**")}
-		default:
-			w.pats = []watchPattern{newWatchPattern(filepath.ToSlash(p))}
-		}
-		for _, pt := range w.pats {
-			roots = append(roots, pt.base)
-		}
-		s.watches = append(s.watches, w)
-	}
-	slices.Sort(roots)
-	roots = slices.Compact(roots)
-	var kept []string
-	for _, r := range roots {
-		if len(kept) == 0 || !inDir(r, kept[len(kept)-1]) {
-			kept = append(kept, r)
-		}
-	}
-	for _, root := range kept {
-		if s.fileRoot(root) {
-			continue
-		}
-		if info, err := os.Stat(root); err == nil && info.IsDir() {
-			s.walkDir(root)
-		} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			s.errs = append(s.errs, err.Error())
-		}
-	}
-	for i := range s.watches {
-		for _, pt := range s.watches[i].pats {
-			if info, err := os.Stat(pt.base); err == nil && info.IsDir() {
-				s.watches[i].waits = true
-			}
-		}
-	}
-	return s
-}
-
-func hasGlob(path string) bool { return strings.ContainsAny(path, `*?[{\`) }
-
-// quoteGlob escapes the glob characters of a literal path.
-func quoteGlob(path string) string {
-	if !hasGlob(path) {
-		return path
-	}
-	var b strings.Builder
-	for _, c := range path {
-		if strings.ContainsRune(`*?[]{}\`, c) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
-}
-
-// inDir reports whether path is dir or below it.
-func inDir(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
-}
-
-// match returns the first watch path matches, or -1.
-func (s *watchSurvey) match(path string) int {
-	if name := filepath.Base(path); !formats.IsCandidate(name) && name != formats.SessionsJSON {
-		return -1
-	}
-	p := filepath.ToSlash(path)
-	for i := range s.watches {
-		for _, pt := range s.watches[i].pats {
-			if ok, _ := doublestar.Match(pt.pat, p); ok {
-				return i
-			}
-		}
-	}
-	return -1
-}
-
-// mayHold reports whether dir, or one below it, can hold a match.
-func (s *watchSurvey) mayHold(dir string) bool {
-	for i := range s.watches {
-		for _, pt := range s.watches[i].pats {
-			if !inDir(dir, pt.base) {
-				continue
-			}
-			rel := strings.TrimPrefix(dir[len(pt.base):], string(filepath.Separator))
-			depth := 0
-			if rel != "" {
-				depth = strings.Count(rel, string(filepath.Separator)) + 1
-			}
-			if pt.depth < 0 || depth <= pt.depth {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// found records a regular file at path for watch w, once per file.
-func (s *watchSurvey) found(path string, info fs.FileInfo, w int) {
-	if id, ok := formats.IDOf(info); ok {
-		if s.seen[id] {
-			return
-		}
-		s.seen[id] = true
-	}
-	s.watches[w].files = append(s.watches[w].files, surveyFile{path: path, mtime: info.ModTime()})
-}
-
-// walkDir walks a directory worth watching; links to directories are
-// not followed.
-func (s *watchSurvey) walkDir(path string) {
-	if !s.mayHold(path) {
-		return
-	}
-	s.dirs++
-	entries, err := os.ReadDir(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.errs = append(s.errs, err.Error())
-	}
-	for _, e := range entries {
-		p := filepath.Join(path, e.Name())
-		if e.IsDir() {
-			s.walkDir(p)
-			continue
-		}
-		w := s.match(p)
-		if w < 0 {
-			continue
-		}
-		if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
-			s.found(p, info, w)
-		}
-	}
-}
-
-// fileRoot handles a root that only files given by name need: their
-// directory is watched, not listed. It reports false when root needs a
-// walk.
-func (s *watchSurvey) fileRoot(root string) bool {
-	var files []string
-	for i := range s.watches {
-		w := &s.watches[i]
-		for _, pt := range w.pats {
-			if !inDir(pt.base, root) {
-				continue
-			}
-			if w.file == "" {
-				return false
-			}
-			files = append(files, w.file)
-		}
-	}
-	if _, err := os.Stat(root); err != nil {
-		return true
-	}
-	s.dirs++
-	for _, path := range files {
-		if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
-			if w := s.match(path); w >= 0 {
-				s.found(path, info, w)
-			}
-		}
-	}
-	return true
 }

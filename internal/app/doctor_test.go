@@ -379,9 +379,9 @@ func TestDoctor_Services(t *testing.T) {
 	requireCheck(t, checks, CheckOK, "nats", "lease compact.exporter")
 }
 
-// The survey of the watches finds, per watch, the files the real tailer
-// follows and the directories it watches: it walks as pipeline/tail
-// does.
+// The doctor reports, per watch, the files the real tailer follows and
+// the directories it watches (tail.SurveyWatches, whose own test holds
+// it equal to the tailer file by file).
 func TestDoctor_SurveyMatchesTailer(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -407,7 +407,11 @@ func TestDoctor_SurveyMatchesTailer(t *testing.T) {
 		filepath.Join(root, "missing"),
 		filepath.Join(root, "g", "*", "s", "*.jsonl"),
 	}
-	sv := surveyWatches(watches)
+	args := []string{"-data-dir", t.TempDir()}
+	for _, w := range watches {
+		args = append(args, "-watch", w)
+	}
+	checks := doctorChecks(t, "tailer", nil, args...)
 
 	nc := natstest.Connect(t, natstest.RunServer(t).URL())
 	js := natstest.JetStream(t, nc)
@@ -432,15 +436,23 @@ func TestDoctor_SurveyMatchesTailer(t *testing.T) {
 	require.NoError(t, <-done)
 
 	require.Len(t, snap.Watches, len(watches))
-	total := 0
+	var total int64
 	for i, w := range snap.Watches {
-		require.Equal(t, w.Watch, sv.watches[i].given)
-		require.EqualValues(t, w.Files, len(sv.watches[i].files), "files of watch %s", w.Watch)
-		total += len(sv.watches[i].files)
+		require.Equal(t, watches[i], w.Watch)
+		if w.Files > 0 {
+			requireCheck(t, checks, CheckOK, "watch", w.Watch+": "+count(w.Files, "transcript file"))
+		} else {
+			found := findChecks(checks, "watch", w.Watch+": ")
+			require.Len(t, found, 1, doctorText(checks))
+			require.NotContains(t, found[0].Message, "transcript file")
+		}
+		total += w.Files
 	}
 	require.EqualValues(t, snap.Files, total)
-	require.EqualValues(t, snap.WatchedDirs, sv.dirs, "directories watched")
 	require.Positive(t, total)
+	if runtime.GOOS == "linux" {
+		requireCheck(t, checks, CheckOK, "inotify", "the tailer would watch "+count(snap.WatchedDirs, "directory")+" of")
+	}
 }
 
 // On a replicated stream (whose leader reports a wrong last sequence

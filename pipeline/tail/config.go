@@ -160,7 +160,13 @@ func (c Config) Validate() error {
 	if err := schema.ValidateLabels(c.Labels); err != nil {
 		return &ConfigError{Field: "labels", Value: c.Labels, Err: fmt.Errorf("%w: %w", ErrInvalidConfig, err)}
 	}
-	for _, w := range c.Watch {
+	return validateWatches(c.Watch)
+}
+
+// validateWatches reports the first watch that is not absolute, or not
+// there and not a valid glob, as a *ConfigError.
+func validateWatches(watches []string) error {
+	for _, w := range watches {
 		if !filepath.IsAbs(w) {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}

@@ -88,3 +88,38 @@ func ExampleTailer() {
 	// Output:
 	// files 1, lines 2, entries published 2
 }
+
+// What a tailer would follow under a directory and a glob, before
+// running one.
+func ExampleSurveyWatches() {
+	dir, err := os.MkdirTemp("", "sessionpipe-survey-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	for _, name := range []string{"a/s1.jsonl", "a/b/s2.jsonl", "a/notes.txt"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			fmt.Println(err)
+			return
+		}
+		if err := os.WriteFile(path, []byte("{}\n"), 0o644); err != nil {
+			fmt.Println(err)
+			return
+		}
+	}
+	sv, err := tail.SurveyWatches([]string{filepath.Join(dir, "a"), filepath.Join(dir, "later", "**", "*.jsonl")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range sv.Watches {
+		fmt.Printf("%s: %d files, waits %t\n", filepath.Base(w.Dir), len(w.Files), w.Waits)
+	}
+	fmt.Println("directories to watch:", sv.Dirs)
+	// Output:
+	// a: 2 files, waits true
+	// later: 0 files, waits false
+	// directories to watch: 2
+}

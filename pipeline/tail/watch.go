@@ -290,10 +290,18 @@ func (s *watchSet) fileRoot(root string, file func(path string, info fs.FileInfo
 // waitsOn reports whether watch i has a directory to wait on: the
 // directory its matches start from exists.
 func (s *watchSet) waitsOn(i int) bool {
-	for _, pt := range s.watches[i].pats {
+	_, ok := s.waitDir(i)
+	return ok
+}
+
+// waitDir returns the first directory the matches of watch i start from
+// that exists, and true; else the first one, and false.
+func (s *watchSet) waitDir(i int) (string, bool) {
+	pats := s.watches[i].pats
+	for _, pt := range pats {
 		if info, err := os.Stat(pt.base); err == nil && info.IsDir() {
-			return true
+			return pt.base, true
 		}
 	}
-	return false
+	return pats[0].base, false
 }
