@@ -56,7 +56,7 @@ const DefaultMemoryLimitMiB = 256
 func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.Name, "consumer", orDefault(env("SESSIONPIPE_INDEXER_CONSUMER"), index.DefaultConsumerName), "durable consumer name (env SESSIONPIPE_INDEXER_CONSUMER); indexers running at once need distinct names")
 	fs.StringVar(&ix.HTTP, "http", orDefault(env("SESSIONPIPE_HTTP"), DefaultHTTPAddr), "address of the HTTP API and /metrics (env SESSIONPIPE_HTTP); empty: none")
-	fs.StringVar(&ix.Token, "token", env("SESSIONPIPE_TOKEN"), "bearer token the API requires (env SESSIONPIPE_TOKEN); required when -http is not a loopback address")
+	fs.StringVar(&ix.Token, "token", env("SESSIONPIPE_TOKEN"), "bearer token the API requires, but for /healthz and the dashboard page (env SESSIONPIPE_TOKEN); required when -http is not a loopback address")
 	fs.StringVar(&ix.Rules, "rules", env("SESSIONPIPE_RULES"), "alert rules file, YAML (env SESSIONPIPE_RULES); reloaded on SIGHUP")
 	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert (env SESSIONPIPE_WEBHOOK_URL)")
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
