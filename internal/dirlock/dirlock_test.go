@@ -9,8 +9,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestAcquire_SecondIsRefusedAndNamesTheHolder(t *testing.T) {
@@ -97,4 +99,45 @@ func TestParseHolder_Garbage(t *testing.T) {
 	require.True(t, h.since.IsZero())
 	e := &HeldError{Dir: "/d"}
 	require.Equal(t, "/d is in use by another process: stop it, or give this one another directory", e.Error())
+}
+
+// Holder names the holder without taking the lock or writing anything,
+// and a process starting while a probe holds its short shared lock waits
+// it out instead of failing.
+func TestHolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	h, err := Holder(dir, "x")
+	require.NoError(t, err)
+	require.Nil(t, h, "no lock file: nobody")
+
+	l, err := Acquire(dir, "tailer checkpoints")
+	require.NoError(t, err)
+	before, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	h, err = Holder(dir, "tailer checkpoints")
+	require.NoError(t, err)
+	require.NotNil(t, h)
+	require.Equal(t, os.Getpid(), h.PID)
+	require.ErrorIs(t, h, ErrHeld)
+	after, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	require.Equal(t, before, after, "the probe wrote nothing")
+	require.NoError(t, l.Release())
+
+	h, err = Holder(dir, "x")
+	require.NoError(t, err)
+	require.Nil(t, h, "released: nobody")
+
+	// A probe's shared lock, held longer than a real probe holds it.
+	f, err := os.Open(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, flock(f, unix.LOCK_SH|unix.LOCK_NB))
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		flock(f, unix.LOCK_UN)
+	}()
+	l, err = Acquire(dir, "x")
+	require.NoError(t, err, "Acquire waits out a probe")
+	require.NoError(t, l.Release())
 }
