@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -108,7 +109,8 @@ func Connect(ctx context.Context, cfg ConnConfig) (*nats.Conn, error) {
 	if url == "" {
 		url = DefaultURL
 	}
-	opts := connOptions(cfg.Name, cfg.ReconnectWait, cfg.MaxReconnectWait, cfg.Logger)
+	var lastErr atomic.Pointer[error] // the last failed attempt, for the error if none succeeds
+	opts := connOptions(cfg.Name, cfg.ReconnectWait, cfg.MaxReconnectWait, cfg.Logger, func(err error) { lastErr.Store(&err) })
 	opts = append(opts, nats.RetryOnFailedConnect(true))
 	if cfg.CredsFile != "" {
 		opts = append(opts, nats.UserCredentials(cfg.CredsFile))
@@ -128,6 +130,11 @@ func Connect(ctx context.Context, cfg ConnConfig) (*nats.Conn, error) {
 	}
 	if err := waitConnected(ctx, nc); err != nil {
 		nc.Close()
+		if last := lastErr.Load(); last != nil && ctx.Err() != nil {
+			// Say why no server answered (refused, TLS, authorization…),
+			// not only that the wait ended.
+			return nil, fmt.Errorf("connect to %s: %w (last attempt: %v)", url, err, *last)
+		}
 		return nil, err
 	}
 	return nc, nil
@@ -158,7 +165,9 @@ func waitConnected(ctx context.Context, nc *nats.Conn) error {
 // connOptions returns the options every sessionpipe connection shares:
 // name, infinite reconnects with jittered exponential backoff, no
 // reconnect buffer, fast dead-peer detection and slog event handlers.
-func connOptions(name string, minWait, maxWait time.Duration, logger *slog.Logger) []nats.Option {
+//
+// onReconnectErr, when not nil, is told every failed connection attempt.
+func connOptions(name string, minWait, maxWait time.Duration, logger *slog.Logger, onReconnectErr func(error)) []nats.Option {
 	if name == "" {
 		name = DefaultConnName
 	}
@@ -194,6 +203,9 @@ func connOptions(name string, minWait, maxWait time.Duration, logger *slog.Logge
 			log.Info("nats reconnected", KeyURL, nc.ConnectedUrlRedacted(), KeyServer, nc.ConnectedServerName())
 		}),
 		nats.ReconnectErrHandler(func(nc *nats.Conn, err error) {
+			if onReconnectErr != nil {
+				onReconnectErr(err)
+			}
 			if ok, n := rerr.allow(time.Now()); ok {
 				log.Warn("nats reconnect failed, retrying", KeyError, errText(err), KeySuppressed, n)
 			}

@@ -82,6 +82,7 @@ func TestConnect_ContextEnds(t *testing.T) {
 	start := time.Now()
 	_, err := bus.Connect(ctx, bus.ConnConfig{URL: srv.URL(), ReconnectWait: 10 * time.Millisecond})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.ErrorContains(t, err, "connection refused", "the error says why no server answered")
 	assert.Less(t, time.Since(start), 5*time.Second)
 }
 

@@ -144,7 +144,7 @@ func startEmbedded(ctx context.Context, cfg EmbeddedConfig, log *slog.Logger) (*
 		srv.WaitForShutdown()
 		return nil, err
 	}
-	opts := connOptions(cfg.ServerName+"-embedded", 0, 0, cfg.Logger)
+	opts := connOptions(cfg.ServerName+"-embedded", 0, 0, cfg.Logger, nil)
 	opts = append(opts, nats.InProcessServer(srv))
 	nc, err := nats.Connect(srv.ClientURL(), opts...)
 	if err != nil {
