@@ -544,20 +544,16 @@ func writable(dir string) error {
 	return os.Remove(f.Name())
 }
 
-// holder returns who holds the lock of dir, or nil. It asks only when
-// the lock file exists, so that nothing is created; taking a free lock
-// and giving it back at once is all it changes.
+// holder returns who holds the lock of dir, or nil. dirlock.Holder
+// probes with a shared lock and creates nothing; a probe that fails (the
+// lock file unreadable) names nobody here, and the directory's own checks
+// report why.
 func holder(dir, what string) *dirlock.HeldError {
-	if _, err := os.Stat(filepath.Join(dir, dirlock.FileName)); err != nil {
+	h, err := dirlock.Holder(dir, what)
+	if err != nil {
 		return nil
 	}
-	l, err := dirlock.Acquire(dir, what)
-	var held *dirlock.HeldError
-	if errors.As(err, &held) {
-		return held
-	}
-	l.Release()
-	return nil
+	return h
 }
 
 // heldBy says which process holds a directory.
