@@ -56,10 +56,8 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// A PATH is a watch like -watch: a file, a directory or a glob; one
 	// named without a wildcard must exist.
 	for _, p := range fs.Args() {
-		if !strings.ContainsAny(p, "*?[{") {
-			if _, err := os.Stat(p); err != nil {
-				return err
-			}
+		if err := app.CheckPath(p); err != nil {
+			return err
 		}
 		t.Watch = append(t.Watch, p)
 	}

@@ -148,6 +148,47 @@ func DefaultGlobs(home string, env Env) []string {
 	return g
 }
 
+// Watches resolves what a tailer follows: the -watch values and a
+// command's PATH arguments, else (defaults true) the well-known locations
+// of every agent under $HOME; "~/" expanded, each made absolute. A PATH
+// named without a wildcard must exist: a mistyped argument is an error,
+// where a -watch on a directory still to be created is not.
+func Watches(watch, paths []string, env Env) (globs []string, defaults bool, err error) {
+	for _, p := range paths {
+		if err := CheckPath(p); err != nil {
+			return nil, false, err
+		}
+	}
+	globs = append(slices.Clone(watch), paths...)
+	home := env("HOME")
+	if len(globs) == 0 {
+		if home == "" {
+			return nil, false, errors.New("no -watch given and HOME is not set")
+		}
+		globs, defaults = DefaultGlobs(home, env), true
+	}
+	for i, g := range globs {
+		if strings.HasPrefix(g, "~/") && home != "" {
+			g = filepath.Join(home, g[2:])
+		}
+		if globs[i], err = filepath.Abs(g); err != nil {
+			return nil, false, err
+		}
+	}
+	return globs, defaults, nil
+}
+
+// CheckPath checks a PATH argument: one without a wildcard must exist.
+func CheckPath(p string) error {
+	if strings.ContainsAny(p, "*?[{") {
+		return nil
+	}
+	if _, err := os.Stat(p); err != nil {
+		return fmt.Errorf("PATH %s: %w", p, err)
+	}
+	return nil
+}
+
 // RunningTailer is a tailer wired to its publisher and metrics endpoint.
 type RunningTailer struct {
 	Tailer    *tail.Tailer
@@ -190,27 +231,9 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	if t.FromStart && t.FromEnd {
 		return nil, fmt.Errorf("-from-start and -from-end exclude each other")
 	}
-	globs := []string(t.Watch)
-	home := env("HOME")
-	defaults := len(globs) == 0
-	if defaults {
-		if home == "" {
-			return nil, fmt.Errorf("no -watch given and HOME is not set")
-		}
-		globs = DefaultGlobs(home, env)
-	}
-	for i, g := range globs {
-		if strings.HasPrefix(g, "~/") && home != "" {
-			g = filepath.Join(home, g[2:])
-		}
-		if !filepath.IsAbs(g) {
-			abs, err := filepath.Abs(g)
-			if err != nil {
-				return nil, err
-			}
-			g = abs
-		}
-		globs[i] = g
+	globs, defaults, err := Watches(t.Watch, nil, env)
+	if err != nil {
+		return nil, err
 	}
 	state := t.StateDir
 	if state == "" {

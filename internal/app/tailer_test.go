@@ -1,0 +1,55 @@
+package app
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWatches(t *testing.T) {
+	home := t.TempDir()
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	existing := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(existing, nil, 0o644))
+
+	t.Run("defaults when nothing is given", func(t *testing.T) {
+		globs, defaults, err := Watches(nil, nil, env)
+		require.NoError(t, err)
+		require.True(t, defaults)
+		require.Equal(t, DefaultGlobs(home, env), globs)
+	})
+	t.Run("watches and paths, expanded and absolute, input untouched", func(t *testing.T) {
+		watch := []string{"~/agent/*.jsonl", "rel/dir"}
+		globs, defaults, err := Watches(watch, []string{existing, "logs/**/*.jsonl"}, env)
+		require.NoError(t, err)
+		require.False(t, defaults)
+		wd, err := os.Getwd()
+		require.NoError(t, err)
+		require.Equal(t, []string{
+			filepath.Join(home, "agent", "*.jsonl"),
+			filepath.Join(wd, "rel", "dir"),
+			existing,
+			filepath.Join(wd, "logs", "**", "*.jsonl"),
+		}, globs)
+		require.Equal(t, []string{"~/agent/*.jsonl", "rel/dir"}, watch, "the flag's values are not rewritten")
+	})
+	t.Run("a PATH without a wildcard must exist; a -watch need not", func(t *testing.T) {
+		missing := filepath.Join(home, "nope.jsonl")
+		_, _, err := Watches(nil, []string{missing}, env)
+		require.ErrorContains(t, err, "PATH "+missing)
+		require.ErrorIs(t, err, os.ErrNotExist)
+		_, _, err = Watches([]string{missing}, nil, env)
+		require.NoError(t, err)
+	})
+	t.Run("no HOME and nothing to watch", func(t *testing.T) {
+		_, _, err := Watches(nil, nil, func(string) string { return "" })
+		require.ErrorContains(t, err, "HOME is not set")
+	})
+}
