@@ -302,14 +302,16 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	if a.closed {
 		return ErrClosed
 	}
+	var due []*segment
 	for _, s := range a.sorted() {
 		if now.Sub(s.opened) >= a.cfg.SegmentAge {
-			if err := a.commit(ctx, s); err != nil {
-				return err
-			}
+			due = append(due, s)
 		}
 	}
-	return nil
+	if len(due) == 0 {
+		return nil
+	}
+	return a.commitSegments(ctx, due)
 }
 
 // Flush commits every open segment.
@@ -317,12 +319,10 @@ func (a *ArchiveWriter) Flush(ctx context.Context) error {
 	if a.closed {
 		return ErrClosed
 	}
-	for _, s := range a.sorted() {
-		if err := a.commit(ctx, s); err != nil {
-			return err
-		}
+	if len(a.open) == 0 {
+		return nil
 	}
-	return nil
+	return a.commitSegments(ctx, a.sorted())
 }
 
 // Close flushes and releases the archive root.
@@ -395,20 +395,64 @@ func isSegmentName(base string) bool {
 	return ok && isDigits(x) && isDigits(y)
 }
 
-// commit writes s as a segment file and records it in the manifest.
+// commit commits the one segment s (see commitSegments).
 func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
+	return a.commitSegments(ctx, []*segment{s})
+}
+
+// commitSegments writes each segment as a file (atomically, fsynced) and
+// records them all with one write of the manifest, as [Writer]'s
+// commitParts does for Parquet files: a periodic commit of hundreds of
+// quiet partitions costs one manifest write, not one per segment. A
+// segment that cannot be written stops the batch: those written before it
+// are recorded and its error returned; it and those after it stay open.
+func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) error {
+	var segs []Segment
+	var werr error
+	for _, s := range open {
+		if err := ctx.Err(); err != nil {
+			werr = context.Cause(ctx)
+			break
+		}
+		seg, err := a.writeSegment(s)
+		if err != nil {
+			werr = err
+			break
+		}
+		segs = append(segs, seg)
 	}
+	if len(segs) == 0 {
+		return werr
+	}
+	all := append(slices.Clip(a.segments), segs...)
+	if err := writeSegments(a.cfg.Dir, all); err != nil {
+		return err // the files stay unlisted: removed at the next open, or renamed over by a retry
+	}
+	a.segments = all
+	for i, seg := range segs {
+		s := open[i]
+		delete(a.open, s.partition)
+		a.buffered -= int64(len(s.frames))
+		a.high[s.partition] = max(a.high[s.partition], s.last)
+		a.stats.Segments++
+		a.stats.RawBytes += s.raw
+		a.stats.Bytes += seg.Bytes
+		a.log.Debug("committed", KeyFile, seg.Path, "chunks", seg.Chunks, KeyBytes, seg.Bytes, KeyFirstSeq, seg.FirstSeq, KeyLastSeq, seg.LastSeq)
+	}
+	return werr
+}
+
+// writeSegment writes s as a segment file, atomically, and describes it.
+func (a *ArchiveWriter) writeSegment(s *segment) (Segment, error) {
 	rel := s.partition.Dir()
 	if err := mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
-		return err
+		return Segment{}, err
 	}
 	dir := filepath.Join(a.cfg.Dir, filepath.FromSlash(rel))
 	name := segmentName(s.first, s.last)
 	index, err := json.Marshal(s.index)
 	if err != nil {
-		return fmt.Errorf("encode segment index: %w", err)
+		return Segment{}, fmt.Errorf("encode segment index: %w", err)
 	}
 	var foot bytes.Buffer
 	foot.Grow(8 + len(index) + footerBytes)
@@ -424,33 +468,27 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 	data := make([]byte, 0, len(s.frames)+foot.Len())
 	data = append(append(data, s.frames...), foot.Bytes()...)
 	if err := writeFileAtomic(dir, name, data); err != nil {
-		return err
+		return Segment{}, err
 	}
-	seg := Segment{
+	return Segment{
 		Path: path.Join(rel, name), Partition: s.partition, Chunks: len(s.index),
 		Bytes: int64(len(data)), RawBytes: s.raw, SHA256: hex.EncodeToString(h.Sum(nil)),
 		FirstSeq: s.first, LastSeq: s.last, MinTS: s.minTS, MaxTS: s.maxTS, Committed: time.Now().UTC(),
-	}
-	segs := append(slices.Clip(a.segments), seg)
-	if err := writeSegments(a.cfg.Dir, segs); err != nil {
-		return err // the file stays unlisted: removed at the next open, or renamed over by a retry
-	}
-	a.segments = segs
-	delete(a.open, s.partition)
-	a.buffered -= int64(len(s.frames))
-	a.high[s.partition] = max(a.high[s.partition], s.last)
-	a.stats.Segments++
-	a.stats.RawBytes += s.raw
-	a.stats.Bytes += seg.Bytes
-	a.log.Debug("committed", KeyFile, seg.Path, "chunks", seg.Chunks, KeyBytes, seg.Bytes, KeyFirstSeq, seg.FirstSeq, KeyLastSeq, seg.LastSeq)
-	return nil
+	}, nil
 }
 
 // mkdirs creates the directory rel below root and fsyncs the parent of
-// every directory it created; done caches those made.
+// every directory it created; done caches those made. A cached directory
+// is checked again (one stat): a user may move a closed partition to cold
+// storage while the exporter runs, and a late entry of that day must
+// recreate it, not fail every retry. A file in a directory's place is an
+// error that names it.
 func mkdirs(root, rel string, done map[string]bool) error {
 	if done[rel] {
-		return nil
+		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
+			return nil
+		}
+		delete(done, rel)
 	}
 	var parents []string
 	for d := rel; d != "."; d = path.Dir(d) {
@@ -460,6 +498,9 @@ func mkdirs(root, rel string, done map[string]bool) error {
 		d := filepath.Join(root, filepath.FromSlash(parents[i]))
 		err := os.Mkdir(d, 0o755)
 		if os.IsExist(err) {
+			if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
+				return fmt.Errorf("create partition directory: %s is a file", d)
+			}
 			continue
 		}
 		if err != nil {

@@ -248,35 +248,37 @@ func (w *Writer) Manifest() []File { return w.manifest.Files }
 // CommitDue commits every part opened Config.PartAge or longer before
 // now. Call it periodically (every few seconds, or when the consumer's
 // fetch comes back empty), so that a quiet partition is committed and
-// acknowledged in time. It stops at the first error, which it returns; the
-// failed part stays open.
+// acknowledged in time. The parts are recorded with one change of the
+// manifest. A part that cannot be written stops it: those before it are
+// committed, it and those after it stay open, and its error is returned.
 func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 	if w.closed {
 		return ErrClosed
 	}
+	var due []*part
 	for _, pt := range w.sortedParts() {
 		if now.Sub(pt.opened) >= w.cfg.PartAge {
-			if err := w.commit(ctx, pt); err != nil {
-				return err
-			}
+			due = append(due, pt)
 		}
 	}
-	return nil
+	if len(due) == 0 {
+		return nil
+	}
+	return w.commitParts(ctx, due)
 }
 
-// Flush commits every open part, oldest first. After it returns nil,
-// [Writer.Committed] is the highest sequence handed over. It stops at the
-// first error.
+// Flush commits every open part, oldest first, with one change of the
+// manifest. After it returns nil, [Writer.Committed] is the highest
+// sequence handed over. It stops at the first part that cannot be
+// written, as CommitDue does.
 func (w *Writer) Flush(ctx context.Context) error {
 	if w.closed {
 		return ErrClosed
 	}
-	for _, pt := range w.sortedParts() {
-		if err := w.commit(ctx, pt); err != nil {
-			return err
-		}
+	if len(w.parts) == 0 {
+		return nil
 	}
-	return nil
+	return w.commitParts(ctx, w.sortedParts())
 }
 
 // Close flushes the open parts (as on SIGTERM: commit what is open) and
@@ -327,29 +329,82 @@ func (w *Writer) sortedParts() []*part {
 	return parts
 }
 
-// commit writes pt as a file and records it: temporary file in the
-// partition's directory, fsync, then under the manifest lock rename to
-// part-<first>-<last>.parquet, fsync of the directory (and of the parents
-// of new directories), and the manifest, re-read and written atomically.
-// Only then is pt dropped. On error pt stays open, and a temporary file
-// is removed.
+// commit commits the one part pt (see commitParts).
 func (w *Writer) commit(ctx context.Context, pt *part) error {
-	if err := ctx.Err(); err != nil {
-		return context.Cause(ctx)
+	return w.commitParts(ctx, []*part{pt})
+}
+
+// written is a part written to its temporary file, not yet recorded.
+type written struct {
+	pt   *part
+	tmp  string // the temporary file, in the partition's directory
+	dir  string // the partition's directory
+	file File
+}
+
+// commitParts writes each part as a file and records them all with one
+// change of the manifest: for each, a temporary file in the partition's
+// directory, fsynced; then, under the manifest lock, each renamed to
+// part-<first>-<last>.parquet, the directories fsynced (and the parents
+// of new directories), and the manifest re-read and written atomically
+// once. Only then are the parts dropped. A periodic commit of many quiet
+// partitions (a backfill of months of history closes hundreds at once)
+// thus costs one manifest write, not one per file: the manifest grows
+// with the files, and rewriting it per file made such a commit quadratic.
+//
+// A part that cannot be written stops the batch: the parts written
+// before it are recorded, and its error is returned; it and the parts
+// after it stay open. On error no temporary file is left.
+func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
+	var batch []written
+	var werr error
+	for _, pt := range parts {
+		if err := ctx.Err(); err != nil {
+			werr = context.Cause(ctx)
+			break
+		}
+		wr, err := w.writePart(pt)
+		if err != nil {
+			werr = err
+			break
+		}
+		batch = append(batch, wr)
+		w.step("written")
 	}
+	if len(batch) == 0 {
+		return werr
+	}
+	if err := w.record(ctx, batch); err != nil {
+		return err
+	}
+	w.step("recorded")
+	for _, wr := range batch {
+		pt, f := wr.pt, wr.file
+		delete(w.parts, pt.partition)
+		w.buffered -= pt.size()
+		w.stats.Files++
+		w.stats.Rows += f.Rows
+		w.stats.Bytes += f.Bytes
+		w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+	}
+	return werr
+}
+
+// writePart encodes pt into a synced temporary file in its partition's
+// directory, and describes the file it becomes.
+func (w *Writer) writePart(pt *part) (written, error) {
 	rel := pt.partition.Dir()
 	dir := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 	if err := w.mkdir(rel); err != nil {
-		return err
+		return written{}, err
 	}
 	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
 	tmp := filepath.Join(dir, tmpName(name))
 	sum, n, err := w.writeTemp(tmp, pt)
 	if err != nil {
 		os.Remove(tmp)
-		return err
+		return written{}, err
 	}
-	w.step("written")
 	f := File{
 		Path:      path.Join(rel, name),
 		Partition: pt.partition,
@@ -364,49 +419,53 @@ func (w *Writer) commit(ctx context.Context, pt *part) error {
 		f.MinTS = time.UnixMicro(pt.minTS).UTC()
 		f.MaxTS = time.UnixMicro(pt.maxTS).UTC()
 	}
-	if err := w.record(ctx, tmp, dir, f); err != nil {
-		return err
-	}
-	w.step("recorded")
-	delete(w.parts, pt.partition)
-	w.buffered -= pt.size()
-	w.stats.Files++
-	w.stats.Rows += f.Rows
-	w.stats.Bytes += f.Bytes
-	w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
-	return nil
+	return written{pt: pt, tmp: tmp, dir: dir, file: f}, nil
 }
 
-// record renames the synced temporary file tmp of the partition
-// directory dir to f's name and adds f to the manifest, both under the
-// manifest lock, re-reading the manifest first so that a concurrent
-// compaction's change is kept. Holding the lock from the rename to the
-// record means that whoever holds it sees no file renamed and not yet
-// recorded: an unlisted Parquet file is then always a crash's leftover.
-// On error tmp is removed, and a renamed file that could not be recorded
-// stays unlisted: whoever next holds the lock to clean up removes it, or
-// the retried commit of the part renames over it.
-func (w *Writer) record(ctx context.Context, tmp, dir string, f File) error {
+// record renames the synced temporary files of batch to their names and
+// adds them to the manifest, all under the manifest lock, re-reading the
+// manifest first so that a concurrent compaction's change is kept.
+// Holding the lock from the renames to the record means that whoever
+// holds it sees no file renamed and not yet recorded: an unlisted Parquet
+// file is then always a crash's leftover. On error the temporary files
+// not yet renamed are removed, and renamed files that could not be
+// recorded stay unlisted: whoever next holds the lock to clean up removes
+// them, or the retried commit of the part renames over them.
+func (w *Writer) record(ctx context.Context, batch []written) (err error) {
+	renamed := 0
+	defer func() {
+		if err != nil {
+			for _, wr := range batch[renamed:] {
+				os.Remove(wr.tmp)
+			}
+		}
+	}()
 	ml, err := lockManifest(ctx, w.cfg.Dir)
 	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
 	defer ml.unlock()
 	m, err := reread(w.cfg.Dir)
 	if err != nil {
-		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, path.Base(f.Path))); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename %s: %w", tmp, err)
+	dirs := make(map[string]bool)
+	for _, wr := range batch {
+		if err := os.Rename(wr.tmp, filepath.Join(wr.dir, path.Base(wr.file.Path))); err != nil {
+			return fmt.Errorf("rename %s: %w", wr.tmp, err)
+		}
+		renamed++
+		dirs[wr.dir] = true
 	}
-	if err := syncDir(dir); err != nil {
-		return err
+	for dir := range dirs {
+		if err := syncDir(dir); err != nil {
+			return err
+		}
 	}
 	w.step("renamed")
-	m.Files = append(m.Files, f)
+	for _, wr := range batch {
+		m.Files = append(m.Files, wr.file)
+	}
 	if err := m.write(w.cfg.Dir); err != nil {
 		return err
 	}
