@@ -143,6 +143,7 @@ type ArchiveWriter struct {
 	enc  *zstd.Encoder
 
 	segments []Segment
+	manifest []byte // the manifest file's content: segments as JSON lines
 	high     map[Partition]uint64
 	open     map[Partition]*segment
 	buffered int64
@@ -196,8 +197,12 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 		lock.Release()
 		return nil, err
 	}
+	if a.manifest, err = appendLines(nil, a.segments); err != nil {
+		lock.Release()
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(cfg.Dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
-		if err := writeSegments(cfg.Dir, a.segments); err != nil {
+		if err := writeFileAtomic(cfg.Dir, ManifestName, a.manifest); err != nil {
 			lock.Release()
 			return nil, err
 		}
@@ -424,11 +429,18 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 	if len(segs) == 0 {
 		return werr
 	}
-	all := append(slices.Clip(a.segments), segs...)
-	if err := writeSegments(a.cfg.Dir, all); err != nil {
+	// The manifest's encoding grows in place (the writer's own; its
+	// length is kept when the write fails), so that a commit encodes only
+	// the new segments.
+	data, err := appendLines(a.manifest, segs)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
 		return err // the files stay unlisted: removed at the next open, or renamed over by a retry
 	}
-	a.segments = all
+	a.manifest = data
+	a.segments = append(a.segments, segs...)
 	for i, seg := range segs {
 		s := open[i]
 		delete(a.open, s.partition)
@@ -512,19 +524,6 @@ func mkdirs(root, rel string, done map[string]bool) error {
 	}
 	done[rel] = true
 	return nil
-}
-
-// writeSegments stores the archive manifest atomically.
-func writeSegments(dir string, segs []Segment) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	for i := range segs {
-		if err := enc.Encode(&segs[i]); err != nil {
-			return fmt.Errorf("encode archive manifest: %w", err)
-		}
-	}
-	return writeFileAtomic(dir, ManifestName, b.Bytes())
 }
 
 // ReadArchiveManifest reads the segments listed in the archive root dir;

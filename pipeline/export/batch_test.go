@@ -150,3 +150,40 @@ func TestWriter_PartitionMovedAwayWhileRunning(t *testing.T) {
 	require.NoError(t, a.Close(ctx))
 	require.FileExists(t, filepath.Join(aday, "host=h", "seg-2-2.jsonl.zst"))
 }
+
+// TestWriter_SeesCompactionBetweenCommits: a writer keeps its own copy of
+// the manifest between commits, and must notice that a compaction
+// replaced it: after a merge, the next commit lists the merged file and
+// the new one, never the merged inputs again.
+func TestWriter_SeesCompactionBetweenCommits(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	w := mustWriter(t, export.Config{Dir: dir, PartBytes: 8 << 10, RowGroupRows: 100})
+	entries := genEntries(600)
+	var day []schema.Entry
+	for _, e := range entries {
+		if e.Host == "host-0" && e.Format == schema.FormatClaudeCode && e.TS.Day() == 1 {
+			day = append(day, e)
+		}
+	}
+	for i := range day[:len(day)-1] {
+		require.NoError(t, w.Write(ctx, &day[i], uint64(i+1)))
+	}
+	require.NoError(t, w.Flush(ctx))
+	before := len(w.Manifest())
+	require.Greater(t, before, 2)
+
+	st, err := export.Compact(ctx, export.CompactConfig{Dir: dir, ClosedBefore: farFuture, RowGroupRows: 100, MinFiles: 2})
+	require.NoError(t, err)
+	require.Equal(t, 1, st.FilesOut)
+
+	last := day[len(day)-1]
+	require.NoError(t, w.Write(ctx, &last, uint64(len(day))))
+	require.NoError(t, w.Flush(ctx))
+	man, err := export.ReadManifest(dir)
+	require.NoError(t, err)
+	require.Len(t, man.Files, 2, "the merged file and the new one")
+	require.Contains(t, man.Files[0].Path, "-c", "a merged file's name")
+	require.Equal(t, man.Files, w.Manifest())
+	require.Equal(t, [3]int64{int64(len(day)), int64(len(day)), int64(len(day))}, counts(t, dir))
+}

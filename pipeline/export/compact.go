@@ -620,7 +620,7 @@ func (c *compactor) switchFiles(ctx context.Context, tmp string, inputs []File, 
 		return err
 	}
 	defer ml.unlock()
-	m, err := reread(root)
+	m, err := rereadManifest(root)
 	if err != nil {
 		return err
 	}

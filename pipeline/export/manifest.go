@@ -85,11 +85,11 @@ func readManifest(dir string) (*Manifest, bool, error) {
 	return m, true, nil
 }
 
-// reread reads the manifest of dir again, under the manifest lock, before
+// rereadManifest reads the manifest of dir again, under the manifest lock, before
 // a change. The manifest must exist (a Writer creates it at start): had it
 // disappeared, writing the change to an empty list would unlist every
 // committed file, and the next clean-up would remove them.
-func reread(dir string) (*Manifest, error) {
+func rereadManifest(dir string) (*Manifest, error) {
 	m, ok, err := readManifest(dir)
 	if err == nil && !ok {
 		err = fmt.Errorf("%w: %s disappeared", ErrManifest, filepath.Join(dir, ManifestName))
@@ -112,13 +112,76 @@ func (m *Manifest) highest() map[Partition]uint64 {
 // the manifest, fsync of dir. A crash leaves the old or the new manifest,
 // never a mix.
 func (m *Manifest) write(dir string) error {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	data, err := appendLines(nil, m.Files)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(dir, ManifestName, data)
+}
+
+// appendLines appends items to data as JSON lines, the form of both
+// manifests.
+func appendLines[T any](data []byte, items []T) ([]byte, error) {
+	b := bytes.NewBuffer(data)
+	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
-	for i := range m.Files {
-		if err := enc.Encode(&m.Files[i]); err != nil {
-			return fmt.Errorf("encode manifest: %w", err)
+	for i := range items {
+		if err := enc.Encode(&items[i]); err != nil {
+			return nil, fmt.Errorf("encode manifest: %w", err)
 		}
 	}
-	return writeFileAtomic(dir, ManifestName, b.Bytes())
+	return b.Bytes(), nil
+}
+
+// manifestCopy is a process's copy of the manifest as it last wrote it:
+// the files, their encoding, and the written file's identity. Every
+// change of the manifest replaces the file by a rename, so a manifest
+// that is still the same file (device and inode), with the same size and
+// modification time, is the version written: a writer committing again
+// need not read and decode the whole manifest, which grows with every
+// file committed, to see whether a compaction changed it.
+type manifestCopy struct {
+	m    *Manifest
+	data []byte
+	fi   fs.FileInfo
+}
+
+// current returns the manifest of dir, from c when the file on disk is
+// still the one c describes, else read again; the manifest lock held.
+func (c *manifestCopy) current(dir string) (m *Manifest, data []byte, reread bool, err error) {
+	if c.fi != nil {
+		if fi, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil && sameVersion(c.fi, fi) {
+			return c.m, c.data, false, nil
+		}
+	}
+	if m, err = rereadManifest(dir); err != nil {
+		return nil, nil, false, err
+	}
+	data, err = appendLines(nil, m.Files)
+	return m, data, true, err
+}
+
+// add writes the manifest data followed by files to dir, atomically, and
+// keeps the new version as c.
+func (c *manifestCopy) add(dir string, m *Manifest, data []byte, files []File) error {
+	data, err := appendLines(data, files) // in place: c's own, and its length is kept on failure
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(dir, ManifestName, data); err != nil {
+		return err
+	}
+	next := &Manifest{Files: append(m.Files, files...)} // as for data
+	fi, err := os.Stat(filepath.Join(dir, ManifestName))
+	if err != nil {
+		fi = nil // read it again next time
+	}
+	*c = manifestCopy{m: next, data: data, fi: fi}
+	return nil
+}
+
+// sameVersion reports whether a and b describe the same version of a file
+// replaced only by renames.
+func sameVersion(a, b fs.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }

@@ -34,12 +34,12 @@ import (
 // leftover (a lost manifest, or a directory of another writer): recover
 // then removes nothing and returns an error wrapping [ErrManifest].
 func (w *Writer) recover(l *leftovers, exists bool) error {
-	n, err := l.remove(w.cfg.Dir, w.manifest, exists, w.log)
+	n, err := l.remove(w.cfg.Dir, w.man.m, exists, w.log)
 	w.stats.Removed += n
 	if err != nil {
 		return err
 	}
-	for _, f := range w.manifest.Files {
+	for _, f := range w.man.m.Files {
 		if _, err := os.Stat(filepath.Join(w.cfg.Dir, filepath.FromSlash(f.Path))); err != nil {
 			w.log.Warn("committed file missing", KeyFile, f.Path, KeyError, err.Error())
 		}

@@ -35,7 +35,7 @@ type Writer struct {
 	enc  *encoder
 	buf  *bufio.Writer // between the encoder and the file, reused
 
-	manifest *Manifest
+	man      manifestCopy // the manifest as last read or written
 	high     map[Partition]uint64 // last committed sequence per partition
 	parts    map[Partition]*part
 	buffered int64  // bytes held by open parts
@@ -128,7 +128,7 @@ func (w *Writer) open() error {
 	if err != nil {
 		return err
 	}
-	w.manifest = m
+	w.man = manifestCopy{m: m}
 	w.high = m.highest()
 	if err := w.recover(l, exists); err != nil {
 		return err
@@ -136,7 +136,7 @@ func (w *Writer) open() error {
 	if !exists {
 		// An empty manifest from the start: part files found later without
 		// one are then not mistaken for a crash's leftovers.
-		return w.manifest.write(w.cfg.Dir)
+		return w.man.add(w.cfg.Dir, m, nil, nil)
 	}
 	return nil
 }
@@ -243,7 +243,7 @@ func (w *Writer) Stats() Stats { return w.stats }
 // last read or wrote the manifest (at open and at each commit): a
 // concurrent [Compact]'s change shows from the next commit on. The slice
 // is the writer's own: do not modify it.
-func (w *Writer) Manifest() []File { return w.manifest.Files }
+func (w *Writer) Manifest() []File { return w.man.m.Files }
 
 // CommitDue commits every part opened Config.PartAge or longer before
 // now. Call it periodically (every few seconds, or when the consumer's
@@ -445,7 +445,7 @@ func (w *Writer) record(ctx context.Context, batch []written) (err error) {
 		return err
 	}
 	defer ml.unlock()
-	m, err := reread(w.cfg.Dir)
+	m, data, reread, err := w.man.current(w.cfg.Dir)
 	if err != nil {
 		return err
 	}
@@ -463,15 +463,20 @@ func (w *Writer) record(ctx context.Context, batch []written) (err error) {
 		}
 	}
 	w.step("renamed")
-	for _, wr := range batch {
-		m.Files = append(m.Files, wr.file)
+	files := make([]File, len(batch))
+	for i, wr := range batch {
+		files[i] = wr.file
 	}
-	if err := m.write(w.cfg.Dir); err != nil {
+	if err := w.man.add(w.cfg.Dir, m, data, files); err != nil {
 		return err
 	}
-	w.manifest = m
-	for p, s := range m.highest() {
-		w.high[p] = max(w.high[p], s)
+	if reread {
+		for p, s := range m.highest() { // what a compaction changed
+			w.high[p] = max(w.high[p], s)
+		}
+	}
+	for _, f := range files {
+		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
 	}
 	return nil
 }
