@@ -35,7 +35,7 @@ type Writer struct {
 	enc  *encoder
 	buf  *bufio.Writer // between the encoder and the file, reused
 
-	man      manifestCopy // the manifest as last read or written
+	man      manifestCopy         // the manifest as last read or written
 	high     map[Partition]uint64 // last committed sequence per partition
 	parts    map[Partition]*part
 	buffered int64  // bytes held by open parts
