@@ -90,12 +90,20 @@
 //  1. sorts its rows and writes them to .part-<first>-<last>.parquet.tmp in
 //     the partition's directory, then fsyncs the file;
 //  2. takes the manifest lock (an OS file lock on _manifest.lock) and reads
-//     the manifest again;
+//     the manifest again, unless the file is still the one this writer
+//     wrote last (same inode, size and modification time: every change
+//     replaces it by a rename, so a compaction's change shows);
 //  3. renames the file to part-<first>-<last>.parquet and fsyncs the
 //     directory (and the parents of directories it created);
 //  4. appends a [File] record (path, rows, bytes, sha256, stream range,
 //     min/max ts) to the manifest, which is rewritten atomically (temporary
 //     file, fsync, rename, fsync), and releases the lock.
+//
+// The parts due at one [Writer.CommitDue] or [Writer.Flush] go through
+// these steps together: each written (1), then all renamed and recorded
+// under one holding of the lock with one manifest write. A backfill of
+// months of history has hundreds of day partitions open; one manifest
+// write per file made committing them quadratic in the files committed.
 //
 // Every change of the manifest (a Writer's commit, the clean-up at
 // [NewWriter], a [Compact] merge) is such a read-modify-write under the
