@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -113,24 +114,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		defer func() { stopStatus(); sw.Wait() }()
 	}
 
-	var wg sync.WaitGroup
-	var tailErr, ixErr, exErr error
-	wg.Go(func() { tailErr = rt.Run(ctx) })
-	wg.Go(func() {
-		if ixErr = ri.Run(ctx); ixErr != nil {
-			cancel() // nothing is counted any more: stop the others
-		}
-	})
-	wg.Go(func() {
-		if exErr = re.Run(ctx); exErr != nil {
-			cancel()
-		}
-	})
+	// One group of the three stages: the first that fails stops the
+	// others (a tailer that cannot go on must not leave an indexer serving
+	// numbers that no longer grow), and its error is the command's.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return rt.Run(gctx) })
+	g.Go(func() error { return ri.Run(gctx) })
+	g.Go(func() error { return re.Run(gctx) })
 	if *once {
-		all, err := waitCounted(ctx, rt, ri.Indexer, re.Exporter, b.JS, n.Stream)
+		all, err := waitCounted(gctx, rt, ri.Indexer, re.Exporter, b.JS, n.Stream)
 		cancel()
-		wg.Wait()
-		if err := errors.Join(err, tailErr, ixErr, exErr); err != nil {
+		if gerr := g.Wait(); gerr != nil {
+			return gerr // a stage's failure, not the wait it ended
+		}
+		if err != nil {
 			return err
 		}
 		if *asJSON {
@@ -141,8 +138,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		return app.WriteSessionsTable(stdout, all)
 	}
-	wg.Wait()
-	return errors.Join(tailErr, ixErr, exErr)
+	return g.Wait()
 }
 
 // waitCounted waits until the tailer has published everything it found,

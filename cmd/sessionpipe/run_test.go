@@ -129,3 +129,20 @@ func TestRun_OnceDoesNotWaitOnStubs(t *testing.T) {
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &live))
 	require.Equal(t, offline, live)
 }
+
+// A stage that fails stops the others and the command: here the tailer
+// cannot read its checkpoints. Before, the indexer and the exporter went
+// on serving numbers that no longer grew, and the process ran until
+// Ctrl-C with the failure only in its log.
+func TestRun_StageFailureStopsTheOthers(t *testing.T) {
+	data := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(data, "tailer"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(data, "tailer", "checkpoints.json"), []byte("{not json"), 0o644))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"run", "-data-dir", data, "-nats-port", "-1", "-http", "127.0.0.1:0", "-metrics", "", corpus}, &stdout, &stderr)
+	require.NoError(t, ctx.Err(), "run returned by itself, not at the test's deadline")
+	require.NotEqual(t, exitOK, code)
+	require.Contains(t, stderr.String(), "checkpoint")
+}
