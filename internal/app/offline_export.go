@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
@@ -96,23 +97,21 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 		return OfflineResult{}, err
 	}
 
+	// As in run: a stage that fails stops the other and the export.
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return rt.Run(gctx) })
+	g.Go(func() error { return ex.Run(gctx) })
 	var wg sync.WaitGroup
-	var tailErr, exErr error
-	wg.Go(func() { tailErr = rt.Run(ctx) })
-	wg.Go(func() {
-		if exErr = ex.Run(ctx); exErr != nil {
-			cancel()
-		}
-	})
 	if progress != nil {
-		wg.Go(func() { offlineProgress(ctx, rt.Tailer, ex, progress) })
+		wg.Go(func() { offlineProgress(gctx, rt.Tailer, ex, progress) })
 	}
-	err = waitExported(ctx, rt, ex, b, n.Stream.WithDefaults().Name)
+	err = waitExported(gctx, rt, ex, b, n.Stream.WithDefaults().Name)
 	cancel()
+	gerr := g.Wait()
 	wg.Wait()
 	res := OfflineResult{Tail: rt.Tailer.Metrics().Snapshot(), Export: ex.Stats(), Took: time.Since(start)}
-	if err := errors.Join(exErr, tailErr); err != nil {
-		return res, err
+	if gerr != nil {
+		return res, gerr // a stage's failure, not the wait it ended
 	}
 	return res, err
 }
