@@ -66,3 +66,41 @@ func writeEntries(b *testing.B, w *export.Writer, entries []schema.Entry) {
 	}
 	require.NoError(b, w.Close(ctx))
 }
+
+// BenchmarkWriter_SmallFiles writes the entries of a generated 8 MB corpus
+// spread over 500 days and flushes every 2,000 entries: what a backfill
+// of months of history does under a short -part-age (many small day
+// files, each its own Parquet writer), where the cost per file dominates.
+func BenchmarkWriter_SmallFiles(b *testing.B) {
+	entries := generatedEntries(b, 8<<20)
+	day0 := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+	var size int64
+	for i := range entries {
+		entries[i].Raw = nil
+		entries[i].TS = day0.AddDate(0, 0, i%500).Add(time.Duration(i) * time.Millisecond)
+		size += int64(len(entries[i].AppendJSON(nil)) + 1)
+	}
+	b.ReportAllocs()
+	b.SetBytes(size)
+	var files int64
+	cpu0 := cpuTime(b)
+	for b.Loop() {
+		dir, err := os.MkdirTemp(b.TempDir(), "out")
+		require.NoError(b, err)
+		w, err := export.NewWriter(export.Config{Dir: dir})
+		require.NoError(b, err)
+		ctx := b.Context()
+		for i := range entries {
+			require.NoError(b, w.Write(ctx, &entries[i], uint64(i+1)))
+			if i%2000 == 1999 {
+				require.NoError(b, w.Flush(ctx))
+			}
+		}
+		require.NoError(b, w.Close(ctx))
+		files = w.Stats().Files
+	}
+	cpu := (cpuTime(b) - cpu0).Seconds()
+	b.ReportMetric(float64(files), "files")
+	b.ReportMetric(float64(files)*float64(b.N)/cpu, "files/cpu-s")
+	b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu, "MB/cpu-s")
+}

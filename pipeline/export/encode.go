@@ -64,7 +64,8 @@ func newEncoder(cfg Config) (*encoder, error) {
 
 // encode writes p's rows, sorted, as one Parquet file to w.
 func (c *encoder) encode(w io.Writer, p *part) error {
-	c.pw = parquet.NewGenericWriter[row](w, partWriterOptions(c.cfg, c.codec)...)
+	opts := append(partWriterOptions(c.cfg, c.codec), parquet.PageBufferSize(pageBufferBytes(p.size(), c.cfg.PageBytes)))
+	c.pw = parquet.NewGenericWriter[row](w, opts...)
 	defer func() { c.pw = nil }()
 	pw := c.pw
 	for _, kv := range [...][2]string{
@@ -94,6 +95,22 @@ func (c *encoder) encode(w io.Writer, p *part) error {
 		return fmt.Errorf("close parquet writer: %w", err)
 	}
 	return nil
+}
+
+// pageBufferBytes sizes the page buffers of a file of a part holding
+// partBytes: parquet-go allocates each column's buffer at the page size
+// up front (about 1 MiB for each of some forty columns at the default),
+// which a small file (a quiet partition, or a backfill of months cut into
+// day files) would allocate and clear for a few rows. No column of a part
+// holds more than the part's bytes, so a buffer of that size (rounded up
+// to a power of two, at least 64 KiB, at most pageBytes) gives the same
+// pages; a larger part gets pageBytes.
+func pageBufferBytes(partBytes int64, pageBytes int) int {
+	n := 64 << 10
+	for n < pageBytes && int64(n) < partBytes {
+		n *= 2
+	}
+	return min(n, pageBytes)
 }
 
 func (c *encoder) flush() error {
