@@ -118,9 +118,20 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// others (a tailer that cannot go on must not leave an indexer serving
 	// numbers that no longer grow), and its error is the command's.
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return rt.Run(gctx) })
-	g.Go(func() error { return ri.Run(gctx) })
-	g.Go(func() error { return re.Run(gctx) })
+	stage := func(name string, run func(context.Context) error) {
+		g.Go(func() error {
+			err := run(gctx)
+			if err != nil && gctx.Err() != nil {
+				// The group returns the first failure; one that comes while
+				// stopping for it would be lost.
+				log.Error(name+" failed while stopping", "error", err)
+			}
+			return err
+		})
+	}
+	stage("tailer", rt.Run)
+	stage("indexer", ri.Run)
+	stage("exporter", re.Run)
 	if *once {
 		all, err := waitCounted(gctx, rt, ri.Indexer, re.Exporter, b.JS, n.Stream)
 		cancel()

@@ -601,25 +601,30 @@ func (c *compactor) mergeInto(ctx context.Context, path string, ins []mergeInput
 // were, renames the synced temporary file tmp to out's path, syncs the
 // directory and rewrites the manifest with the inputs replaced by out
 // (added last, as the file committed last). On error tmp is removed, and
-// so is the renamed file if the manifest could not be written: the
-// inputs stay listed.
+// so is the renamed file, under the lock, if the manifest was not
+// changed: the inputs stay listed. A manifest renamed into place but not
+// synced ([ErrNotDurable]) lists the merged file instead of the inputs:
+// the merged file stays (the inputs, unlisted, are a leftover to remove;
+// had the manifest's rename not survived a crash, the merged file would
+// be the leftover and the inputs listed still).
 func (c *compactor) switchFiles(ctx context.Context, tmp string, inputs []File, out File) (err error) {
 	root := c.cfg.Dir
 	final := filepath.Join(root, filepath.FromSlash(out.Path))
+	ml, err := lockManifest(ctx, root)
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	defer ml.unlock()
 	renamed := false
-	defer func() {
+	defer func() { // before the unlock
 		if err != nil {
 			os.Remove(tmp)
-			if renamed {
+			if renamed && !errors.Is(err, ErrNotDurable) {
 				os.Remove(final)
 			}
 		}
 	}()
-	ml, err := lockManifest(ctx, root)
-	if err != nil {
-		return err
-	}
-	defer ml.unlock()
 	m, err := rereadManifest(root)
 	if err != nil {
 		return err

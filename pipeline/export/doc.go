@@ -99,6 +99,14 @@
 //     min/max ts) to the manifest, which is rewritten atomically (temporary
 //     file, fsync, rename, fsync), and releases the lock.
 //
+// If the manifest was renamed into place but its directory could not be
+// synced (an I/O error), the change is visible but not known to be
+// durable: the Writer stops ([ErrNotDurable]; an [Exporter] returns it)
+// and acknowledges nothing of it, and the next Writer decides at open
+// from what the disk holds. A rename that fails in a batch (a partition's
+// directory moved away meanwhile) records the files renamed before it;
+// on any other failure the files renamed are removed under the lock.
+//
 // The parts due at one [Writer.CommitDue] or [Writer.Flush] go through
 // these steps together: each written (1), then all renamed and recorded
 // under one holding of the lock with one manifest write. A backfill of
@@ -107,7 +115,8 @@
 //
 // Every change of the manifest (a Writer's commit, the clean-up at
 // [NewWriter], a [Compact] merge) is such a read-modify-write under the
-// manifest lock, so none is lost, and the lock is held for milliseconds
+// manifest lock, so none is lost, and the lock is held only for the renames,
+// a directory sync per partition committed and the manifest's write
 // (encoding happens before it). Because a file is renamed into place and
 // recorded under one holding of the lock, whoever holds it sees no file
 // between the two: a Parquet file the manifest does not list is always a

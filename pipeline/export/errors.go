@@ -22,6 +22,15 @@ var (
 	// to list; an operator must repair or remove the manifest.
 	ErrManifest = errors.New("export: bad manifest")
 
+	// ErrNotDurable reports a file (a manifest) renamed into place whose
+	// directory could not then be synced: the new version is visible, and
+	// may or may not survive a crash. A [Writer] whose manifest change
+	// ends so stops: every later call returns the error, nothing it held
+	// is acknowledged, and a new Writer (a restarted process) decides at
+	// open from what the disk holds. Retrying in place could list a file
+	// twice, or lose one.
+	ErrNotDurable = errors.New("export: change not known to be durable")
+
 	// ErrInvalidSeq is returned by [Writer.Write] for sequence 0, which no
 	// stream message has; the entry is not taken. It is a bug in the
 	// caller.

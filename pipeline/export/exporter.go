@@ -101,7 +101,8 @@ type Exporter struct {
 	saved   uint64 // state.Committed as last saved
 	saveErr error
 
-	flush    chan struct{} // CommitNow's requests to the commit loop
+	flush    chan struct{}           // CommitNow's requests to the commit loop
+	stop     context.CancelCauseFunc // ends the active run; set before it starts
 	active   atomic.Bool
 	consumer atomic.Pointer[bus.Consumer]
 	forged   atomic.Int64 // entries or chunks whose body names another host than their subject
@@ -159,7 +160,10 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 // the Parquet root and the archive (their locks held while active),
 // checks that they were exported from this stream, and consumes from
 // the committed position. When ctx ends it commits what is open (as on
-// SIGTERM), saves the position and returns nil.
+// SIGTERM), saves the position and returns nil. It returns an error
+// wrapping [ErrNotDurable] when a change of the Parquet manifest could
+// not be synced: restart it (a supervisor, or the operator), and the
+// restarted exporter recovers from what the disk holds.
 func (x *Exporter) Run(ctx context.Context) error {
 	lease, err := bus.NewLease(x.cfg.JS, bus.LeaseConfig{Role: "exporter." + x.cfg.Name, TTL: x.cfg.LeaseTTL, Logger: x.cfg.Logger})
 	if err != nil {
@@ -214,17 +218,30 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	}
 	x.consumer.Store(c)
 	x.log.Info("exporter active", "consumer", x.cfg.Name, "resume_seq", start, "parquet", x.cfg.Parquet.Dir, "archive", x.cfg.Archive.Dir)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	x.stop = cancel
 	var wg sync.WaitGroup
 	wg.Go(func() { x.commitLoop(runCtx) })
 	err = c.Run(runCtx, x.apply)
-	cancel()
+	cancel(nil)
 	wg.Wait()
+	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) {
+		return cause // the Parquet writer stopped: a restart recovers
+	}
 	if ctx.Err() != nil {
 		err = nil
 	}
 	return err
+}
+
+// stopIfFailed ends the active run when err says the Parquet writer
+// stopped ([ErrNotDurable]): retrying could list a file twice, and
+// running on without exporting would hide it.
+func (x *Exporter) stopIfFailed(err error) {
+	if errors.Is(err, ErrNotDurable) && x.stop != nil {
+		x.stop(err)
+	}
 }
 
 // open opens the writers and reads and checks the saved position.
@@ -341,6 +358,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		}
 		if err := x.w.Write(ctx, &d.Entry, d.Seq); err != nil {
 			x.errs.Add(1)
+			x.stopIfFailed(err)
 			return err
 		}
 	}
@@ -422,6 +440,7 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 		err = x.saveLocked(false)
 	}
 	x.mu.Unlock()
+	x.stopIfFailed(err)
 	if err != nil && ctx.Err() == nil {
 		x.errs.Add(1)
 		x.log.Error("exporter commit failed; retrying", KeyError, err)

@@ -24,7 +24,8 @@ func isTmp(base string) bool {
 }
 
 // writeFileAtomic writes data to dir/name through a temporary file in dir:
-// write, fsync, rename, fsync dir.
+// write, fsync, rename, fsync dir. An error after the rename (the
+// directory's fsync) wraps [ErrNotDurable]: the new content is in place.
 func writeFileAtomic(dir, name string, data []byte) error {
 	tmp := filepath.Join(dir, tmpName(name))
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -46,8 +47,15 @@ func writeFileAtomic(dir, name string, data []byte) error {
 		os.Remove(tmp)
 		return fmt.Errorf("rename %s: %w", tmp, err)
 	}
-	return syncDir(dir)
+	if err := afterRename(dir, name); err != nil {
+		return fmt.Errorf("%w: %s: %w", ErrNotDurable, filepath.Join(dir, name), err)
+	}
+	return nil
 }
+
+// afterRename syncs dir after name was renamed into it; tests replace it
+// to make that fsync fail.
+var afterRename = func(dir, name string) error { return syncDir(dir) }
 
 // syncDir fsyncs a directory, making the names created, renamed or
 // removed in it durable.

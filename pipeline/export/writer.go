@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,6 +44,7 @@ type Writer struct {
 	dirs     map[string]bool
 	stats    Stats
 	closed   bool
+	failed   error // set by fail: the writer takes nothing more
 
 	// hook, when set (by tests), is called at each step of a commit:
 	// "written" (temporary file synced), "renamed" (renamed, directory
@@ -156,6 +158,9 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 	if w.closed {
 		return ErrClosed
 	}
+	if w.failed != nil {
+		return w.failed
+	}
 	if seq == 0 {
 		return ErrInvalidSeq
 	}
@@ -255,6 +260,9 @@ func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 	if w.closed {
 		return ErrClosed
 	}
+	if w.failed != nil {
+		return w.failed
+	}
 	var due []*part
 	for _, pt := range w.sortedParts() {
 		if now.Sub(pt.opened) >= w.cfg.PartAge {
@@ -274,6 +282,9 @@ func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 func (w *Writer) Flush(ctx context.Context) error {
 	if w.closed {
 		return ErrClosed
+	}
+	if w.failed != nil {
+		return w.failed
 	}
 	if len(w.parts) == 0 {
 		return nil
@@ -374,11 +385,11 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 	if len(batch) == 0 {
 		return werr
 	}
-	if err := w.record(ctx, batch); err != nil {
-		return err
+	n, err := w.record(ctx, batch)
+	if n > 0 {
+		w.step("recorded")
 	}
-	w.step("recorded")
-	for _, wr := range batch {
+	for _, wr := range batch[:n] {
 		pt, f := wr.pt, wr.file
 		delete(w.parts, pt.partition)
 		w.buffered -= pt.size()
@@ -386,6 +397,9 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 		w.stats.Rows += f.Rows
 		w.stats.Bytes += f.Bytes
 		w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+	}
+	if err != nil {
+		return err
 	}
 	return werr
 }
@@ -424,51 +438,73 @@ func (w *Writer) writePart(pt *part) (written, error) {
 
 // record renames the synced temporary files of batch to their names and
 // adds them to the manifest, all under the manifest lock, re-reading the
-// manifest first so that a concurrent compaction's change is kept.
-// Holding the lock from the renames to the record means that whoever
-// holds it sees no file renamed and not yet recorded: an unlisted Parquet
-// file is then always a crash's leftover. On error the temporary files
-// not yet renamed are removed, and renamed files that could not be
-// recorded stay unlisted: whoever next holds the lock to clean up removes
-// them, or the retried commit of the part renames over them.
-func (w *Writer) record(ctx context.Context, batch []written) (err error) {
+// manifest first if another process replaced it (a compaction's change is
+// kept). Holding the lock from the renames to the record means that
+// whoever holds it sees no file renamed and not yet recorded: an unlisted
+// Parquet file is then always a crash's leftover.
+//
+// It returns how many of batch's files, from the first, it recorded: a
+// rename that fails (the partition's directory moved away since the file
+// was written) records those renamed before it and returns its error. On
+// any other error it records none, and removes the files it renamed,
+// still under the lock, so that readers globbing the directory never see
+// a file beside the one a retry writes for the same part. The temporary
+// files not renamed are removed. A manifest renamed into place but not
+// synced ([ErrNotDurable]) lists the files: they stay, and the writer
+// stops (see [Writer.failed]).
+func (w *Writer) record(ctx context.Context, batch []written) (recorded int, err error) {
 	renamed := 0
 	defer func() {
-		if err != nil {
-			for _, wr := range batch[renamed:] {
-				os.Remove(wr.tmp)
-			}
+		for _, wr := range batch[renamed:] {
+			os.Remove(wr.tmp)
 		}
 	}()
 	ml, err := lockManifest(ctx, w.cfg.Dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer ml.unlock()
 	m, data, reread, err := w.man.current(w.cfg.Dir)
 	if err != nil {
-		return err
+		return 0, err
 	}
+	final := func(wr written) string { return filepath.Join(wr.dir, path.Base(wr.file.Path)) }
+	unrename := func() {
+		for _, wr := range batch[:renamed] {
+			os.Remove(final(wr))
+		}
+	}
+	var renameErr error
 	dirs := make(map[string]bool)
 	for _, wr := range batch {
-		if err := os.Rename(wr.tmp, filepath.Join(wr.dir, path.Base(wr.file.Path))); err != nil {
-			return fmt.Errorf("rename %s: %w", wr.tmp, err)
+		if err := os.Rename(wr.tmp, final(wr)); err != nil {
+			renameErr = fmt.Errorf("rename %s: %w", wr.tmp, err)
+			break
 		}
 		renamed++
 		dirs[wr.dir] = true
 	}
+	if renamed == 0 {
+		return 0, renameErr
+	}
 	for dir := range dirs {
 		if err := syncDir(dir); err != nil {
-			return err
+			unrename()
+			return 0, err
 		}
 	}
 	w.step("renamed")
-	files := make([]File, len(batch))
-	for i, wr := range batch {
+	files := make([]File, renamed)
+	for i, wr := range batch[:renamed] {
 		files[i] = wr.file
 	}
 	if err := w.man.add(w.cfg.Dir, m, data, files); err != nil {
-		return err
+		if errors.Is(err, ErrNotDurable) {
+			w.fail(err)
+		} else {
+			unrename()
+		}
+		return 0, err
 	}
 	if reread {
 		for p, s := range m.highest() { // what a compaction changed
@@ -478,7 +514,14 @@ func (w *Writer) record(ctx context.Context, batch []written) (err error) {
 	for _, f := range files {
 		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
 	}
-	return nil
+	return renamed, renameErr
+}
+
+// fail stops the writer after a change it cannot know the fate of: every
+// later call returns err.
+func (w *Writer) fail(err error) {
+	w.failed = fmt.Errorf("writer stopped, restart to recover: %w", err)
+	w.log.Error("manifest change not known to be durable: the writer stops; a restart recovers from what the disk holds", KeyError, err.Error())
 }
 
 // writeTemp encodes pt into the file tmp and fsyncs it, returning the

@@ -1,0 +1,170 @@
+package export_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+)
+
+// listedOnDisk checks that the Parquet files on disk are exactly those the
+// manifest lists, and returns the rows and distinct sequences a reader
+// globbing the directory sees.
+func listedOnDisk(t *testing.T, dir string) (rows, seqs int64) {
+	t.Helper()
+	m, err := export.ReadManifest(dir)
+	require.NoError(t, err)
+	var listed []string
+	for _, f := range m.Files {
+		listed = append(listed, f.Path)
+	}
+	tmps, parts := scan(t, dir)
+	require.Empty(t, tmps, "no temporary file left")
+	require.ElementsMatch(t, listed, parts, "files on disk = files listed")
+	if len(parts) == 0 {
+		return 0, 0
+	}
+	require.NoError(t, openDuckDB(t).QueryRow(`SELECT count(*), count(DISTINCT seq) FROM `+glob(dir)).Scan(&rows, &seqs))
+	return rows, seqs
+}
+
+// A batch whose rename fails midway (a partition's directory moved to cold
+// storage between writing and recording) records the files renamed
+// before it and leaves no unlisted file for readers to see twice; the
+// rest stays open and is committed later.
+func TestWriter_RenameFailsMidBatch(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	w := mustWriter(t, export.Config{Dir: dir})
+	for i, host := range []string{"a", "b", "c"} {
+		e := entryAt(host, "s", "t")
+		require.NoError(t, w.Write(ctx, &e, uint64(i+1)))
+	}
+	hostB := filepath.Join(dir, "format=claude-code", "date=2026-07-01", "host=b")
+	written := 0
+	export.SetHook(w, func(s string) {
+		if s == "written" {
+			if written++; written == 3 {
+				require.NoError(t, os.Rename(hostB, filepath.Join(t.TempDir(), "cold")))
+			}
+		}
+	})
+	require.ErrorIs(t, w.Flush(ctx), os.ErrNotExist)
+	require.Len(t, w.Manifest(), 1)
+	require.Equal(t, uint64(1), w.Committed(), "a committed; b and c open")
+	rows, seqs := listedOnDisk(t, dir)
+	require.Equal(t, []int64{1, 1}, []int64{rows, seqs})
+
+	export.SetHook(w, nil)
+	e := entryAt("a", "s", "t2")
+	require.NoError(t, w.Write(ctx, &e, 4))
+	require.NoError(t, w.Close(ctx))
+	require.Equal(t, uint64(4), w.Committed())
+	rows, seqs = listedOnDisk(t, dir)
+	require.Equal(t, []int64{4, 4}, []int64{rows, seqs})
+}
+
+// A manifest renamed into place whose directory then cannot be synced
+// (an I/O error) is visible but not known to be durable: the writer
+// stops (retrying would list the file a second time), acknowledges
+// nothing of it, and a new writer recovers from what the disk holds:
+// every entry once.
+func TestWriter_ManifestNotDurableStopsTheWriter(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	w := mustWriter(t, export.Config{Dir: dir})
+	first := entryAt("a", "s", "t")
+	require.NoError(t, w.Write(ctx, &first, 1))
+	restore := export.FailSyncAfterRename(export.ManifestName, errors.New("input/output error"))
+	defer restore()
+	err := w.Flush(ctx)
+	require.ErrorIs(t, err, export.ErrNotDurable)
+	require.Equal(t, uint64(0), w.Committed(), "nothing acknowledged")
+
+	second := entryAt("a", "s", "t2")
+	require.ErrorIs(t, w.Write(ctx, &second, 2), export.ErrNotDurable, "the writer takes nothing more")
+	require.ErrorIs(t, w.CommitDue(ctx, farFuture), export.ErrNotDurable)
+	require.ErrorIs(t, w.Close(ctx), export.ErrNotDurable)
+
+	// The restarted process: the entries are delivered again.
+	w2 := mustWriter(t, export.Config{Dir: dir})
+	require.NoError(t, w2.Write(ctx, &first, 1))
+	require.NoError(t, w2.Write(ctx, &second, 2))
+	require.NoError(t, w2.Close(ctx))
+	require.Equal(t, int64(1), w2.Stats().Skipped, "seq 1 is in the listed file")
+	rows, seqs := listedOnDisk(t, dir)
+	require.Equal(t, []int64{2, 2}, []int64{rows, seqs})
+}
+
+// The same failure in a compaction: the manifest now lists the merged
+// file instead of its inputs, so the merged file must stay; the inputs
+// are the leftover, removed at the next clean-up. Nothing is lost.
+func TestCompact_ManifestNotDurableKeepsTheMergedFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	w := mustWriter(t, export.Config{Dir: dir})
+	for i := range 2 {
+		e := entryAt("a", "s", fmt.Sprint("t", i)) // two entries (compaction keeps one row per key)
+		require.NoError(t, w.Write(ctx, &e, uint64(i+1)))
+		require.NoError(t, w.Flush(ctx))
+	}
+	require.NoError(t, w.Close(ctx))
+	restore := export.FailSyncAfterRename(export.ManifestName, errors.New("input/output error"))
+	_, err := export.Compact(ctx, compactConfig(dir))
+	restore()
+	require.ErrorIs(t, err, export.ErrNotDurable)
+	m, err := export.ReadManifest(dir)
+	require.NoError(t, err)
+	require.Len(t, m.Files, 1)
+	require.True(t, strings.Contains(m.Files[0].Path, "-c"), "the merged file is listed: %s", m.Files[0].Path)
+	require.FileExists(t, filepath.Join(dir, filepath.FromSlash(m.Files[0].Path)))
+
+	require.NoError(t, mustWriter(t, export.Config{Dir: dir}).Close(ctx)) // the clean-up at open
+	rows, seqs := listedOnDisk(t, dir)
+	require.Equal(t, []int64{2, 2}, []int64{rows, seqs})
+}
+
+// An exporter whose Parquet manifest change is not known to be durable
+// stops with the error (a supervisor restarts it), rather than retrying
+// in place or running on without exporting; the next run exports every
+// entry once.
+func TestExporter_StopsWhenManifestNotDurable(t *testing.T) {
+	e := newExportEnv(t)
+	e.publishFile("host-a", "s1", 20)
+	e.run()
+	e.publishFile("host-a", "s2", 20)
+
+	restore := export.FailSyncAfterRename(export.ManifestName, errors.New("input/output error"))
+	defer restore()
+	x, err := export.NewExporter(export.ExporterConfig{
+		JS:             e.js,
+		Parquet:        export.Config{Dir: e.out, PartAge: 100 * time.Millisecond},
+		Archive:        export.ArchiveConfig{Dir: e.archive},
+		CommitInterval: 50 * time.Millisecond,
+		LeaseTTL:       2 * time.Second,
+	})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- x.Run(t.Context()) }()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, export.ErrNotDurable)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the exporter went on after its manifest change was not known to be durable")
+	}
+	restore()
+
+	e.run()
+	rows, seqs := listedOnDisk(t, e.out)
+	require.Equal(t, []int64{40, 40}, []int64{rows, seqs})
+	var keys int64
+	require.NoError(t, openDuckDB(t).QueryRow(`SELECT count(DISTINCT key) FROM `+glob(e.out)).Scan(&keys))
+	require.Equal(t, int64(40), keys)
+}
