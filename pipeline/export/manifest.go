@@ -149,10 +149,8 @@ type manifestCopy struct {
 // current returns the manifest of dir, from c when the file on disk is
 // still the one c describes, else read again; the manifest lock held.
 func (c *manifestCopy) current(dir string) (m *Manifest, data []byte, reread bool, err error) {
-	if c.fi != nil {
-		if fi, err := os.Stat(filepath.Join(dir, ManifestName)); err == nil && sameVersion(c.fi, fi) {
-			return c.m, c.data, false, nil
-		}
+	if c.fi != nil && c.unchanged(dir) {
+		return c.m, c.data, false, nil
 	}
 	if m, err = rereadManifest(dir); err != nil {
 		return nil, nil, false, err
@@ -178,6 +176,29 @@ func (c *manifestCopy) add(dir string, m *Manifest, data []byte, files []File) e
 	}
 	*c = manifestCopy{m: next, data: data, fi: fi}
 	return nil
+}
+
+// unchanged reports whether the manifest in dir is still the version c
+// wrote: the same file (opened, so that a network file system revalidates
+// its attributes), size and modification time, and the same last line
+// (a compaction always writes its merged file last). Any doubt reads it
+// again.
+func (c *manifestCopy) unchanged(dir string) bool {
+	f, err := os.Open(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !sameVersion(c.fi, fi) || fi.Size() != int64(len(c.data)) {
+		return false
+	}
+	last := c.data[bytes.LastIndexByte(bytes.TrimSuffix(c.data, []byte("\n")), '\n')+1:]
+	buf := make([]byte, len(last))
+	if _, err := f.ReadAt(buf, fi.Size()-int64(len(last))); err != nil && len(buf) > 0 {
+		return false
+	}
+	return bytes.Equal(buf, last)
 }
 
 // sameVersion reports whether a and b describe the same version of a file
