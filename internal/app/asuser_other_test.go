@@ -1,0 +1,8 @@
+//go:build !unix
+
+package app
+
+import "testing"
+
+// rerunAsNobody reports false: there is no other user to run as here.
+func rerunAsNobody(t *testing.T) bool { return false }
