@@ -40,6 +40,7 @@ func rerunAsNobody(t *testing.T) bool {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run", "^"+t.Name()+"$", "-test.v", "-test.count=1")
+	cmd.Dir = bin // the checkout may sit where nobody cannot go
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	cmd.Env = append(os.Environ(), "HOME="+os.TempDir(), "TMPDIR="+os.TempDir())
 	out, err := cmd.CombinedOutput()
