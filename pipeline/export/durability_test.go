@@ -15,24 +15,13 @@ import (
 )
 
 // listedOnDisk checks that the Parquet files on disk are exactly those the
-// manifest lists, and returns the rows and distinct sequences a reader
-// globbing the directory sees.
+// manifest lists, each once ([checkDir]), and returns the rows and
+// distinct sequences a reader globbing the directory sees ([counts]).
 func listedOnDisk(t *testing.T, dir string) (rows, seqs int64) {
 	t.Helper()
-	m, err := export.ReadManifest(dir)
-	require.NoError(t, err)
-	var listed []string
-	for _, f := range m.Files {
-		listed = append(listed, f.Path)
-	}
-	tmps, parts := scan(t, dir)
-	require.Empty(t, tmps, "no temporary file left")
-	require.ElementsMatch(t, listed, parts, "files on disk = files listed")
-	if len(parts) == 0 {
-		return 0, 0
-	}
-	require.NoError(t, openDuckDB(t).QueryRow(`SELECT count(*), count(DISTINCT seq) FROM `+glob(dir)).Scan(&rows, &seqs))
-	return rows, seqs
+	checkDir(t, dir)
+	c := counts(t, dir)
+	return c[0], c[1]
 }
 
 // A batch whose rename fails midway (a partition's directory moved to cold
