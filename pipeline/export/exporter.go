@@ -116,6 +116,7 @@ type Exporter struct {
 	rawBytes atomic.Int64
 	arcBytes atomic.Int64
 	comm     atomic.Uint64
+	health   commitHealth // what the commits came to, for Health (health.go)
 }
 
 // NewExporter checks cfg. It touches neither the stream nor the
@@ -358,6 +359,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		}
 		if err := x.w.Write(ctx, &d.Entry, d.Seq); err != nil {
 			x.errs.Add(1)
+			x.noteCommitLocked(ctx, err)
 			x.stopIfFailed(err)
 			return err
 		}
@@ -370,6 +372,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		}
 		if err := x.a.Write(ctx, &d.Chunk, d.Seq); err != nil {
 			x.errs.Add(1)
+			x.noteCommitLocked(ctx, err)
 			return err
 		}
 	}
@@ -439,6 +442,7 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	if err == nil {
 		err = x.saveLocked(false)
 	}
+	x.noteCommitLocked(ctx, err)
 	x.mu.Unlock()
 	x.stopIfFailed(err)
 	if err != nil && ctx.Err() == nil {
