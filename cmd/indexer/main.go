@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -160,7 +161,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 			return err
 		}
 		if page.NextCursor != "" {
-			fmt.Fprintf(stdout, "more: -cursor %s\n", page.NextCursor)
+			fmt.Fprintf(stdout, "more: -cursor %s\n", app.Printable(page.NextCursor))
 		}
 	case "session":
 		var s struct {
@@ -225,27 +226,42 @@ func get(ctx context.Context, u string, v url.Values, token string) ([]byte, err
 			Error string `json:"error"`
 		}
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			return nil, fmt.Errorf("%s: %s", resp.Status, e.Error)
+			return nil, fmt.Errorf("%s: %s", resp.Status, app.Printable(e.Error))
 		}
-		return nil, fmt.Errorf("%s", resp.Status)
+		return nil, fmt.Errorf("%s", app.Printable(resp.Status))
 	}
 	return body, nil
 }
 
-// writeTurns prints a session's turns.
+// writeTurns prints a session's turns, each prompt on one line, cut at
+// 72 characters and made [app.Printable].
 func writeTurns(w io.Writer, turns []index.Turn) error {
 	for i, t := range turns {
 		prompt := strings.Join(strings.Fields(t.Prompt), " ")
 		if prompt == "" {
 			prompt = "(no prompt)"
 		}
-		if len(prompt) > 72 {
-			prompt = prompt[:71] + "…"
-		}
+		prompt = app.Printable(cut(prompt, 72))
 		fmt.Fprintf(w, "%3d  %s  %s calls  %s tokens  $%.4f  %s\n", i+1, t.Start.UTC().Format("2006-01-02 15:04:05"),
 			strconv.FormatInt(t.APICalls, 10), app.Thousands(t.TotalTokens), t.CostUSD, prompt)
 	}
 	return nil
+}
+
+// cut returns s, or its first n-1 characters and "…" when it has more
+// than n (a byte of invalid UTF-8 counts as one, and is kept).
+func cut(s string, n int) string {
+	chars := 0
+	for i := range s {
+		if chars == n-1 {
+			if utf8.RuneCountInString(s[i:]) > 1 {
+				return s[:i] + "…"
+			}
+			return s
+		}
+		chars++
+	}
+	return s
 }
 
 func orDefault(v, def string) string {

@@ -7,12 +7,14 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
 
 // WriteSessionsTable prints sessions as an aligned table with a total row.
+// Every value that came from a transcript is made [Printable].
 func WriteSessionsTable(w io.Writer, all []index.Session) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "SESSION\tFORMAT\tLAST ACTIVE\tTURNS\tMSGS U/A\tCALLS\tTOOLS/ERR\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\tMODELS\t")
@@ -24,7 +26,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 			cost += "*"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			short(s.SessionID), s.Format, day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
+			short(s.SessionID), Printable(string(s.Format)), day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
 			s.ToolCalls, s.ToolErrors, Thousands(s.InputTokens), Thousands(s.OutputTokens), Thousands(s.CacheReadTokens),
 			Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens), cost, models(s.Models))
 		t.Turns += s.Turns
@@ -59,11 +61,69 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 	return nil
 }
 
+// short returns id, cut to its first 13 characters, made [Printable].
 func short(id string) string {
-	if len(id) > 13 {
-		return id[:13] + "…"
+	if head, cut := firstRunes(id, 13); cut {
+		return Printable(head) + "…"
 	}
-	return id
+	return Printable(id)
+}
+
+// firstRunes returns the first n characters of s (a byte of invalid
+// UTF-8 counts as one), and whether s is longer.
+func firstRunes(s string, n int) (string, bool) {
+	for i := range s {
+		if n == 0 {
+			return s[:i], true
+		}
+		n--
+	}
+	return s, false
+}
+
+// Printable returns s safe to print on a terminal: each C0 control
+// character (ESC, CR, NUL, tab, newline, ...), DEL, C1 control character
+// and byte of invalid UTF-8 becomes its Go escape (\x1b, \r, \x00, \t,
+// \x7f, \u009b, \xff, as %q writes them), so that text from a transcript
+// can neither drive the terminal (move the cursor, clear the screen, set
+// the title) nor break a table's lines and columns. Everything else,
+// backslashes included, is kept: the result is for reading, not for
+// parsing back. JSON output needs none of this; it escapes these itself.
+func Printable(s string) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unprintable(r, n) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case unprintable(r, n):
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unprintable reports whether the rune r, n bytes long, is a C0 or C1
+// control character, DEL, or a byte of invalid UTF-8.
+func unprintable(r rune, n int) bool {
+	return r < 0x20 || r >= 0x7f && r < 0xa0 || r == utf8.RuneError && n == 1
 }
 
 func day(t time.Time) string {
@@ -73,12 +133,15 @@ func day(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04")
 }
 
+// models returns the models joined, cut at 40 characters, made
+// [Printable].
 func models(m []string) string {
 	s := strings.Join(m, ",")
-	if len(s) > 40 {
-		s = s[:39] + "…"
+	if head, cut := firstRunes(s, 40); cut {
+		head, _ = firstRunes(head, 39)
+		return Printable(head) + "…"
 	}
-	return s
+	return Printable(s)
 }
 
 // Thousands formats n with comma separators.
@@ -115,12 +178,13 @@ func HumanBytes(n int64) string {
 }
 
 // WriteUsageTable prints usage rows as an aligned table with a total row.
+// The keys are made [Printable].
 func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", strings.ToUpper(by))
+	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", Printable(strings.ToUpper(by)))
 	var t index.UsageRow
 	for _, r := range rows {
-		key := r.Key
+		key := Printable(r.Key)
 		if key == "" {
 			key = "(none)"
 		}
@@ -155,12 +219,14 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	return nil
 }
 
-// WriteAlertsTable prints alerts, newest first, one per line.
+// WriteAlertsTable prints alerts, newest first, one per line, their
+// values made [Printable].
 func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tRULE\tSCOPE\tKEY\tMETRIC\tVALUE\tTHRESHOLD\tHOST")
 	for _, e := range events {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), e.Rule, e.Scope, short(e.Key), e.Metric, e.Value, e.Threshold, e.Host)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), Printable(e.Rule), Printable(string(e.Scope)),
+			short(e.Key), Printable(string(e.Metric)), e.Value, e.Threshold, Printable(e.Host))
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,80 @@
+package app
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+)
+
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, want string
+	}{
+		{"Plain", "abc-123", "abc-123"},
+		{"UTF8Kept", "héllo ✓ 日本", "héllo ✓ 日本"},
+		{"BackslashKept", `C:\Users`, `C:\Users`},
+		{"Escape", "a\x1b[2Jb", `a\x1b[2Jb`},
+		{"CarriageReturnNulTabNewline", "a\rb\x00c\td\ne", `a\rb\x00c\td\ne`},
+		{"Delete", "a\x7fb", `a\x7fb`},
+		{"C1", "a\u009b31mb\u0085", `a\u009b31mb\u0085`},
+		{"InvalidUTF8", "a\xffb\xe2\x82", `a\xffb\xe2\x82`},
+		{"ReplacementCharacterKept", "a\uFFFDb", "a\uFFFDb"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, Printable(tc.in), "Printable(%q)", tc.in)
+		})
+	}
+}
+
+// requireNoControls fails if out holds a control character other than
+// the newlines that end its lines.
+func requireNoControls(t *testing.T, out string) {
+	t.Helper()
+	for i, r := range out {
+		if r != '\n' && (r < 0x20 || r >= 0x7f && r < 0xa0 || r == 0xfffd) {
+			require.Failf(t, "control character printed", "%q at %d in:\n%s", r, i, out)
+		}
+	}
+}
+
+// Session ids, formats, models, usage keys and alert fields come from
+// transcripts: the tables print their control characters escaped.
+func TestTables_EscapeControlCharacters(t *testing.T) {
+	var b bytes.Buffer
+	require.NoError(t, WriteSessionsTable(&b, []index.Session{{
+		SessionID: "s\x1b]0;owned\a\r\x00", Format: "pi\x1b[2J", Models: []string{"m\u009b1\xff"},
+		LastTS: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC),
+	}}))
+	requireNoControls(t, b.String())
+	require.Contains(t, b.String(), `s\x1b]0;owned\a\r\x00`)
+	require.Contains(t, b.String(), `pi\x1b[2J`)
+	require.Contains(t, b.String(), `m\u009b1\xff`)
+
+	b.Reset()
+	require.NoError(t, WriteUsageTable(&b, "model", []index.UsageRow{{Key: "k\x1b[31m\r"}}))
+	requireNoControls(t, b.String())
+	require.Contains(t, b.String(), `k\x1b[31m\r`)
+
+	b.Reset()
+	require.NoError(t, WriteAlertsTable(&b, []alert.Event{{Rule: "r\x1b", Key: "k\r", Host: "h\x00", Scope: "session", Metric: "cost_usd"}}))
+	requireNoControls(t, b.String())
+	require.Contains(t, b.String(), `r\x1b`)
+	require.Contains(t, b.String(), `k\r`)
+	require.Contains(t, b.String(), `h\x00`)
+}
+
+// Cutting a long id or model list keeps whole characters.
+func TestShort_CutsCharacters(t *testing.T) {
+	require.Equal(t, "ééééééééééééé…", short("éééééééééééééé"))
+	require.Equal(t, "éééééééééééé", short("éééééééééééé"))
+	long := ""
+	for range 41 {
+		long += "é"
+	}
+	require.Equal(t, long[:39*2]+"…", models([]string{long}))
+}
