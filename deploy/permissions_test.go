@@ -128,8 +128,10 @@ func TestHub_Permissions(t *testing.T) {
 	t.Run("TailerCannotChangeTheStream", func(t *testing.T) {
 		nc, errs := h.tailer(t, "host-a")
 		js := natstest.JetStream(t, nc)
-		// What a tailer with the default -replicas 1 would ask at start.
-		_, err := bus.EnsureStream(shortCtx(t), js, bus.StreamConfig{Replicas: 1, MaxAge: time.Second})
+		// Another replica count and max age than the stream's.
+		cfg := stream.CachedInfo().Config
+		cfg.Replicas, cfg.MaxAge = 1, time.Second
+		_, err := js.UpdateStream(shortCtx(t), cfg)
 		require.Error(t, err, "stream changed by a tailer")
 		requireViolation(t, errs, "stream update")
 		require.NoError(t, js.Conn().Flush())

@@ -11,6 +11,7 @@
 //	sessionpipe restore -archive DIR -out DIR2  give back archived transcripts
 //	sessionpipe config [COMMAND] [flags]   effective configuration and its sources
 //	sessionpipe doctor [COMMAND] [flags]   check this machine and what it reaches
+//	sessionpipe stream info|update [flags] show or change the stream's settings
 //	sessionpipe version                    print the version
 //
 // PATH is a transcript file or a directory searched recursively. Run
@@ -51,6 +52,8 @@ Usage:
                                          came from (flag, environment, config file, default)
   sessionpipe doctor [COMMAND] [flags]   check this machine for COMMAND: watched paths,
                                          permissions, inotify limits, NATS, clock, disk
+  sessionpipe stream info|update [flags] the stream's settings, state and cluster; update
+                                         changes retention, limits, duplicate window, replicas
   sessionpipe version                    print the version
 
 Every flag of run (and of the tailer, indexer and exporter) has an
@@ -102,6 +105,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runConfig(ctx, rest, stdout, stderr)
 	case "doctor":
 		err = runDoctor(ctx, rest, stdout, stderr)
+	case "stream":
+		err = runStream(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "sessionpipe", version)
 	case "help", "-h", "--help", "-help":

@@ -55,9 +55,9 @@ func (n *NATS) Register(fs *flag.FlagSet, env Env) {
 	fs.IntVar(&n.Port, "nats-port", bus.DefaultEmbeddedPort, "client port of the embedded server (-1: any free port; if the default is taken, any free port)")
 	fs.StringVar(&n.Stream.Prefix, "prefix", orDefault(env("SESSIONPIPE_PREFIX"), bus.DefaultPrefix), "subject prefix (env SESSIONPIPE_PREFIX)")
 	fs.StringVar(&n.Stream.Name, "stream", orDefault(env("SESSIONPIPE_STREAM"), bus.DefaultStream), "stream name (env SESSIONPIPE_STREAM)")
-	fs.IntVar(&n.Stream.Replicas, "replicas", 1, "stream replicas (1 to 5; more than 1 needs a cluster)")
-	fs.DurationVar(&n.Stream.DuplicateWindow, "dup-window", bus.DefaultDuplicateWindow, "how long the stream drops re-sent entries")
-	fs.DurationVar(&n.Stream.MaxAge, "max-age", 0, "how long the stream keeps entries (0: forever)")
+	fs.IntVar(&n.Stream.Replicas, "replicas", 1, "stream replicas (1 to 5; more than 1 needs a cluster), for a stream this process creates: an existing one keeps its own (sessionpipe stream update)")
+	fs.DurationVar(&n.Stream.DuplicateWindow, "dup-window", bus.DefaultDuplicateWindow, "how long the stream drops re-sent entries, for a stream this process creates: an existing one keeps its own (sessionpipe stream update)")
+	fs.DurationVar(&n.Stream.MaxAge, "max-age", 0, "how long the stream keeps entries (0: forever), for a stream this process creates: an existing one keeps its own (sessionpipe stream update)")
 }
 
 func orDefault(v, def string) string {
@@ -122,7 +122,9 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 	if n.URL != "" && n.PublishOnly {
 		err = waitStream(ctx, js, n.Stream.WithDefaults().Name, log)
 	} else {
-		_, err = bus.EnsureStream(ctx, js, n.Stream)
+		sc := n.Stream
+		sc.Logger = log // settings of an existing stream that differ from the flags are kept, and logged
+		_, err = bus.EnsureStream(ctx, js, sc)
 	}
 	if err != nil {
 		b.Close(ctx)

@@ -191,7 +191,7 @@ func (p *natsProbe) check(ctx context.Context, d *Doctor, r *report) (clock bool
 		}
 		return err
 	})
-	ensures := d.tailer == nil || d.indexer != nil // all but the tailer make or update the stream
+	ensures := d.tailer == nil || d.indexer != nil // all but the tailer make the stream or add its subjects
 	switch {
 	case v == nil && errors.Is(err, jetstream.ErrStreamNotFound) && ensures:
 		r.ok(name, "stream %s does not exist yet: %s creates it at start", sc.Name, d.Command.Title())
@@ -262,8 +262,8 @@ func (p *natsProbe) checkStream(r *report, d *Doctor, sc bus.StreamConfig, info 
 		reps += ", leader " + c.Leader
 	}
 	if ensures && info.Config.Replicas != sc.Replicas {
-		r.add(CheckWarn, name, fmt.Sprintf("-replicas %d (env SESSIONPIPE_REPLICAS) to keep the stream as it is", info.Config.Replicas),
-			"%s, but -replicas is %d: %s changes the stream to %d at start", reps, sc.Replicas, d.Command.Title(), sc.Replicas)
+		r.add(CheckWarn, name, fmt.Sprintf("-replicas %d (env SESSIONPIPE_REPLICAS) to match the stream, or sessionpipe stream update -replicas %d to change it", info.Config.Replicas, sc.Replicas),
+			"%s, but -replicas is %d: %s keeps the stream's and logs the difference at start", reps, sc.Replicas, d.Command.Title())
 		return
 	}
 	r.ok(name, "%s", reps)

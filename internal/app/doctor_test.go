@@ -348,8 +348,8 @@ func TestDoctor_PublishPermission(t *testing.T) {
 	require.Contains(t, c.Fix, "-inbox-prefix")
 }
 
-// The services find their consumers and leases, and are told when they
-// would change the stream's replicas.
+// The services find their consumers and leases, and are told when their
+// -replicas differs from the stream's (which they keep).
 func TestDoctor_Services(t *testing.T) {
 	t.Parallel()
 	url, svc := doctorServer(t)
@@ -371,8 +371,9 @@ func TestDoctor_Services(t *testing.T) {
 	checks = doctorChecks(t, "indexer", nil, "-nats", url("services"), "-data-dir", t.TempDir(), "-replicas", "3")
 	requireCheck(t, checks, CheckOK, "nats", "consumer indexer does not exist yet")
 	requireCheck(t, checks, CheckOK, "nats", "lease indexer.indexer in bucket "+bus.DefaultLeaseBucket+": free")
-	c := requireCheck(t, checks, CheckWarn, "nats", "but -replicas is 3")
+	c := requireCheck(t, checks, CheckWarn, "nats", "but -replicas is 3: indexer serve keeps the stream's")
 	require.Contains(t, c.Fix, "-replicas 1")
+	require.Contains(t, c.Fix, "sessionpipe stream update -replicas 3")
 
 	// The compaction needs no stream permission beyond the lease.
 	checks = doctorChecks(t, "compact", nil, "-nats", url("services"), "-data-dir", t.TempDir())

@@ -2,7 +2,7 @@ package bus
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -71,6 +71,12 @@ type StreamConfig struct {
 	// exists. An offline export uses it to continue the sequences of the
 	// output it adds to.
 	FirstSeq uint64
+
+	// Logger receives what [EnsureStream] has to say: the settings of an
+	// existing stream that differ from these (Warn: the stream's are
+	// kept), a subject it added, a wait for the stream's leader. nil
+	// discards it.
+	Logger *slog.Logger
 }
 
 // Validate reports the first invalid field as a *[ConfigError]. Zero values
@@ -142,33 +148,31 @@ func (c StreamConfig) jetstream() jetstream.StreamConfig {
 	}
 }
 
-// EnsureStream creates the stream described by cfg, or updates it to cfg
-// when it exists with other settings (keeping the sources an operator
-// configured on it, as a hub fed by leaf nodes has); it is idempotent and safe to call
-// from every process at start. It fails if cfg is invalid, if JetStream is
-// unreachable before ctx ends, or if the server refuses the change (storage
-// type and a lower replica count than a cluster can hold cannot be
-// changed in place: delete or migrate the stream by hand).
+// EnsureStream makes sure the stream of cfg exists and can be used, and
+// returns it. It is safe to call from every process at start:
+//
+//   - A missing stream is created with cfg's settings. Only its creator
+//     sets them: a process that finds the stream keeps the stream's
+//     retention, limits, duplicate window, storage and replicas, logs a
+//     warning (cfg.Logger) for each that differs from cfg, and goes on
+//     with the stream as it is. Changing them is an explicit act:
+//     `sessionpipe stream update` ([UpdateStream]).
+//   - A subject that sessionpipe publishes to and that the stream does
+//     not hold is added (and logged); subjects and sources an operator
+//     added stay.
+//   - It returns once the stream has a leader. A JetStream that does not
+//     answer yet (a cluster electing its leaders, a request timing out)
+//     is asked again, with backoff, until ctx ends.
+//
+// It fails if cfg is invalid, when ctx ends first (context.Cause), or
+// when the server refuses a request for what it is (permissions, replicas
+// a cluster cannot hold: a *jetstream.APIError).
 func EnsureStream(ctx context.Context, js jetstream.JetStream, cfg StreamConfig) (jetstream.Stream, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	want := cfg.jetstream()
-	if cur, err := js.Stream(ctx, cfg.Name); err == nil {
-		// What an operator added beside sessionpipe's settings stays:
-		// the sources of a hub stream fed by leaf nodes, say.
-		want.Sources = cur.CachedInfo().Config.Sources
-		want.FirstSeq = cur.CachedInfo().Config.FirstSeq
-	}
-	s, err := js.CreateOrUpdateStream(ctx, want)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		return nil, fmt.Errorf("ensure stream %s: %w", cfg.Name, err)
-	}
-	return s, nil
+	return EnsureStreamConfig(ctx, js, cfg.jetstream(), cfg.Logger)
 }
 
 // validStreamName reports whether name is a usable JetStream stream name.

@@ -51,28 +51,27 @@ const (
 // of the entries stream named name.
 func AlertStreamName(name string) string { return name + "_ALERTS" }
 
-// EnsureAlertStream creates or updates the alerts stream of sc: subjects
-// <prefix>.alerts.>, 30 days of history, a duplicate window of two hours.
+// EnsureAlertStream makes sure the alerts stream of sc exists, as
+// [bus.EnsureStreamConfig] does: created with subjects <prefix>.alerts.>,
+// 30 days of history, a duplicate window of two hours and sc's storage
+// and replicas when missing; kept as it is when it exists (the settings
+// that differ logged to sc.Logger, a missing subject added); returned
+// once it has a leader.
 func EnsureAlertStream(ctx context.Context, js jetstream.JetStream, sc bus.StreamConfig) (jetstream.Stream, error) {
 	sc = sc.WithDefaults()
-	s, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	return bus.EnsureStreamConfig(ctx, js, jetstream.StreamConfig{
 		Name:        AlertStreamName(sc.Name),
 		Description: "sessionpipe token-spend alerts",
 		Subjects:    []string{alert.AlertsFilter(sc.Prefix)},
 		Retention:   jetstream.LimitsPolicy,
 		Discard:     jetstream.DiscardOld,
 		MaxAge:      30 * 24 * time.Hour,
+		MaxBytes:    -1,
+		MaxMsgs:     -1,
 		Duplicates:  2 * time.Hour,
 		Storage:     sc.Storage,
 		Replicas:    sc.Replicas,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, context.Cause(ctx)
-		}
-		return nil, fmt.Errorf("ensure alerts stream: %w", err)
-	}
-	return s, nil
+	}, sc.Logger)
 }
 
 // alerting is the indexer's alert machinery; nil fields mean no rules.
@@ -110,7 +109,9 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 	if err != nil {
 		return err
 	}
-	if _, err := EnsureAlertStream(ctx, ix.cfg.JS, ix.cfg.Stream); err != nil {
+	sc := ix.cfg.Stream
+	sc.Logger = ix.cfg.Logger
+	if _, err := EnsureAlertStream(ctx, ix.cfg.JS, sc); err != nil {
 		return err
 	}
 	if al.pub, err = bus.NewPublisher(ix.cfg.JS, bus.PublisherConfig{Logger: ix.cfg.Logger}); err != nil {
