@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -16,7 +17,13 @@ Gives back the transcripts kept in an archive (the exporter's, or
 'sessionpipe export's): each file at DIR2/<host>/<its original path>, as
 it was last read, byte for byte (complete lines only; spans a redaction
 rule replaced differ, and lines too long to archive are missing and
-reported). It prints each file it wrote.
+reported). It prints each file it wrote. Nothing is written outside
+DIR2: a symbolic link under it that leads out is refused.
+
+A damaged archive (a segment missing or unreadable, a chunk that does
+not decompress to what its index says) costs what the damage held: every
+other file is restored, then each damaged piece and each file it affects
+is listed, and the exit status is 1.
 
 Flags:
 `
@@ -50,20 +57,52 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	files, err := export.Restore(ctx, cfg)
 	var lines, bytes, holes int64
 	for _, f := range files {
-		fmt.Fprintf(stdout, "%s\t%s\t%d lines\t%s", f.Host, f.Out, f.Lines, app.HumanBytes(f.Bytes))
+		fmt.Fprintf(stdout, "%s\t%s\t%d lines\t%s", app.Printable(f.Host), app.Printable(f.Out), f.Lines, app.HumanBytes(f.Bytes))
 		if f.Holes > 0 {
 			fmt.Fprintf(stdout, "\t%d lines missing", f.Holes)
+		}
+		if f.Damaged > 0 {
+			fmt.Fprintf(stdout, "\t%d damaged chunks left out", f.Damaged)
+		}
+		if f.Suspect {
+			fmt.Fprint(stdout, "\tmay be incomplete (damaged archive)")
 		}
 		fmt.Fprintln(stdout)
 		lines, bytes, holes = lines+f.Lines, bytes+f.Bytes, holes+f.Holes
 	}
-	if err != nil {
+	var damaged *export.RestoreError
+	if err != nil && !errors.As(err, &damaged) {
 		return err
 	}
-	fmt.Fprintf(stderr, "sessionpipe: restored %d files, %s lines, %s under %s", len(files), app.Thousands(lines), app.HumanBytes(bytes), *out)
+	fmt.Fprintf(stderr, "sessionpipe: restored %d files, %s lines, %s under %s", len(files), app.Thousands(lines), app.HumanBytes(bytes), app.Printable(*out))
 	if holes > 0 {
-		fmt.Fprintf(stderr, "; %d lines missing (too long to archive, or never read)", holes)
+		fmt.Fprintf(stderr, "; %d lines missing (too long to archive, never read, or damaged)", holes)
 	}
 	fmt.Fprintln(stderr)
-	return nil
+	if damaged == nil {
+		return nil
+	}
+	writeDamage(stderr, damaged)
+	return fmt.Errorf("restore: the archive is damaged: %d pieces could not be used, %d files restored incomplete or suspect, %d not restored (listed above)",
+		len(damaged.Damage), len(damaged.Affected), len(damaged.Lost))
+}
+
+// writeDamage lists what a damaged archive could not give back.
+func writeDamage(w io.Writer, e *export.RestoreError) {
+	fmt.Fprintf(w, "sessionpipe: %d damaged pieces of the archive, skipped:\n", len(e.Damage))
+	for _, d := range e.Damage {
+		fmt.Fprintf(w, "  %s\n", app.Printable(d.Error()))
+	}
+	if len(e.Affected) > 0 {
+		fmt.Fprintln(w, "files restored without the lines of damaged chunks, or that may be incomplete:")
+		for _, f := range e.Affected {
+			fmt.Fprintf(w, "  %s\t%s\n", app.Printable(f.Host), app.Printable(f.Out))
+		}
+	}
+	if len(e.Lost) > 0 {
+		fmt.Fprintln(w, "files not restored (no line of them could be read):")
+		for _, f := range e.Lost {
+			fmt.Fprintf(w, "  %s\t%s\n", app.Printable(f.Host), app.Printable(f.Path))
+		}
+	}
 }

@@ -245,7 +245,21 @@
 // read. Chunks are grouped by host and file identity; a chunk that starts
 // a file at line 1 under another path begins another file (an inode
 // reused), and a renamed file is restored at its last path. Lines longer
-// than the tailer keeps (--max-line-bytes) are holes, reported.
+// than the tailer keeps (--max-line-bytes) are holes, reported. A file
+// is written at <out>/<host>/<its path cleaned>, the host escaped as a
+// partition value ("." and ".." as %2E), through an [os.Root]: nothing is
+// written outside <out>, and a symbolic link under it that leads out is
+// an error, never followed.
+//
+// Restore checks what the archive claims before it uses it: each segment
+// against the manifest's size and checksum, each index entry against its
+// segment and its own span (a frame inside the segment, data within
+// limits, no more lines than its bytes can hold), each frame against its
+// zstd checksum and its index entry. A missing or unreadable segment, or
+// a damaged chunk, is skipped and reported in a [RestoreError] (segment,
+// chunk, why), with the files it affected; every other file is restored.
+// A file's lines are kept as runs, so a chunk far into a file costs its
+// own lines, not the numbers before them.
 //
 // # Driving a Writer from a consumer
 //
