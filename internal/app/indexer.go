@@ -126,6 +126,8 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	}
 	var rules []alert.Rule
 	if ix.Rules != "" {
+		// At start, before the signal handling: a FIFO or a device is
+		// refused at once, and a file is read up to alert.MaxRulesBytes.
 		if rules, err = alert.Load(ix.Rules); err != nil {
 			return nil, err
 		}
@@ -225,18 +227,29 @@ func (ri *RunningIndexer) Run(ctx context.Context) error {
 	return errors.Join(ixErr, apiErr)
 }
 
-// reloadOnHUP reloads the rules file on every SIGHUP; an invalid file
-// keeps the rules in force and logs where it is wrong.
+// reloadOnHUP reloads the rules file on every SIGHUP (see reloadOn).
 func (ri *RunningIndexer) reloadOnHUP(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	ri.reloadOn(ctx, hup)
+}
+
+// reloadOn reloads the rules file on every signal from hup until ctx
+// ends; a file that is invalid, not a regular file or too large keeps the
+// rules in force and logs why. A read that hangs (a FIFO swapped in
+// between, a hung file system) never delays the stop: alert.LoadContext
+// returns when ctx ends.
+func (ri *RunningIndexer) reloadOn(ctx context.Context, hup <-chan os.Signal) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			rules, err := alert.Load(ri.rules)
+			rules, err := alert.LoadContext(ctx, ri.rules)
+			if ctx.Err() != nil {
+				return
+			}
 			if err == nil {
 				err = ri.Indexer.ReloadRules(rules)
 			}

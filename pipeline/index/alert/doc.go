@@ -184,7 +184,10 @@
 // keys of windowed scopes below it re-arm). A rule whose scope, metric or
 // window changed starts empty, as a new rule does; removed rules' state is
 // dropped. An invalid file changes nothing and returns the file:line
-// errors.
+// errors. [Load] reads only a regular file of at most [MaxRulesBytes] (a
+// FIFO or a device is refused, not opened for a blocking read), and
+// [LoadContext] returns when its context ends, so that a reload never
+// holds up a daemon's stop.
 //
 // # Webhook
 //

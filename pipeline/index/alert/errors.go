@@ -33,6 +33,10 @@ var (
 	ErrInvalidConfig = errors.New("alert: invalid configuration")
 	// ErrWindow: a window where it means nothing, or one a metric cannot use.
 	ErrWindow = errors.New("alert: invalid window")
+	// ErrRulesFile: the rules path is not a regular file (a FIFO, a device,
+	// a directory) or is larger than [MaxRulesBytes]; it is not read. Fix
+	// the path: a reload that fails so keeps the rules in force.
+	ErrRulesFile = errors.New("alert: unusable rules file")
 
 	// ErrSnapshotVersion: a snapshot written by an unknown encoding version.
 	// The caller starts with empty alert state (and should say so), as it

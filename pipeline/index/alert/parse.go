@@ -2,23 +2,89 @@ package alert
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// Load reads and parses the rules file at path (see [Parse]).
+// MaxRulesBytes bounds the size of a rules file [Load] reads.
+const MaxRulesBytes = 4 << 20
+
+// Load reads and parses the rules file at path (see [Parse]). Only a
+// regular file of at most [MaxRulesBytes] is read: a FIFO, a device or a
+// directory (checked on the file opened non-blocking, so that a FIFO
+// cannot hang the open) and a larger file fail with [ErrRulesFile].
+// A daemon reloading on a signal uses [LoadContext].
 func Load(path string) ([]Rule, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read rules: %w", err)
+	return load(context.Background(), path, readRules)
+}
+
+// LoadContext is [Load] that returns when ctx ends, with its cause,
+// whatever the read is doing: a read blocked in the kernel (a hung network
+// file system) is left to end in the background, and its result dropped.
+func LoadContext(ctx context.Context, path string) ([]Rule, error) {
+	return load(ctx, path, readRules)
+}
+
+// load is [Load] reading the file with read.
+func load(ctx context.Context, path string, read func(string) ([]byte, error)) ([]Rule, error) {
+	type result struct {
+		rules []Rule
+		err   error
 	}
-	return Parse(path, data)
+	done := make(chan result, 1) // the goroutine never blocks on it
+	go func() {
+		data, err := read(path)
+		if err != nil {
+			done <- result{err: fmt.Errorf("read rules: %w", err)}
+			return
+		}
+		rules, err := Parse(path, data)
+		done <- result{rules, err}
+	}()
+	select {
+	case r := <-done:
+		return r.rules, r.err
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}
+
+// readRules reads the regular file at path, of at most MaxRulesBytes.
+func readRules(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s is not a regular file (%s)", ErrRulesFile, path, info.Mode().Type())
+	}
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("%w: %s has %d bytes or more, past the limit of %d (%d MiB)", ErrRulesFile, path, size, MaxRulesBytes, MaxRulesBytes>>20)
+	}
+	if info.Size() > MaxRulesBytes {
+		return nil, tooLarge(info.Size())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxRulesBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxRulesBytes {
+		return nil, tooLarge(int64(len(data))) // it grew while read
+	}
+	return data, nil
 }
 
 // Parse reads a rules file: a YAML mapping whose only field, rules, is a
