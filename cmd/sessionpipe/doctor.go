@@ -30,6 +30,9 @@ warning or failure "fix:" and the command or flag that fixes it:
   dir      the data directory and each state directory (-state-dir,
            -index-dir, -out, -archive-dir) exist or can be created and
            are writable, and which process holds them
+  state    (indexer, run) the indexer's state reads back, every table and
+           record: a corrupt or missing table is named (not while an
+           indexer holds it)
   inotify  (tailer, run; Linux, not with -poll) the directories the tailer
            would watch against fs.inotify.max_user_watches, and the
            inotify instances left

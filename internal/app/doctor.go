@@ -23,6 +23,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -43,6 +44,8 @@ import (
 //     a directory to wait on; transcripts that cannot be opened.
 //   - dir: the data directory and each state directory exist or can be
 //     created, are writable, and whether another process holds them.
+//   - state (indexer, run): the indexer's state reads back, every table
+//     and record of it (not while an indexer holds it).
 //   - inotify (tailer and run on Linux, without -poll): the directories
 //     the tailer would watch against fs.inotify.max_user_watches, and the
 //     inotify instances left.
@@ -108,8 +111,8 @@ func (s Status) MarshalText() ([]byte, error) {
 // Check is the result of one check of [Doctor.Check].
 type Check struct {
 	Status Status `json:"status"`
-	// Name is the check: config, watch, dir, inotify, nats, clock or
-	// disk.
+	// Name is the check: config, watch, dir, state, inotify, nats,
+	// clock or disk.
 	Name string `json:"check"`
 	// Message says what was checked and found.
 	Message string `json:"message"`
@@ -247,6 +250,9 @@ func (d *Doctor) Check(ctx context.Context) []Check {
 		sv = d.checkWatches(&r)
 	}
 	d.checkDirs(&r)
+	if d.indexer != nil {
+		d.checkIndexState(&r)
+	}
 	if sv != nil {
 		d.checkInotify(&r, sv)
 	}
@@ -433,6 +439,34 @@ func (d *Doctor) dirs() []doctorDir {
 		dirs = append(dirs, doctorDir{"Parquet", orDefault(c.Out, filepath.Join(data, "parquet")), "-out", true})
 	}
 	return dirs
+}
+
+// checkIndexState reads the indexer's state back without its lock, and
+// names a corrupt or missing table, or a state that cannot be read.
+func (d *Doctor) checkIndexState(r *report) {
+	const name = "state"
+	dir, err := filepath.Abs(orDefault(d.indexer.StateDir, filepath.Join(d.nats.DataDir, "indexer")))
+	if err != nil {
+		return // reported by checkDirs
+	}
+	if h := holder(dir, "indexer state"); h != nil {
+		r.ok(name, "indexer state %s: in use by process %d, not read (its files change while it runs)", dir, h.PID)
+		return
+	}
+	sum, err := index.CheckStore(dir)
+	switch {
+	case errors.Is(err, index.ErrNoState):
+		r.ok(name, "indexer state %s: none yet (built from the stream at the first start)", dir)
+	case errors.Is(err, index.ErrCorruptState):
+		r.add(CheckFail, name, "start the indexer: it moves the state aside (state.corrupt-<time>) and rebuilds it from the stream",
+			"indexer state %s is corrupt: %v", dir, err)
+	case err != nil:
+		r.add(CheckFail, name, "fix what the error names (free space, permissions), then start the indexer: it resumes from the last state committed",
+			"indexer state %s cannot be read: %v", dir, err)
+	default:
+		r.ok(name, "indexer state %s reads back: %s in %s, %s, applied up to stream sequence %d",
+			dir, count(sum.Tables, "table"), HumanBytes(sum.Bytes), count(sum.Keys, "record"), sum.Seq)
+	}
 }
 
 // checkDirs reports whether each directory the command writes to is, or

@@ -294,7 +294,7 @@ func (ix *Indexer) consume(ctx context.Context) error {
 		cancel() // a corrupt state: stop consuming into it
 	})
 	err = c.Run(runCtx, ix.apply)
-	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) {
+	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) || errors.As(agg, new(*StoreError)) {
 		err = agg
 	}
 	cancel()
@@ -473,8 +473,8 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 				msg := err.Error()
 				ix.commitErr.Store(&msg)
 				ix.log.Error("committing the indexer state", KeyError, err)
-				if errors.Is(err, ErrCorruptState) {
-					return // the consumer stops with it, and the state is rebuilt
+				if errors.Is(err, ErrCorruptState) || errors.As(err, new(*StoreError)) {
+					return // the consumer stops with it: a corrupt state is rebuilt, a failed disk ends Run
 				}
 			}
 		}

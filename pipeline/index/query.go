@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // SessionSort is an order of [Aggregator.Query].
@@ -303,7 +301,7 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 	if after != nil {
 		upper = recentKey(time.Unix(0, after.key), after.num)
 	}
-	it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: []byte{'t'}, UpperBound: upper})
+	it, err := a.store.newIter([]byte{'t'}, upper)
 	if err != nil {
 		return nil, "", err
 	}
@@ -358,6 +356,9 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 		}
 	}
 done:
+	if err := a.store.fault.check(it.Error()); err != nil {
+		return nil, "", err
+	}
 	next := ""
 	if len(out) > limit {
 		out = out[:limit]

@@ -228,7 +228,7 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 func (a *Aggregator) scanCells(p byte, lo, hi int64, add func(*rollCell)) error {
 	start := binary.BigEndian.AppendUint64([]byte{p}, uint64(lo))
 	end := binary.BigEndian.AppendUint64([]byte{p}, uint64(hi))
-	it, err := a.store.db.NewIter(&pebble.IterOptions{LowerBound: start, UpperBound: end})
+	it, err := a.store.newIter(start, end)
 	if err != nil {
 		return err
 	}
@@ -253,7 +253,7 @@ func (a *Aggregator) scanCells(p byte, lo, hi int64, add func(*rollCell)) error 
 		}
 		add(c)
 	}
-	return it.Close()
+	return a.store.closeIter(it)
 }
 
 func groupKey(g GroupBy, k *rollKey) string {

@@ -6,12 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 )
@@ -35,9 +40,13 @@ import (
 // session indexes; 'r'+hour+cell rollups; 'k'+num+ts+kind+fact turn
 // ledger.
 type Store struct {
-	dir  string
-	db   *pebble.DB
-	lock *dirlock.Lock
+	dir   string // the state directory, locked
+	path  string // pebble's directory in it
+	cfg   StoreConfig
+	log   *slog.Logger
+	db    *pebble.DB
+	fault *storeFault
+	lock  *dirlock.Lock
 }
 
 // StoreConfig configures [OpenStore].
@@ -52,12 +61,26 @@ type StoreConfig struct {
 	// Logger receives the store's own messages at Debug (errors at
 	// Error); nil discards them.
 	Logger *slog.Logger
+
+	// fs is the file system pebble uses; nil: the operating system's.
+	// Tests inject failures through it.
+	fs vfs.FS
 }
 
 // DefaultStoreCacheBytes is the default block cache size.
 const DefaultStoreCacheBytes = 32 << 20
 
+// storeSubdir is pebble's directory in the state directory.
+const storeSubdir = "state"
+
 // OpenStore opens (or creates) the state in cfg.Dir.
+//
+// A state whose files are corrupt or missing (pebble refuses to open it,
+// a table does not check out, a meta record does not read back) is moved
+// aside, to <dir>/state.corrupt-<time>, logged at Error, and an empty
+// state is opened in its place: the indexer rebuilds it from the stream.
+// Any other failure (the directory held by another process, a disk that
+// cannot be written) is returned; the error names the directory.
 func OpenStore(cfg StoreConfig) (*Store, error) {
 	if cfg.Dir == "" {
 		return nil, &ConfigError{Field: "dir", Value: cfg.Dir, Err: ErrInvalidConfig}
@@ -66,31 +89,128 @@ func OpenStore(cfg StoreConfig) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	size := cfg.CacheBytes
+	s := &Store{dir: cfg.Dir, path: filepath.Join(cfg.Dir, storeSubdir), cfg: cfg, log: discard(cfg.Logger), lock: lock}
+	err = s.open()
+	if errors.Is(err, ErrCorruptState) {
+		err = s.discard(err)
+	}
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// open opens pebble in s.path and checks that its tables and meta records
+// read back.
+func (s *Store) open() error {
+	size := s.cfg.CacheBytes
 	if size <= 0 {
 		size = DefaultStoreCacheBytes
 	}
 	cache := pebble.NewCache(size)
 	defer cache.Unref()
+	s.fault = &storeFault{dir: s.path, log: s.log.With(KeyComponent, "index.store")}
+	l := pebbleLogger{log: s.log, fault: s.fault}
 	opts := &pebble.Options{
-		Cache:        cache,
-		MemTableSize: 8 << 20,
-		Logger:       pebbleLogger{log: discard(cfg.Logger)},
+		Cache:         cache,
+		MemTableSize:  8 << 20,
+		Logger:        l,
+		EventListener: &pebble.EventListener{DataCorruption: l.dataCorruption},
+		FS:            s.cfg.fs,
 	}
 	for i := range opts.Levels {
 		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	db, err := pebble.Open(filepath.Join(cfg.Dir, "state"), opts)
+	db, err := openPebble(s.path, opts)
 	if err != nil {
-		lock.Release()
-		return nil, fmt.Errorf("open indexer state: %w", err)
+		return s.fault.set(brokenAsCorrupt(err))
 	}
-	return &Store{dir: cfg.Dir, db: db, lock: lock}, nil
+	s.db = db
+	if err := s.probe(); err != nil {
+		s.closeDB()
+		return s.fault.set(err)
+	}
+	return nil
 }
 
-// Close closes the database and gives the directory up.
+// filesBroken reports whether err, from opening pebble or reading its
+// tables, says that the state's files are broken: corrupt, missing (a
+// state directory that does not exist is created, not missing), or not
+// what its manifest lists (a table of another size). Failures of the
+// machine (permissions, a full disk, an I/O error: a system call's
+// error) are not: moving the state aside would not help.
+func filesBroken(err error) bool {
+	switch {
+	case pebble.IsCorruptionError(err), errors.Is(err, fs.ErrNotExist):
+		return true
+	case errors.As(err, new(*fs.PathError)), errors.As(err, new(*os.LinkError)), errors.As(err, new(*os.SyscallError)), errors.As(err, new(syscall.Errno)):
+		return false
+	}
+	return true // pebble's own complaint about its files
+}
+
+// openPebble is pebble.Open, with a panic of pebble turned into an error
+// (it panics on some files it cannot make sense of).
+func openPebble(path string, opts *pebble.Options) (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: open: %v", ErrCorruptState, r)
+		}
+	}()
+	return pebble.Open(path, opts)
+}
+
+// probe reads what a start reads: every table's properties (a missing or
+// truncated table fails here) and the meta records.
+func (s *Store) probe() error {
+	if _, err := s.db.SSTables(pebble.WithProperties()); err != nil {
+		return s.fault.check(brokenAsCorrupt(err))
+	}
+	err := s.scan([]byte{'m'}, func(_, _ []byte) bool { return true })
+	if err == nil {
+		err = s.fault.get()
+	}
+	return err
+}
+
+// discard moves a corrupt state aside and opens an empty one in its
+// place.
+func (s *Store) discard(cause error) error {
+	aside := fmt.Sprintf("%s.corrupt-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
+	if err := os.Rename(s.path, aside); err != nil {
+		return fmt.Errorf("move corrupt indexer state aside: %w (%w)", err, cause)
+	}
+	s.log.Error("indexer state is corrupt: moved aside, starting an empty one (rebuilt from the stream)",
+		KeyState, s.path, "moved_to", aside, KeyError, cause)
+	return s.open()
+}
+
+// closeDB closes pebble, turning its panic into an error (a store that
+// failed may hold what it cannot close cleanly).
+func (s *Store) closeDB() (err error) {
+	if s.db == nil {
+		return nil
+	}
+	db := s.db
+	s.db = nil
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("close: %v", r)
+		}
+	}()
+	return db.Close()
+}
+
+// Close closes the database and gives the directory up. After a
+// failure, it returns the failure.
 func (s *Store) Close() error {
-	err := s.db.Close()
+	err := s.closeDB()
+	if ferr := s.fault.get(); ferr != nil {
+		err = ferr
+	} else if err != nil {
+		err = &StoreError{Dir: s.path, Err: err}
+	}
 	if lerr := s.lock.Release(); err == nil {
 		err = lerr
 	}
@@ -100,49 +220,89 @@ func (s *Store) Close() error {
 // Dir returns the state directory.
 func (s *Store) Dir() string { return s.dir }
 
+// Err returns the store's failure (a *[StoreError]), nil if none.
+func (s *Store) Err() error { return s.fault.get() }
+
 // get returns a copy of the value of key, nil if none.
 func (s *Store) get(key []byte) ([]byte, error) {
+	if err := s.fault.get(); err != nil {
+		return nil, err
+	}
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+		return nil, s.fault.get()
 	}
 	if err != nil {
-		return nil, err
+		return nil, s.fault.check(err)
 	}
 	out := bytes.Clone(v)
 	if out == nil {
 		out = []byte{}
 	}
-	return out, closer.Close()
+	return out, s.fault.check(closer.Close())
 }
 
 // Meta returns the stored value of a meta name, nil if none.
 func (s *Store) Meta(name string) ([]byte, error) { return s.get(metaKey(name)) }
 
+// newIter opens an iterator over [lower, upper), unless the store failed.
+// Close it with closeIter.
+func (s *Store) newIter(lower, upper []byte) (*pebble.Iterator, error) {
+	if err := s.fault.get(); err != nil {
+		return nil, err
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return it, s.fault.check(err)
+}
+
+// closeIter closes an iterator and returns its error, or the store's
+// failure.
+func (s *Store) closeIter(it *pebble.Iterator) error {
+	return s.fault.check(it.Close())
+}
+
 // scan calls fn for every key with prefix, in key order, until fn returns
 // false. The slices are valid only during the call.
 func (s *Store) scan(prefix []byte, fn func(k, v []byte) bool) error {
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: prefix, UpperBound: prefixEnd(prefix)})
+	it, err := s.newIter(prefix, prefixEnd(prefix))
 	if err != nil {
 		return err
 	}
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
-			it.Close()
-			return err
+			s.closeIter(it)
+			return s.fault.check(err)
 		}
 		if !fn(it.Key(), v) {
 			break
 		}
 	}
-	return it.Close()
+	return s.closeIter(it)
+}
+
+// commit commits b with fsync. A commit that pebble could not write to
+// its log is the store's failure, even though pebble returns nil for it.
+func (s *Store) commit(b *pebble.Batch) error {
+	if err := s.fault.get(); err != nil {
+		return err
+	}
+	return s.fault.check(b.Commit(pebble.Sync))
 }
 
 // Reset deletes every record: the state starts over (another stream, a
-// corrupt record).
+// corrupt record). A state whose files are corrupt is moved aside instead
+// (to <dir>/state.corrupt-<time>) and an empty one opened in its place;
+// one that failed otherwise (a full disk) returns its failure.
 func (s *Store) Reset() error {
-	return s.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync)
+	if err := s.fault.get(); err != nil {
+		if !s.fault.corrupt() {
+			return err
+		}
+		s.closeDB()
+		return s.discard(err)
+	}
+	return s.fault.check(s.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync))
 }
 
 // prefixEnd returns the smallest key after every key with prefix p.
@@ -210,7 +370,7 @@ func (a *Aggregator) attach(st *Store, seed uint64) error {
 		b := st.db.NewBatch()
 		b.Set(metaKey(metaSeed), []byte(strconv.FormatUint(a.key.seed, 10)), nil)
 		b.Set(metaKey(metaNextNum), []byte("1"), nil)
-		return b.Commit(pebble.Sync)
+		return st.commit(b)
 	}
 	stored, err := strconv.ParseUint(string(v), 10, 64)
 	if err != nil || stored == 0 {
@@ -234,7 +394,10 @@ func (a *Aggregator) attach(st *Store, seed uint64) error {
 // and Commit returns it.
 func (a *Aggregator) fail(err error) {
 	if a.err == nil {
-		a.err = fmt.Errorf("index state: %w", err)
+		if !errors.As(err, new(*StoreError)) { // which names the directory
+			err = fmt.Errorf("index state: %w", err)
+		}
+		a.err = err
 	}
 }
 
@@ -461,7 +624,7 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	for name, v := range meta {
 		b.Set(metaKey(name), v, nil)
 	}
-	if err := b.Commit(pebble.Sync); err != nil {
+	if err := a.store.commit(b); err != nil {
 		a.fail(err)
 		return a.err
 	}
@@ -555,22 +718,6 @@ func (a *Aggregator) evict(maxFacts int) {
 	if len(a.rollups) > maxFacts/8 {
 		a.evictCells()
 	}
-}
-
-// pebbleLogger sends pebble's messages to slog: its chatter at Debug.
-type pebbleLogger struct{ log *slog.Logger }
-
-func (l pebbleLogger) Infof(format string, args ...any) { l.log.Debug(fmt.Sprintf(format, args...)) }
-func (l pebbleLogger) Errorf(format string, args ...any) {
-	l.log.Error(fmt.Sprintf(format, args...), KeyComponent, "index.store")
-}
-
-// Fatalf logs and panics: pebble calls it on unrecoverable corruption of
-// its own files, after which it must not go on.
-func (l pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	l.log.Error(msg, KeyComponent, "index.store")
-	panic("index state: " + msg)
 }
 
 func discard(l *slog.Logger) *slog.Logger {
