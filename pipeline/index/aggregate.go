@@ -151,7 +151,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		return
 	}
 	fs := a.file(e)
-	at := origin{ts: unixNano(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
+	at := origin{ts: stampOf(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
 	s := a.session(e)
 	a.touchSession(s)
 	labels := a.labeler.of(e.Labels)
@@ -193,7 +193,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		h := a.key.start()
 		h.string(string(e.Format))
 		h.string(e.EntryID)
-		h.int(at.ts)
+		h.int(at.ts.nano())
 		a.entries.add(h.sum(), s, at, 0, c)
 	}
 	if assistant {
@@ -208,7 +208,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		} else {
 			h.string("entry")
 			h.string(e.EntryID)
-			h.int(at.ts)
+			h.int(at.ts.nano())
 		}
 		a.responses.add(h.sum(), s, at, 0, struct{}{})
 	}

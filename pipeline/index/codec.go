@@ -19,8 +19,12 @@ import (
 // added labels (a call's, after its other fields, and a session's, at
 // the end of its record); records of version 1, written before, are read
 // as records without labels, which is what they are: a state written
-// before labels existed is used as it is, never rebuilt.
-const recordVersion = 2
+// before labels existed is used as it is, never rebuilt. Version 3 writes
+// times as stamps (seconds since year 1, nanoseconds), which name every
+// time; versions 1 and 2 wrote Unix nanoseconds, 0 for none, and are read
+// as such (a time of theirs outside 1677–2262 was wrapped when written,
+// and 1970-01-01T00:00:00Z read as none).
+const recordVersion = 3
 
 // minRecordVersion is the oldest record version read.
 const minRecordVersion = 1
@@ -45,7 +49,11 @@ func (e *encoder) bool(v bool) {
 		e.b = append(e.b, 0)
 	}
 }
-func (e *encoder) time(t time.Time) { e.varint(unixNano(t)) }
+func (e *encoder) time(t time.Time) { e.stamp(stampOf(t)) }
+func (e *encoder) stamp(s stamp) {
+	e.varint(s.sec)
+	e.uvarint(uint64(s.nsec))
+}
 
 type decoder struct {
 	b   []byte
@@ -117,12 +125,22 @@ func (d *decoder) bool() bool {
 	return v == 1
 }
 
-func (d *decoder) time() time.Time {
-	n := d.varint()
-	if n == 0 {
-		return time.Time{}
+func (d *decoder) time() time.Time { return d.stamp().time() }
+
+func (d *decoder) stamp() stamp {
+	if d.v < 3 {
+		n := d.varint()
+		if n == 0 {
+			return stamp{}
+		}
+		return stampOf(time.Unix(0, n))
 	}
-	return time.Unix(0, n).UTC()
+	sec, nsec := d.varint(), d.uvarint()
+	if nsec >= 1e9 {
+		d.fail("bad nanoseconds")
+		return stamp{}
+	}
+	return stamp{sec: sec, nsec: int32(nsec)}
 }
 
 // count reads a length and checks it against what is left (each element
@@ -155,7 +173,7 @@ func (d *decoder) end() error {
 }
 
 func (e *encoder) origin(o *origin) {
-	e.varint(o.ts)
+	e.stamp(o.ts)
 	e.varint(o.line)
 	e.fixed64(o.file)
 	e.string(o.agent)
@@ -164,7 +182,7 @@ func (e *encoder) origin(o *origin) {
 }
 
 func (d *decoder) origin() origin {
-	return origin{ts: d.varint(), line: d.varint(), file: d.fixed64(), agent: d.string(), object: int32(d.varint()), sidechain: d.bool()}
+	return origin{ts: d.stamp(), line: d.varint(), file: d.fixed64(), agent: d.string(), object: int32(d.varint()), sidechain: d.bool()}
 }
 
 // contribCodec encodes what one kind of fact contributes.

@@ -3,6 +3,7 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
+	"math"
 	"path/filepath"
 	"time"
 
@@ -64,7 +65,7 @@ func fileHash(path string) uint64 {
 // (two verbatim copies of a file), the position decides: agent id, line,
 // object, then the file.
 type origin struct {
-	ts        int64 // Unix nanoseconds; 0 when unknown
+	ts        stamp // zero when unknown
 	line      int64
 	file      uint64 // fileHash of the path
 	agent     string
@@ -86,12 +87,12 @@ func compareOrigin(x, y *origin) int {
 	}
 	if x.ts != y.ts {
 		switch {
-		case x.ts == 0:
+		case !x.ts.known():
 			return 1
-		case y.ts == 0:
+		case !y.ts.known():
 			return -1
 		}
-		return cmp.Compare(x.ts, y.ts)
+		return x.ts.compare(y.ts)
 	}
 	return 0
 }
@@ -288,9 +289,80 @@ func (fs *facts[C]) better(x, y *cand[C]) bool {
 	return comparePosition(&x.at, &y.at) < 0
 }
 
-func unixNano(t time.Time) int64 {
+// stamp is a timestamp as the aggregates keep it: seconds and
+// nanoseconds since 0001-01-01T00:00:00Z (time.Time's own origin), so
+// that every time a timestamp can name orders and round-trips, 1970 and
+// 9999 included (Unix nanoseconds name 1677-09-21 to 2262-04-11 only,
+// and 0 was taken for "none"). The zero stamp is no timestamp, as the
+// zero time.Time is.
+type stamp struct {
+	sec  int64
+	nsec int32
+}
+
+// unixToInternal is the number of seconds from 0001-01-01T00:00:00Z to
+// the Unix epoch.
+const unixToInternal int64 = 62135596800
+
+// stampOf returns the stamp of t; the zero time gives the zero stamp.
+func stampOf(t time.Time) stamp {
 	if t.IsZero() {
+		return stamp{}
+	}
+	return stamp{sec: t.Unix() + unixToInternal, nsec: int32(t.Nanosecond())}
+}
+
+// known reports whether s is a timestamp.
+func (s stamp) known() bool { return s != stamp{} }
+
+// time returns s as a UTC time; the zero time when s is not known.
+func (s stamp) time() time.Time {
+	if !s.known() {
+		return time.Time{}
+	}
+	return time.Unix(s.sec-unixToInternal, int64(s.nsec)).UTC()
+}
+
+// unix returns s in Unix seconds (rounded down).
+func (s stamp) unix() int64 { return s.sec - unixToInternal }
+
+// compare orders two stamps by time.
+func (s stamp) compare(o stamp) int {
+	if c := cmp.Compare(s.sec, o.sec); c != 0 {
+		return c
+	}
+	return cmp.Compare(s.nsec, o.nsec)
+}
+
+// nano returns s in Unix nanoseconds computed as time.Time.UnixNano does
+// (wrapping outside 1677–2262), 0 when s is not known. It is what fact
+// keys are hashed with, now as before stamps: a state written before
+// keeps its keys. Never compare or store it as a time.
+func (s stamp) nano() int64 {
+	if !s.known() {
 		return 0
+	}
+	return s.unix()*1e9 + int64(s.nsec)
+}
+
+// Bounds of the times Unix nanoseconds name.
+var (
+	minNanoTime = time.Unix(0, math.MinInt64)
+	maxNanoTime = time.Unix(0, math.MaxInt64)
+)
+
+// sortNano returns t in Unix nanoseconds for orders kept as one int64
+// (listing keys, cursors, the last-activity index): saturated outside
+// 1677–2262 instead of wrapping, 0 for the zero time. Times beyond the
+// bounds tie, and their sessions are ordered by number.
+func sortNano(t time.Time) int64 {
+	switch {
+	case t.IsZero():
+		return 0
+	case t.Before(minNanoTime):
+		return math.MinInt64
+	case t.After(maxNanoTime):
+		return math.MaxInt64
 	}
 	return t.UnixNano()
 }

@@ -87,13 +87,13 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 	keyOf := func(s *session) int64 {
 		switch sort {
 		case SortFirstTS:
-			return unixNano(s.firstTS)
+			return sortNano(s.firstTS)
 		case SortCost:
 			return s.sum.cost
 		case SortTokens:
 			return totalSat(&s.sum.usage)
 		}
-		return unixNano(s.lastTS)
+		return sortNano(s.lastTS)
 	}
 	// before orders two listed positions: x comes first.
 	before := func(xk int64, xn uint64, yk int64, yn uint64) bool {
@@ -271,9 +271,14 @@ func slugKey(slug string, num uint64) []byte {
 
 // recentKey is the key of a session in the last-activity index.
 func recentKey(ts time.Time, num uint64) []byte {
-	b := binary.BigEndian.AppendUint64([]byte{'t'}, uint64(max(unixNano(ts), 0)))
+	b := binary.BigEndian.AppendUint64([]byte{'t'}, uint64(recentNano(ts)))
 	return binary.BigEndian.AppendUint64(b, num)
 }
+
+// recentNano is the last-activity index's order of a time: Unix
+// nanoseconds, times before 1970 (and none) as 0, times after 2262 as the
+// largest. queryRecent orders the cached sessions by it too.
+func recentNano(ts time.Time) int64 { return max(sortNano(ts), 0) }
 
 // queryRecent is Query by last activity with a store: it walks the index
 // of last activity backwards, merged with the cached sessions (whose
@@ -287,12 +292,12 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 	}
 	var cachedHits []*session
 	for _, s := range a.byNum {
-		if s.conversation && q.matches(s) && before(unixNano(s.lastTS), s.num) {
+		if s.conversation && q.matches(s) && before(recentNano(s.lastTS), s.num) {
 			cachedHits = append(cachedHits, s)
 		}
 	}
 	slices.SortFunc(cachedHits, func(x, y *session) int {
-		if c := cmp.Compare(unixNano(y.lastTS), unixNano(x.lastTS)); c != 0 {
+		if c := cmp.Compare(recentNano(y.lastTS), recentNano(x.lastTS)); c != 0 {
 			return c
 		}
 		return cmp.Compare(y.num, x.num)
@@ -346,8 +351,8 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 		switch {
 		case stored == nil && c == nil:
 			goto done
-		case stored == nil || c != nil && (unixNano(c.lastTS) > unixNano(stored.lastTS) ||
-			unixNano(c.lastTS) == unixNano(stored.lastTS) && c.num > stored.num):
+		case stored == nil || c != nil && (recentNano(c.lastTS) > recentNano(stored.lastTS) ||
+			recentNano(c.lastTS) == recentNano(stored.lastTS) && c.num > stored.num):
 			out = append(out, c)
 			cachedHits = cachedHits[1:]
 		default:
@@ -363,7 +368,7 @@ done:
 	if len(out) > limit {
 		out = out[:limit]
 		last := out[limit-1]
-		next = cursor{key: unixNano(last.lastTS), num: last.num}.String()
+		next = cursor{key: recentNano(last.lastTS), num: last.num}.String()
 	}
 	page := make([]Session, 0, len(out))
 	for _, s := range out {

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -30,7 +31,7 @@ import (
 
 // rollKey is a cell of the cube.
 type rollKey struct {
-	hour                         int64 // Unix hours, UTC; 0 when the call has no timestamp
+	hour                         int64 // the call's UTC hour as hourCode keeps it; 0 when it has no timestamp
 	host, format, model, project string
 	labels                       labelSet
 }
@@ -66,9 +67,7 @@ func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChang
 		Tokens:  schema.Usage{Input: c.input, Output: c.output, CacheRead: c.cacheRead, CacheWrite: c.cacheWrite},
 		CostUSD: usd(c.cost), Unpriced: c.unpriced, Labels: c.labels.toMap(),
 	}
-	if at.ts != 0 {
-		u.TS = time.Unix(0, at.ts).UTC()
-	}
+	u.TS = at.ts.time()
 	return u
 }
 
@@ -99,11 +98,44 @@ func (a *Aggregator) rollup(s *session, c *usageContrib, at *origin, sign int64)
 	}
 }
 
-func hourOf(ts int64) int64 {
-	if ts <= 0 {
+// hourOf returns the rollup hour of a call at ts: 0 when ts is not known,
+// else its Unix hour (the hours since 1970-01-01T00:00Z, rounded down)
+// as hourCode keeps it.
+func hourOf(ts stamp) int64 {
+	if !ts.known() {
 		return 0
 	}
-	return ts / int64(time.Hour)
+	return hourCode(floorDiv(ts.unix(), 3600))
+}
+
+// hourCode is how a rollup keeps Unix hour h: h itself from
+// 1970-01-01T01:00Z on (the hours cells have always been stored under),
+// h-1 at and before the epoch's hour, so that 0 stays "no timestamp".
+// Codes are in time order; stored as the big-endian bytes of a uint64,
+// the hours before the epoch sort after the others (see scanCells).
+func hourCode(h int64) int64 {
+	if h <= 0 {
+		return h - 1
+	}
+	return h
+}
+
+// hourStart returns the start of the hour of code (not 0).
+func hourStart(code int64) time.Time {
+	h := code
+	if code < 0 {
+		h++
+	}
+	return time.Unix(h*3600, 0).UTC()
+}
+
+// floorDiv is a/b rounded down (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b < 0 {
+		q--
+	}
+	return q
 }
 
 // GroupBy is a dimension of [Aggregator.Usage]: one of the constants, or
@@ -171,20 +203,24 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 		return nil, err
 	}
 	a.settle()
-	lo, hi := int64(0), int64(1)<<62
+	// The codes of the hours [lo, hi) selected; calls without a
+	// timestamp (code 0) count only when Since is zero.
+	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if !q.Since.IsZero() {
-		lo = max(hourOf(q.Since.UnixNano()), 1)
+		lo = hourCode(floorDiv(q.Since.Unix(), 3600))
 	}
 	if !q.Until.IsZero() {
-		hi = hourOf(q.Until.UnixNano())
-		if q.Until.UnixNano()%int64(time.Hour) != 0 {
-			hi++
+		sec := q.Until.Unix()
+		h := floorDiv(sec, 3600)
+		if sec-h*3600 != 0 || q.Until.Nanosecond() != 0 {
+			h++ // the first hour starting at or after Until
 		}
+		hi = hourCode(h)
 	}
 	groups := make(map[string]*UsageRow)
 	add := func(c *rollCell) {
 		k := &c.key
-		if k.hour < lo || k.hour >= hi || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
+		if k.hour == 0 && !q.Since.IsZero() || k.hour != 0 && (k.hour < lo || k.hour >= hi) || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
 			q.Model != "" && k.model != q.Model || q.Project != "" && k.project != q.Project || c.calls == 0 ||
 			len(q.Labels) > 0 && !k.labels.matches(q.Labels) {
 			return
@@ -224,10 +260,30 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 }
 
 // scanCells calls add with each stored cell of prefix p (unlabelled or
-// labelled) whose hour is in [lo, hi), but those in the cache.
+// labelled) whose hour code is in [lo, hi) (code 0, no timestamp,
+// included when the range holds it), but those in the cache. The codes
+// before the epoch are stored after the others: a range across the
+// epoch is two scans.
 func (a *Aggregator) scanCells(p byte, lo, hi int64, add func(*rollCell)) error {
-	start := binary.BigEndian.AppendUint64([]byte{p}, uint64(lo))
-	end := binary.BigEndian.AppendUint64([]byte{p}, uint64(hi))
+	key := func(code int64) []byte { return binary.BigEndian.AppendUint64([]byte{p}, uint64(code)) }
+	if lo < 0 {
+		end := prefixEnd([]byte{p})
+		if hi <= 0 {
+			end = key(hi)
+		}
+		if err := a.scanCellRange(key(lo), end, add); err != nil {
+			return err
+		}
+	}
+	if hi > 0 {
+		return a.scanCellRange(key(max(lo, 0)), key(hi), add)
+	}
+	return nil
+}
+
+// scanCellRange calls add with each stored cell in [start, end), but
+// those in the cache.
+func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error {
 	it, err := a.store.newIter(start, end)
 	if err != nil {
 		return err
@@ -273,12 +329,12 @@ func groupKey(g GroupBy, k *rollKey) string {
 		if k.hour == 0 {
 			return "unknown"
 		}
-		return time.Unix(k.hour*3600, 0).UTC().Format(time.DateOnly)
+		return hourStart(k.hour).Format(time.DateOnly)
 	default:
 		if k.hour == 0 {
 			return "unknown"
 		}
-		return time.Unix(k.hour*3600, 0).UTC().Format("2006-01-02T15Z")
+		return hourStart(k.hour).Format("2006-01-02T15Z")
 	}
 }
 

@@ -156,12 +156,12 @@ func (c *choice[T]) latest(v T, class int8, at origin) bool {
 func earlier(x, y *origin) bool {
 	if x.ts != y.ts {
 		switch {
-		case x.ts == 0:
+		case !x.ts.known():
 			return false
-		case y.ts == 0:
+		case !y.ts.known():
 			return true
 		}
-		return x.ts < y.ts
+		return x.ts.compare(y.ts) < 0
 	}
 	return comparePosition(x, y) < 0
 }
@@ -177,7 +177,7 @@ func (s *session) observe(e *schema.Entry, labels labelSet, at origin) {
 			s.firstTS = e.TS
 			s.reorder = true
 		}
-		if e.TS.After(s.lastTS) {
+		if s.lastTS.IsZero() || e.TS.After(s.lastTS) { // the zero time is none, not year 1
 			s.lastTS = e.TS
 			s.reorder = true
 		}

@@ -39,7 +39,7 @@ type Turn struct {
 // ledgerKey orders a session's ledger: by time, turn starts before calls
 // of the same instant, then by fact.
 type ledgerKey struct {
-	ts   int64
+	ts   stamp
 	kind factKind
 	fact factKey
 }
@@ -58,22 +58,56 @@ type ledgerOp struct {
 	del  bool
 }
 
+// ledgerStoreKey is the key of a ledger item: 'k' + session number +
+// time + kind + fact. The time is 8 bytes of Unix nanoseconds, 0 for none
+// (34-byte keys, as ever) when that names it: after 1970-01-01T00:00:00Z
+// and up to 2262; else 8 bytes of seconds since year 1 and 4 of
+// nanoseconds (38-byte keys). Keys are not read in order: Turns sorts.
 func ledgerStoreKey(num uint64, k ledgerKey) []byte {
-	b := make([]byte, 0, 34)
+	b := make([]byte, 0, 38)
 	b = append(b, 'k')
 	b = binary.BigEndian.AppendUint64(b, num)
-	b = binary.BigEndian.AppendUint64(b, uint64(max(k.ts, 0)))
+	if ns, ok := ledgerNano(k.ts); ok {
+		b = binary.BigEndian.AppendUint64(b, uint64(ns))
+	} else {
+		b = binary.BigEndian.AppendUint64(b, uint64(k.ts.sec))
+		b = binary.BigEndian.AppendUint32(b, uint32(k.ts.nsec))
+	}
 	b = append(b, byte(k.kind))
 	b = binary.BigEndian.AppendUint64(b, k.fact.hi)
 	return binary.BigEndian.AppendUint64(b, k.fact.lo)
 }
 
+// ledgerNano returns the Unix nanoseconds of ts for a 34-byte ledger key
+// (0 for none), and whether they name it.
+func ledgerNano(ts stamp) (int64, bool) {
+	if !ts.known() {
+		return 0, true
+	}
+	t := ts.time()
+	if !t.After(time.Unix(0, 0)) || t.After(maxNanoTime) {
+		return 0, false
+	}
+	return t.UnixNano(), true
+}
+
 func parseLedgerKey(b []byte) (ledgerKey, bool) {
-	if len(b) != 34 {
+	var k ledgerKey
+	switch len(b) {
+	case 34:
+		if ns := int64(binary.BigEndian.Uint64(b[9:])); ns > 0 {
+			k.ts = stampOf(time.Unix(0, ns))
+		}
+		b = b[17:]
+	case 38:
+		k.ts = stamp{sec: int64(binary.BigEndian.Uint64(b[9:])), nsec: int32(binary.BigEndian.Uint32(b[17:]))}
+		b = b[21:]
+	default:
 		return ledgerKey{}, false
 	}
-	return ledgerKey{ts: int64(binary.BigEndian.Uint64(b[9:])), kind: factKind(b[17]),
-		fact: factKey{binary.BigEndian.Uint64(b[18:]), binary.BigEndian.Uint64(b[26:])}}, true
+	k.kind = factKind(b[0])
+	k.fact = factKey{binary.BigEndian.Uint64(b[1:]), binary.BigEndian.Uint64(b[9:])}
+	return k, true
 }
 
 // ledger records a turn start or a call of session s (sign 1), or takes
@@ -193,7 +227,7 @@ func (a *Aggregator) Turns(format schema.Format, id string) ([]Turn, bool, error
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y ledgerKey) int {
-		if c := cmp.Compare(x.ts, y.ts); c != 0 {
+		if c := compareLedgerTime(x.ts, y.ts); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(x.kind, y.kind); c != 0 {
@@ -210,7 +244,7 @@ func (a *Aggregator) Turns(format schema.Format, id string) ([]Turn, bool, error
 		it := items[k]
 		if k.kind == kindEntry || len(turns) == 0 {
 			finishModels(turns, models)
-			turns = append(turns, Turn{Start: nanoTime(k.ts)})
+			turns = append(turns, Turn{Start: k.ts.time()})
 			if k.kind == kindEntry {
 				turns[len(turns)-1].Prompt = it.prompt
 				continue
@@ -246,9 +280,16 @@ func finishModels(turns []Turn, models map[string]bool) {
 	clear(models)
 }
 
-func nanoTime(ts int64) time.Time {
-	if ts <= 0 {
-		return time.Time{}
+// compareLedgerTime orders the ledger by time, items without one first
+// (as when they were kept as Unix nanoseconds, 0 for none).
+func compareLedgerTime(x, y stamp) int {
+	switch {
+	case x == y:
+		return 0
+	case !x.known():
+		return -1
+	case !y.known():
+		return 1
 	}
-	return time.Unix(0, ts).UTC()
+	return x.compare(y)
 }
