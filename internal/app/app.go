@@ -2,9 +2,19 @@
 // environment variables they share, the NATS connection (a server URL, or
 // an embedded JetStream server for one machine), logging, and the metrics
 // endpoint. cmd/tailer and `sessionpipe run` use it; libraries do not.
+//
+// Every HTTP server of the daemons ([Listen]) bounds what a client can
+// hold: a request's header must come within 5 s and the whole request
+// within 30 s, a response must be written within 60 s (the indexer's
+// event streams set deadlines of their own), an idle keep-alive
+// connection is closed after 30 s, and at most 1024 connections are open
+// at once, 64 from one client address; past these a new connection is
+// closed at once, and counted in sessionpipe_http_connections_refused_total.
+// See [ServerConfig].
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -23,6 +33,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
@@ -201,21 +212,77 @@ func (l *Logging) Logger(w io.Writer) (*slog.Logger, error) {
 // Server is an HTTP server whose listener is opened first, so that its
 // address (port 0 picks one) is known and printed before it serves.
 type Server struct {
-	ln  net.Listener
+	ln  *limitListener
 	srv *http.Server
 }
 
-// Listen opens addr for handler. An empty addr means no server: it
-// returns nil, and a nil *Server's Run returns at once.
+// Defaults of [ServerConfig].
+const (
+	DefaultReadHeaderTimeout = 5 * time.Second
+	DefaultReadTimeout       = 30 * time.Second
+	DefaultWriteTimeout      = 60 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultMaxConns          = 1024
+	DefaultMaxConnsPerClient = 64
+)
+
+// ServerConfig bounds what the clients of a [Server] can hold; zero
+// fields take the defaults.
+type ServerConfig struct {
+	// ReadHeaderTimeout, ReadTimeout, WriteTimeout and IdleTimeout are
+	// those of [http.Server]: the time to read a request's header, the
+	// whole request, to write a response (from the end of the header; a
+	// handler that streams sets its own deadlines with
+	// [http.ResponseController]), and that a keep-alive connection may
+	// wait for the next request.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// MaxConns bounds the connections open at once, MaxConnsPerClient
+	// those from one IP address; a connection past either is closed as
+	// soon as it is accepted (and counted in the server's metrics).
+	MaxConns, MaxConnsPerClient int
+}
+
+func (c ServerConfig) withDefaults() ServerConfig {
+	c.ReadHeaderTimeout = cmp.Or(c.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	c.ReadTimeout = cmp.Or(c.ReadTimeout, DefaultReadTimeout)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, DefaultWriteTimeout)
+	c.IdleTimeout = cmp.Or(c.IdleTimeout, DefaultIdleTimeout)
+	c.MaxConns = cmp.Or(c.MaxConns, DefaultMaxConns)
+	c.MaxConnsPerClient = cmp.Or(c.MaxConnsPerClient, DefaultMaxConnsPerClient)
+	return c
+}
+
+// Listen opens addr for handler with the default [ServerConfig]. An
+// empty addr means no server: it returns nil, and a nil *Server's Run
+// returns at once.
 func Listen(addr string, handler http.Handler) (*Server, error) {
+	return ListenConfig(addr, handler, ServerConfig{})
+}
+
+// ListenConfig is [Listen] with the bounds of cfg.
+func ListenConfig(addr string, handler http.Handler, cfg ServerConfig) (*Server, error) {
 	if addr == "" {
 		return nil, nil
 	}
+	cfg = cfg.withDefaults()
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	return &Server{ln: ln, srv: &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}}, nil
+	return &Server{
+		ln: newLimitListener(ln, cfg.MaxConns, cfg.MaxConnsPerClient),
+		srv: &http.Server{Handler: handler, ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
+			WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout},
+	}, nil
+}
+
+// WriteMetrics renders the server's connections open and refused; a nil
+// Server writes nothing.
+func (s *Server) WriteMetrics(w io.Writer) {
+	if s == nil {
+		return
+	}
+	s.ln.writeMetrics(prom.NewWriter(w))
 }
 
 // Addr returns the address the server listens on, "" for a nil Server.

@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -108,19 +111,20 @@ func StartExporter(x *Exporter, n *NATS, b *Bus, log *slog.Logger) (*RunningExpo
 	if err != nil {
 		return nil, err
 	}
+	var srv *Server
 	mux := http.NewServeMux()
 	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", prom.ContentType)
 		ex.WriteMetrics(w)
+		srv.WriteMetrics(w)
 	})
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ex.Stats().Active {
-			fmt.Fprintln(w, "standing by")
-			return
-		}
-		fmt.Fprintln(w, "ok")
+		code, msg := exporterHealth(ex, b.Conn)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
+		fmt.Fprintln(w, msg)
 	})
-	srv, err := Listen(x.Metrics, mux)
+	srv, err = Listen(x.Metrics, mux)
 	if err != nil {
 		return nil, err
 	}
@@ -128,6 +132,26 @@ func StartExporter(x *Exporter, n *NATS, b *Bus, log *slog.Logger) (*RunningExpo
 		log.Info("exporter metrics", "url", "http://"+srv.Addr()+"/metrics")
 	}
 	return &RunningExporter{Exporter: ex, Metrics: srv, Out: out, Archive: archive}, nil
+}
+
+// exporterHealth is the answer of the exporter's /healthz: 503 saying
+// why while NATS is disconnected or its commits fail (a full disk), 200
+// "ok" or "standing by" otherwise.
+func exporterHealth(ex *export.Exporter, nc *nats.Conn) (int, string) {
+	var problems []string
+	if nc != nil && nc.Status() != nats.CONNECTED {
+		problems = append(problems, "nats: "+strings.ToLower(nc.Status().String()))
+	}
+	if err := ex.Health().Err(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	switch {
+	case len(problems) > 0:
+		return http.StatusServiceUnavailable, "failing: " + strings.Join(problems, "; ")
+	case !ex.Stats().Active:
+		return http.StatusOK, "standing by"
+	}
+	return http.StatusOK, "ok"
 }
 
 // Run exports until ctx ends, then commits what is open.

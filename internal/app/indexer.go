@@ -149,11 +149,15 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	if err != nil {
 		return nil, err
 	}
-	var handler http.Handler = idx.Handler(index.APIConfig{Token: ix.Token, Logger: log})
-	if more := ix.MoreMetrics; more != nil {
-		handler = withMoreMetrics(handler, more)
-	}
-	api, err := Listen(ix.HTTP, handler)
+	// /metrics: the indexer's, then its server's, then the others'.
+	var api *Server
+	handler := withMoreMetrics(idx.Handler(index.APIConfig{Token: ix.Token, Addr: ix.HTTP, Logger: log}), func(w io.Writer) {
+		api.WriteMetrics(w)
+		if more := ix.MoreMetrics; more != nil {
+			more(w)
+		}
+	})
+	api, err = Listen(ix.HTTP, handler)
 	if err != nil {
 		return nil, err
 	}

@@ -1,14 +1,22 @@
 package index
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -20,7 +28,12 @@ import (
 // Prometheus text format; GET / is the dashboard, one static HTML page
 // that reads the others (see dashboard.go). With a token, every request
 // but /healthz and the dashboard page itself (GET or HEAD of / and
-// /index.html) must carry "Authorization: Bearer <token>".
+// /index.html) must carry "Authorization: Bearer <token>" (the scheme in
+// any case). Without one, only requests whose Host names a loopback
+// address (localhost, 127.0.0.0/8, [::1], with or without a port) or the
+// listen address's own host are served, others get 421: a web page
+// cannot reach the API by pointing a name of its own at 127.0.0.1 (DNS
+// rebinding).
 //
 //	GET /
 //	GET /api/sessions?host=&format=&model=&project=&label=&since=&until=&sort=&limit=&cursor=
@@ -36,7 +49,33 @@ import (
 // label=team:infra, and may be repeated: all must hold. It selects the
 // sessions whose labels (Session.Labels) have them, and the calls whose
 // entry's labels have them; group_by=label:team groups calls by the value
-// of their entry's label team ("" for calls without it).
+// of their entry's label team ("" for calls without it). A parameter that
+// cannot be read is a 400 naming it: a cursor this server did not return,
+// an invalid label filter, a query holding a raw ';' (escape it as %3B).
+//
+// Limits: at most [DefaultMaxStreams] event streams at once,
+// [DefaultMaxStreamsPerClient] from one client address (more get 429); an
+// event stream is closed when its client takes no event for
+// [EventWriteTimeout]. /healthz answers 503, saying why, while the state
+// is not open, NATS is disconnected, the indexer stopped, or its commits
+// fail. The series of /metrics by host and model are bounded by
+// [DefaultMetricSeries] (see [APIConfig.MetricSeries]).
+
+// Defaults of [APIConfig].
+const (
+	// DefaultMaxStreams bounds the event streams (GET /api/events) open
+	// at once: each holds a connection and a goroutine.
+	DefaultMaxStreams = 256
+	// DefaultMaxStreamsPerClient bounds those of one client address: a
+	// browser has a few tabs of the dashboard open, each one stream.
+	DefaultMaxStreamsPerClient = 16
+)
+
+// EventWriteTimeout is how long an event stream waits for its client to
+// take an event (the socket's buffers full) before it closes the stream.
+// The server's write timeout does not apply to event streams, which stay
+// open.
+const EventWriteTimeout = 30 * time.Second
 
 // APIConfig configures [Indexer.Handler].
 type APIConfig struct {
@@ -46,6 +85,25 @@ type APIConfig struct {
 	// requires one when it listens on anything but a loopback address.
 	Token string
 
+	// Addr is the address the API listens on (host:port). Without a
+	// Token, a request is served only when its Host is a loopback name
+	// or address, or Addr's host; others get 421 Misdirected Request.
+	Addr string
+
+	// MaxStreams and MaxStreamsPerClient bound the event streams open at
+	// once, in all and from one client address; a request past either
+	// gets 429. Zero means DefaultMaxStreams, DefaultMaxStreamsPerClient.
+	MaxStreams, MaxStreamsPerClient int
+
+	// MetricSeries bounds the (host, model) pairs of the tokens, cost
+	// and calls metrics of /metrics: the first MetricSeries-1 to appear
+	// (the largest by tokens when several appear at once) keep series of
+	// their own for the life of the handler, the others are summed under
+	// host="other", model="other", and the gauge
+	// sessionpipe_index_metric_pairs_folded says how many. Zero means
+	// DefaultMetricSeries.
+	MetricSeries int
+
 	// Logger receives request failures at Debug; nil discards.
 	Logger *slog.Logger
 }
@@ -53,7 +111,10 @@ type APIConfig struct {
 // Handler returns the HTTP API over the indexer's state, and the
 // dashboard at /.
 func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
-	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With(KeyComponent, "index.api")}
+	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With(KeyComponent, "index.api"),
+		streams: newStreamLimit(cmp.Or(cfg.MaxStreams, DefaultMaxStreams), cmp.Or(cfg.MaxStreamsPerClient, DefaultMaxStreamsPerClient)),
+		series:  newSeriesLimit(cmp.Or(cfg.MetricSeries, DefaultMetricSeries)),
+	}
 	mux := http.NewServeMux()
 	page := newDashboard(dashboardPage)
 	mux.Handle("GET /{$}", page)
@@ -72,24 +133,72 @@ func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 }
 
 type api struct {
-	ix  *Indexer
-	cfg APIConfig
-	log *slog.Logger
+	ix      *Indexer
+	cfg     APIConfig
+	log     *slog.Logger
+	streams *streamLimit
+	series  *seriesLimit
 }
 
+// auth checks the bearer token, or without one the Host (see
+// [APIConfig.Addr]).
 func (a *api) auth(next http.Handler) http.Handler {
 	if a.cfg.Token == "" {
-		return next
+		listen, _, _ := net.SplitHostPort(a.cfg.Addr)
+		if ip, err := netip.ParseAddr(listen); err == nil && ip.IsUnspecified() {
+			listen = "" // 0.0.0.0 is every address, not a name to serve
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if host := hostOnly(r.Host); !servedHost(host, listen) {
+				a.fail(w, http.StatusMisdirectedRequest, fmt.Errorf(
+					"host %q is not served: without a token the API answers only requests for localhost, 127.0.0.1 or [::1] (against DNS rebinding); set a token to serve other names", host))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
 	}
-	want := []byte("Bearer " + a.cfg.Token)
+	want := []byte(a.cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !isPublic(r) && subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		if !isPublic(r) && subtle.ConstantTimeCompare(bearer(r.Header.Get("Authorization")), want) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="sessionpipe"`)
 			a.fail(w, http.StatusUnauthorized, errors.New("a bearer token is required"))
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bearer returns the token of an Authorization header of the Bearer
+// scheme, whose name is case-insensitive (RFC 7235), nil for another.
+func bearer(h string) []byte {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return nil
+	}
+	return []byte(strings.TrimLeft(token, " "))
+}
+
+// hostOnly returns the host of a Host header, without its port and the
+// brackets of an IPv6 address.
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
+}
+
+// servedHost reports whether a request for host may be served without a
+// token: a loopback name or address, or the listen address's host. An
+// empty Host (HTTP/1.0) is served: no browser sends one.
+func servedHost(host, listen string) bool {
+	switch h := strings.TrimSuffix(strings.ToLower(host), "."); {
+	case h == "", h == "localhost":
+		return true
+	case listen != "" && strings.EqualFold(host, listen):
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // isPublic reports whether r needs no token: health, and the dashboard
@@ -148,10 +257,7 @@ func (a *api) sessions(w http.ResponseWriter, r *http.Request) {
 		a.answer(w, nil, err)
 		return
 	}
-	page, next, err := a.ix.Query(q)
-	if err != nil && !errors.Is(err, ErrNotReady) {
-		err = badRequest{err} // Query fails on its parameters (sort, cursor) only
-	}
+	page, next, err := a.ix.Query(q) // its parameters were checked: an error is the state's
 	if errors.Is(err, ErrNotReady) {
 		a.fail(w, 0, err)
 		return
@@ -163,10 +269,18 @@ func (a *api) sessions(w http.ResponseWriter, r *http.Request) {
 }
 
 func sessionQuery(r *http.Request) (SessionQuery, error) {
-	v := r.URL.Query()
+	v, err := queryValues(r)
+	if err != nil {
+		return SessionQuery{}, err
+	}
 	q := SessionQuery{Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
 		Sort: SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
-	var err error
+	if _, err := ParseSessionSort(string(q.Sort)); err != nil {
+		return q, badRequest{err}
+	}
+	if _, err := parseCursor(q.Cursor); err != nil {
+		return q, badRequest{err}
+	}
 	if q.Labels, err = labelFilters(v["label"]); err != nil {
 		return q, err
 	}
@@ -182,6 +296,32 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 		}
 	}
 	return q, nil
+}
+
+// queryValues reads the query of r as url.ParseQuery does, but where
+// that drops a pair it cannot read (a raw ';', a bad %-escape) and so
+// would widen the answer by a filter silently ignored, it fails naming
+// the parameter.
+func queryValues(r *http.Request) (url.Values, error) {
+	v := make(url.Values)
+	for pair := range strings.SplitSeq(r.URL.RawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		rawKey, rawValue, _ := strings.Cut(pair, "=")
+		key, kerr := url.QueryUnescape(rawKey)
+		value, verr := url.QueryUnescape(rawValue)
+		switch {
+		case kerr != nil:
+			return nil, badRequest{fmt.Errorf("query parameter %q: %w", rawKey, kerr)}
+		case verr != nil:
+			return nil, badRequest{fmt.Errorf("%s %q: %w", key, rawValue, verr)}
+		case strings.Contains(pair, ";"):
+			return nil, badRequest{fmt.Errorf("%s %q: a ';' in a query must be escaped as %%3B", key, value)}
+		}
+		v[key] = append(v[key], value)
+	}
+	return v, nil
 }
 
 // labelFilters reads the label filters of a request, nil when none.
@@ -218,7 +358,12 @@ func parseTime(name, s string, end bool) (time.Time, error) {
 
 func (a *api) session(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	s, turns, found, err := a.ix.Session(r.URL.Query().Get("format"), id)
+	v, err := queryValues(r)
+	if err != nil {
+		a.answer(w, nil, err)
+		return
+	}
+	s, turns, found, err := a.ix.Session(v.Get("format"), id)
 	switch {
 	case err != nil:
 		a.fail(w, http.StatusInternalServerError, err)
@@ -236,7 +381,11 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) usage(w http.ResponseWriter, r *http.Request) {
-	v := r.URL.Query()
+	v, err := queryValues(r)
+	if err != nil {
+		a.answer(w, nil, err)
+		return
+	}
 	by := v.Get("group_by")
 	if by == "" {
 		by = string(ByDay)
@@ -272,8 +421,13 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *api) alerts(w http.ResponseWriter, r *http.Request) {
+	v, err := queryValues(r)
+	if err != nil {
+		a.answer(w, nil, err)
+		return
+	}
 	limit := 0
-	if s := r.URL.Query().Get("limit"); s != "" {
+	if s := v.Get("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 {
 			a.answer(w, nil, badRequest{fmt.Errorf("limit %q: want a positive number", s)})
@@ -291,107 +445,133 @@ func (a *api) alerts(w http.ResponseWriter, r *http.Request) {
 }
 
 // events streams session updates (after each commit) and alerts as
-// server-sent events until the client goes away or the server stops.
+// server-sent events until the client goes away, takes no event for
+// EventWriteTimeout, or the server stops.
 func (a *api) events(w http.ResponseWriter, r *http.Request) {
-	flusher, ok := w.(http.Flusher)
-	if !ok {
+	if _, ok := w.(http.Flusher); !ok {
 		a.fail(w, http.StatusInternalServerError, errors.New("streaming unsupported"))
 		return
 	}
+	client := clientOf(r)
+	if err := a.streams.acquire(client); err != nil {
+		w.Header().Set("Retry-After", "10")
+		a.fail(w, http.StatusTooManyRequests, err)
+		return
+	}
+	defer a.streams.release(client)
 	sub := a.ix.hub.subscribe()
 	defer a.ix.hub.unsubscribe(sub)
+	// The server's write timeout would cut the stream: each write gets a
+	// deadline of its own instead, so that a client that stops reading
+	// does not hold its connection for ever.
+	rc := http.NewResponseController(w)
+	send := func(s string) error {
+		if err := rc.SetWriteDeadline(time.Now().Add(EventWriteTimeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		if _, err := io.WriteString(w, s); err != nil {
+			return err
+		}
+		return rc.Flush()
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
-	fmt.Fprint(w, ": sessionpipe live events\n\n")
-	flusher.Flush()
+	if err := send(": sessionpipe live events\n\n"); err != nil {
+		a.log.Debug("event stream closed", KeyError, err)
+		return
+	}
 	keepalive := time.NewTicker(15 * time.Second)
 	defer keepalive.Stop()
 	for {
+		var msg string
 		select {
 		case <-r.Context().Done():
 			return
 		case <-a.ix.hub.done:
 			return
 		case <-keepalive.C:
-			fmt.Fprint(w, ": keepalive\n\n")
+			msg = ": keepalive\n\n"
 		case ev, ok := <-sub.c:
 			if !ok {
-				fmt.Fprint(w, "event: overflow\ndata: {\"error\":\"too slow: events were dropped, reconnect\"}\n\n")
-				flusher.Flush()
+				_ = send("event: overflow\ndata: {\"error\":\"too slow: events were dropped, reconnect\"}\n\n")
 				return
 			}
-			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.kind, ev.data)
+			msg = "event: " + ev.kind + "\ndata: " + string(ev.data) + "\n\n"
 		}
-		flusher.Flush()
+		if err := send(msg); err != nil {
+			a.log.Debug("event stream closed", KeyError, err)
+			return
+		}
 	}
+}
+
+// clientOf is the address a request came from, without its port.
+func clientOf(r *http.Request) string {
+	if h, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return h
+	}
+	return r.RemoteAddr
 }
 
 func (a *api) health(w http.ResponseWriter, _ *http.Request) {
 	select {
 	case <-a.ix.Ready():
 	default:
-		a.reply(w, http.StatusServiceUnavailable, map[string]string{"status": "starting"})
+		a.reply(w, http.StatusServiceUnavailable, map[string]any{"status": "starting", "problems": []string{"the state is not open yet"}})
 		return
 	}
 	s := a.ix.Stats()
+	problems := a.ix.healthProblems(time.Now(), s)
 	status, code := "ok", http.StatusOK
-	if s.CommitError != "" {
-		status, code = "failing: "+s.CommitError, http.StatusServiceUnavailable
+	if len(problems) > 0 {
+		status, code = "failing: "+strings.Join(problems, "; "), http.StatusServiceUnavailable
 	}
 	role := "standby"
 	if s.Active {
 		role = "active"
 	}
-	a.reply(w, code, map[string]any{"status": status, "role": role, "applied_seq": s.Applied, "committed_seq": s.Committed,
-		"pending": s.Consumer.Pending})
+	body := map[string]any{"status": status, "role": role, "applied_seq": s.Applied, "committed_seq": s.Committed,
+		"pending": s.Consumer.Pending}
+	if len(problems) > 0 {
+		body["problems"] = problems
+	}
+	a.reply(w, code, body)
+}
+
+// healthProblems says what keeps a ready indexer from working, nil when
+// nothing does: NATS disconnected, Run stopped (no consumer runs), or
+// commits failing for longer than a few commit intervals.
+func (ix *Indexer) healthProblems(now time.Time, s IndexerStats) []string {
+	var problems []string
+	if nc := ix.cfg.JS.Conn(); nc != nil && nc.Status() != nats.CONNECTED {
+		problems = append(problems, "nats: "+strings.ToLower(nc.Status().String()))
+	}
+	ix.mu.Lock()
+	stopped := ix.agg == nil
+	behind := ix.applied > ix.committed
+	since := now.Sub(ix.committedAt)
+	ix.mu.Unlock()
+	switch {
+	case stopped:
+		problems = append(problems, "indexer stopped: no consumer runs")
+	case s.CommitError != "" && behind && since > commitStall(ix.cfg.CommitInterval):
+		// CommitError stays after a later commit succeeds: the commits
+		// fail only while the applied entries wait for one.
+		problems = append(problems, fmt.Sprintf("commits failing: none for %s: %s", since.Round(time.Second), s.CommitError))
+	}
+	return problems
+}
+
+// commitStall is how long applied entries may wait for a commit before
+// the indexer is unhealthy.
+func commitStall(interval time.Duration) time.Duration {
+	return max(5*interval, 10*time.Second)
 }
 
 func (a *api) metrics(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", prom.ContentType)
-	a.ix.WriteMetrics(prom.NewWriter(w))
-}
-
-// WriteMetrics renders the indexer's metrics: tokens and cost by host
-// and model, the applied and committed sequences, consumer lag, alerts.
-func (ix *Indexer) WriteMetrics(w *prom.Writer) {
-	s := ix.Stats()
-	w.Int("sessionpipe_index_applied_seq", prom.Gauge, "Last stream sequence applied.", int64(s.Applied))
-	w.Int("sessionpipe_index_committed_seq", prom.Gauge, "Last stream sequence committed to the state.", int64(s.Committed))
-	w.Int("sessionpipe_index_lag_messages", prom.Gauge, "Entries in the stream not yet received by the indexer.", int64(s.Consumer.Pending))
-	w.Int("sessionpipe_index_entries_total", prom.Counter, "Entries applied since start.", int64(s.Entries))
-	w.Int("sessionpipe_index_redelivered_skipped_total", prom.Counter, "Redelivered entries skipped as applied.", int64(s.Skipped))
-	w.Int("sessionpipe_index_gap_messages_total", prom.Counter, "Entries that aged out of the stream before they were indexed.", int64(s.GapMessages))
-	w.Int("sessionpipe_index_undecodable_total", prom.Counter, "Stream messages skipped as undecodable.", int64(s.Consumer.Undecodable))
-	w.Int("sessionpipe_index_forged_total", prom.Counter, "Entries skipped because their body names another host or format than their subject.", int64(s.Forged))
-	w.Int("sessionpipe_index_rebuilds_total", prom.Counter, "States discarded as belonging to another stream.", int64(s.Rebuilds))
-	w.Int("sessionpipe_alerts_fired_total", prom.Counter, "Alerts fired since start.", int64(s.Alerts))
-	active := int64(0)
-	if s.Active {
-		active = 1
-	}
-	w.Int("sessionpipe_index_active", prom.Gauge, "1 while this indexer holds its consumer's lease and applies the stream, 0 while it stands by.", active)
-	totals := ix.hostModelTotals()
-	tokens := make([]prom.Sample, 0, 4*len(totals))
-	cost := make([]prom.Sample, 0, len(totals))
-	calls := make([]prom.Sample, 0, len(totals))
-	for k, t := range totals {
-		labels := func(kind string) []prom.Label {
-			l := []prom.Label{{Name: "host", Value: k.host}, {Name: "model", Value: k.model}}
-			if kind != "" {
-				l = append(l, prom.Label{Name: "type", Value: kind})
-			}
-			return l
-		}
-		tokens = append(tokens,
-			prom.Sample{Labels: labels("input"), Value: float64(t.Input)},
-			prom.Sample{Labels: labels("output"), Value: float64(t.Output)},
-			prom.Sample{Labels: labels("cache_read"), Value: float64(t.CacheRead)},
-			prom.Sample{Labels: labels("cache_write"), Value: float64(t.CacheWrite)})
-		cost = append(cost, prom.Sample{Labels: labels(""), Value: usd(t.Cost)})
-		calls = append(calls, prom.Sample{Labels: labels(""), Value: float64(t.Calls)})
-	}
-	w.Family("sessionpipe_tokens_total", prom.Counter, "Tokens of the API calls counted, by host, model and type.", tokens...)
-	w.Family("sessionpipe_cost_usd_total", prom.Counter, "Cost of the priced API calls counted, by host and model.", cost...)
-	w.Family("sessionpipe_api_calls_total", prom.Counter, "API calls counted, by host and model.", calls...)
+	pw := prom.NewWriter(w)
+	a.ix.writeMetrics(pw, a.series)
+	a.streams.writeMetrics(pw)
 }

@@ -2,8 +2,10 @@ package index
 
 import (
 	"encoding/json"
+	"fmt"
 	"sync"
 
+	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
 
@@ -68,6 +70,57 @@ func (h *hub) publish(kind string, v any) {
 }
 
 func (h *hub) close() { h.once.Do(func() { close(h.done) }) }
+
+// streamLimit bounds the event streams open at once, in all and per
+// client address: each holds a connection, a goroutine and a buffer of
+// subscriberBuffer events.
+type streamLimit struct {
+	max, perClient int
+
+	mu       sync.Mutex
+	open     int
+	byClient map[string]int
+	refused  uint64
+}
+
+func newStreamLimit(max, perClient int) *streamLimit {
+	return &streamLimit{max: max, perClient: perClient, byClient: make(map[string]int)}
+}
+
+// acquire takes a stream for client, or says which bound it is past.
+func (l *streamLimit) acquire(client string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.byClient[client] >= l.perClient:
+		l.refused++
+		return fmt.Errorf("too many event streams from %s: at most %d at once", client, l.perClient)
+	case l.open >= l.max:
+		l.refused++
+		return fmt.Errorf("too many event streams: at most %d at once", l.max)
+	}
+	l.open++
+	l.byClient[client]++
+	return nil
+}
+
+// release gives back a stream acquire took.
+func (l *streamLimit) release(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.byClient[client]--; l.byClient[client] <= 0 {
+		delete(l.byClient, client)
+	}
+}
+
+func (l *streamLimit) writeMetrics(w *prom.Writer) {
+	l.mu.Lock()
+	open, refused := l.open, l.refused
+	l.mu.Unlock()
+	w.Int("sessionpipe_index_event_streams", prom.Gauge, "Server-sent event streams (GET /api/events) open.", int64(open))
+	w.Int("sessionpipe_index_event_streams_refused_total", prom.Counter, "Event streams refused (429) past their bound, in all or per client.", int64(refused))
+}
 
 // hostModel keys the running totals of the metrics.
 type hostModel struct{ host, model string }

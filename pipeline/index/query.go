@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"time"
 )
@@ -178,7 +179,9 @@ func (q *SessionQuery) matches(s *session) bool {
 }
 
 // cursor is a position in a listing: the sort key and session number of
-// the last session of a page.
+// the last session of a page. It travels as base64url of the key (a
+// varint), the number (a uvarint) and a CRC-32 of them, so that a string
+// this server did not make is refused, not read as some position.
 type cursor struct {
 	key int64
 	num uint64
@@ -187,6 +190,7 @@ type cursor struct {
 func (c cursor) String() string {
 	b := binary.AppendVarint(nil, c.key)
 	b = binary.AppendUvarint(b, c.num)
+	b = binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
@@ -194,12 +198,13 @@ func parseCursor(s string) (*cursor, error) {
 	if s == "" {
 		return nil, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		key, n := binary.Varint(b)
-		if n > 0 {
-			num, m := binary.Uvarint(b[n:])
-			if m > 0 && n+m == len(b) {
+	b, err := base64.RawURLEncoding.Strict().DecodeString(s)
+	if err == nil && len(b) > 4 {
+		body, sum := b[:len(b)-4], binary.BigEndian.Uint32(b[len(b)-4:])
+		key, n := binary.Varint(body)
+		if n > 0 && crc32.ChecksumIEEE(body) == sum {
+			num, m := binary.Uvarint(body[n:])
+			if m > 0 && n+m == len(body) {
 				return &cursor{key: key, num: num}, nil
 			}
 		}
