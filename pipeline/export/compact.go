@@ -728,19 +728,19 @@ func (c *compactor) write(ctx context.Context, path string, srcs []*mergeSource,
 	for len(q) > 0 {
 		s := q[0]
 		r := &s.buf[s.i]
-		if r.SessionID != session || r.TS != ts || res.rows == 0 {
-			session, ts = r.SessionID, r.TS
+		if r.SessionID != session || r.tsKey() != ts || res.rows == 0 {
+			session, ts = r.SessionID, r.tsKey()
 			clear(keys)
 		}
 		if _, dup := keys[r.Key]; !dup {
 			keys[r.Key] = struct{}{}
 			enc.batch = append(enc.batch, *r)
 			res.rows++
-			if r.TS != 0 {
-				if res.minTS == 0 || r.TS < res.minTS {
-					res.minTS = r.TS
+			if ts := r.tsKey(); ts != 0 {
+				if res.minTS == 0 || ts < res.minTS {
+					res.minTS = ts
 				}
-				res.maxTS = max(res.maxTS, r.TS)
+				res.maxTS = max(res.maxTS, ts)
 			}
 			if len(enc.batch) == cap(enc.batch) {
 				if err := enc.flush(); err != nil {
@@ -948,7 +948,7 @@ func (s *mergeSource) next() (bool, error) {
 	if s.anything && compareRow(s.session, s.ts, s.seq, r) > 0 {
 		return false, fmt.Errorf("%w: %s: not sorted by (session_id, ts, seq) at seq %d", ErrCompactInput, s.path, r.Seq)
 	}
-	s.session, s.ts, s.seq, s.anything = r.SessionID, r.TS, r.Seq, true
+	s.session, s.ts, s.seq, s.anything = r.SessionID, r.tsKey(), r.Seq, true
 	return true, nil
 }
 
@@ -958,7 +958,7 @@ func compareRow(session string, ts, seq int64, r *row) int {
 	if c := strings.Compare(session, r.SessionID); c != 0 {
 		return c
 	}
-	if c := cmp.Compare(ts, r.TS); c != 0 {
+	if c := cmp.Compare(ts, r.tsKey()); c != 0 {
 		return c
 	}
 	return cmp.Compare(seq, r.Seq)
@@ -984,7 +984,7 @@ type mergeQueue []*mergeSource
 func (q mergeQueue) Len() int { return len(q) }
 func (q mergeQueue) Less(i, j int) bool {
 	a := &q[i].buf[q[i].i]
-	return compareRow(a.SessionID, a.TS, a.Seq, &q[j].buf[q[j].i]) < 0
+	return compareRow(a.SessionID, a.tsKey(), a.Seq, &q[j].buf[q[j].i]) < 0
 }
 func (q mergeQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
 func (q *mergeQueue) Push(x any)   { *q = append(*q, x.(*mergeSource)) }

@@ -73,6 +73,7 @@ type prow struct {
 	cost                  float64
 	object                int32
 	flags                 uint8
+	hasTS                 bool // ts is a time (else none; 0 is also 1970-01-01T00:00:00Z)
 	s                     [nSpans]span
 	calls, results, atts  rng
 	emojis                rng
@@ -116,7 +117,7 @@ type tables struct {
 // pack fills r from e with seq, copying every string into a.
 func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 	var kb [256]byte
-	*r = prow{seq: int64(seq), offset: e.Offset, line: e.Line, ts: tsMicros(e.TS), object: int32(e.Object)}
+	*r = prow{seq: int64(seq), offset: e.Offset, line: e.Line, ts: tsMicros(e.TS), hasTS: !e.TS.IsZero(), object: int32(e.Object)}
 	s := &r.s
 	s[sKey] = a.bytes(e.AppendKey(kb[:0]))
 	s[sFormat] = a.str(string(e.Format))
@@ -205,11 +206,12 @@ func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 	}
 }
 
-// scratch holds what unpacked rows point to (usage, cost, lists,
+// scratch holds what unpacked rows point to (ts, usage, cost, lists,
 // structs) for one batch of rows; reset drops it for the next batch.
 type scratch struct {
 	usages    []usage
 	costs     []float64
+	tss       []int64
 	calls     []toolCall
 	results   []toolResult
 	atts      []attachment
@@ -231,7 +233,7 @@ func (sc *scratch) reset() {
 	clear(sc.emojis)
 	clear(sc.origins)
 	*sc = scratch{
-		usages: sc.usages[:0], costs: sc.costs[:0], calls: sc.calls[:0], results: sc.results[:0],
+		usages: sc.usages[:0], costs: sc.costs[:0], tss: sc.tss[:0], calls: sc.calls[:0], results: sc.results[:0],
 		atts: sc.atts[:0], reactions: sc.reactions[:0], emojis: sc.emojis[:0], origins: sc.origins[:0],
 		labels: sc.labels,
 	}
@@ -244,7 +246,7 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 	*out = row{
 		Seq: r.seq, Key: a.get(s[sKey]), Format: a.get(s[sFormat]), Host: a.get(s[sHost]), Path: a.get(s[sPath]),
 		Offset: r.offset, Line: r.line, Object: r.object, SessionID: a.get(s[sSession]), EntryID: a.get(s[sEntry]),
-		ParentID: a.get(s[sParent]), ParentSessionID: a.get(s[sParentSession]), TS: r.ts, Kind: a.get(s[sKind]),
+		ParentID: a.get(s[sParent]), ParentSessionID: a.get(s[sParentSession]), Kind: a.get(s[sKind]),
 		Role: a.get(s[sRole]), Subtype: a.get(s[sSubtype]), Text: a.get(s[sText]),
 		Meta: r.flags&fMeta != 0, Copy: r.flags&fCopy != 0, Truncated: r.flags&fTruncated != 0,
 		Model: a.get(s[sModel]), Provider: a.get(s[sProvider]), MessageID: a.get(s[sMessage]),
@@ -253,6 +255,10 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 		AgentVersion: a.get(s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, AgentID: a.get(s[sAgentID]),
 		AgentType: a.get(s[sAgentType]), Slug: a.get(s[sSlug]), Command: a.get(s[sCommand]),
 		CommandArgs: a.get(s[sCommandArgs]), Title: a.get(s[sTitle]), Raw: a.get(s[sRaw]),
+	}
+	if r.hasTS {
+		sc.tss = append(sc.tss, r.ts)
+		out.TS = &sc.tss[len(sc.tss)-1]
 	}
 	if r.flags&fUsage != 0 {
 		u := &r.usage

@@ -36,7 +36,11 @@ type row struct {
 	EntryID         string `parquet:"entry_id"`
 	ParentID        string `parquet:"parent_id,optional"`
 	ParentSessionID string `parquet:"parent_session_id,optional,dict"`
-	TS              int64  `parquet:"ts,optional,timestamp(microsecond:utc)"`
+	// TS is NULL (nil) for an entry without a time only: an optional
+	// int64 is NULL for its zero value, 1970-01-01T00:00:00Z; a time.Time
+	// is read back through Unix nanoseconds, which wrap outside
+	// 1677–2262. Microseconds name every year a timestamp can.
+	TS *int64 `parquet:"ts,optional,timestamp(microsecond:utc)"`
 
 	Kind      string `parquet:"kind,dict"`
 	Role      string `parquet:"role,optional,dict"`
@@ -121,11 +125,20 @@ type origin struct {
 	Label    string `parquet:"label,optional"`
 }
 
-// tsMicros returns t as microseconds since the Unix epoch, 0 for the zero
-// time (written as NULL).
+// tsMicros returns t as microseconds since the Unix epoch (every year a
+// timestamp names fits), 0 for the zero time: the order of rows by ts,
+// rows without one among those of 1970-01-01T00:00:00Z.
 func tsMicros(t time.Time) int64 {
 	if t.IsZero() {
 		return 0
 	}
 	return t.UnixMicro()
+}
+
+// tsKey returns r's ts as rows are ordered by ([tsMicros]).
+func (r *row) tsKey() int64 {
+	if r.TS == nil {
+		return 0
+	}
+	return *r.TS
 }

@@ -363,6 +363,12 @@ func (a *Aggregator) Sessions() []Session {
 	}
 	classify(out)
 	slices.SortFunc(out, func(x, y Session) int {
+		if xz, yz := x.FirstTS.IsZero(), y.FirstTS.IsZero(); xz != yz {
+			if xz {
+				return -1 // none first (as NULLS FIRST), before year 0 too
+			}
+			return 1
+		}
 		if c := x.FirstTS.Compare(y.FirstTS); c != 0 {
 			return c
 		}
