@@ -45,6 +45,9 @@ type Indexer struct {
 	// the process's other stages (`sessionpipe run`: the tailer's and
 	// the exporter's), after the indexer's.
 	MoreMetrics func(io.Writer)
+	// WebhookConsumer is the durable consumer of the alerts stream that
+	// feeds the webhook (default index.DefaultWebhookConsumer).
+	WebhookConsumer string
 }
 
 // DefaultMemoryLimitMiB is the indexer's default soft memory limit: its
@@ -58,7 +61,8 @@ func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.HTTP, "http", orDefault(env("SESSIONPIPE_HTTP"), DefaultHTTPAddr), "address of the HTTP API and /metrics (env SESSIONPIPE_HTTP); empty: none")
 	fs.StringVar(&ix.Token, "token", env("SESSIONPIPE_TOKEN"), "bearer token the API requires, but for /healthz and the dashboard page (env SESSIONPIPE_TOKEN); required when -http is not a loopback address")
 	fs.StringVar(&ix.Rules, "rules", env("SESSIONPIPE_RULES"), "alert rules file, YAML (env SESSIONPIPE_RULES); reloaded on SIGHUP")
-	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert (env SESSIONPIPE_WEBHOOK_URL)")
+	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert, at least once, with the alert id as Idempotency-Key (env SESSIONPIPE_WEBHOOK_URL); what is not delivered yet is sent after a restart; a first webhook gets the alerts published from then on")
+	fs.StringVar(&ix.WebhookConsumer, "webhook-consumer", orDefault(env("SESSIONPIPE_WEBHOOK_CONSUMER"), index.DefaultWebhookConsumer), "durable consumer of the alerts stream that feeds -webhook (env SESSIONPIPE_WEBHOOK_CONSUMER); indexers sending to different webhooks need distinct names")
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", index.DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
 	fs.DurationVar(&ix.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an indexer of the same -consumer standing by takes over at most this long after the active one died")
@@ -102,11 +106,11 @@ func IsLoopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// RunningIndexer is an indexer wired to its API server and webhook.
+// RunningIndexer is an indexer wired to its API server (the indexer
+// runs the webhook sender).
 type RunningIndexer struct {
 	Indexer *index.Indexer
 	API     *Server // nil without -http
-	webhook *alert.Webhook
 	rules   string
 	log     *slog.Logger
 }
@@ -143,7 +147,8 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 		dir = filepath.Join(n.DataDir, "indexer")
 	}
 	idx, err := index.NewIndexer(index.IndexerConfig{
-		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Webhook: hook, Logger: log,
+		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Logger: log,
+		Webhook: hook, WebhookConsumer: ix.WebhookConsumer,
 		AlertMaxLag: cmp.Or(ix.MaxLag, -1), LeaseTTL: ix.LeaseTTL,
 	})
 	if err != nil {
@@ -164,7 +169,7 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	if api != nil {
 		log.Info("indexer API", "url", "http://"+api.Addr()+"/api/sessions", "metrics", "http://"+api.Addr()+"/metrics", "rules", len(rules))
 	}
-	return &RunningIndexer{Indexer: idx, API: api, webhook: hook, rules: ix.Rules, log: log}, nil
+	return &RunningIndexer{Indexer: idx, API: api, rules: ix.Rules, log: log}, nil
 }
 
 // withMoreMetrics serves h, appending more's metrics to a successful
@@ -203,7 +208,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Run runs the indexer, its API, its webhook sender and the SIGHUP
+// Run runs the indexer (and its webhook sender), its API and the SIGHUP
 // reload of the rules until ctx ends or the indexer fails.
 func (ri *RunningIndexer) Run(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
@@ -217,13 +222,6 @@ func (ri *RunningIndexer) Run(ctx context.Context) error {
 	})
 	// The API outlives the indexer's stop only as long as Run waits.
 	wg.Go(func() { apiErr = ri.API.Run(ctx) })
-	if ri.webhook != nil {
-		wg.Go(func() {
-			if err := ri.webhook.Run(ctx); err != nil && !errors.Is(err, context.Cause(ctx)) {
-				ri.log.Error("webhook sender stopped", "error", err)
-			}
-		})
-	}
 	if ri.rules != "" {
 		wg.Go(func() { ri.reloadOnHUP(ctx) })
 	}

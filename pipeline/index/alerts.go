@@ -19,7 +19,7 @@ import (
 // observation of the alert evaluator (package alert), tagged with the
 // stream sequence of the entry being applied. A firing is logged,
 // published on <prefix>.alerts.<rule> (in the alerts stream, with the
-// event id as Nats-Msg-Id) and handed to the webhook sender. Before the
+// event id as Nats-Msg-Id), which feeds the webhook (webhook.go). Before the
 // state is committed with the evaluator's snapshot, every event fired
 // since the last commit is acknowledged by JetStream: a firing is never
 // recorded as done without being published. After a crash, the entries
@@ -78,7 +78,7 @@ func EnsureAlertStream(ctx context.Context, js jetstream.JetStream, sc bus.Strea
 type alerting struct {
 	ev      *alert.Evaluator
 	pub     *bus.Publisher
-	webhook *alert.Webhook
+	webhook jetstream.Consumer // the webhook's durable consumer (webhook.go); nil: none
 	prefix  string
 	recent  []alert.Event // newest last, at most DefaultRecentAlerts
 	seq     uint64        // stream sequence of the entry being applied
@@ -89,7 +89,7 @@ type alerting struct {
 // startAlerts builds the evaluator from the rules, restores its snapshot
 // from the state, and prepares the publisher of alert events.
 func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
-	al := &alerting{prefix: ix.cfg.Stream.Prefix, webhook: ix.cfg.Webhook}
+	al := &alerting{prefix: ix.cfg.Stream.Prefix}
 	if v, err := st.Meta(metaRecentAlerts); err != nil {
 		return err
 	} else if v != nil {
@@ -99,7 +99,7 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 	}
 	ix.alerts = al
 	if len(ix.cfg.Rules) == 0 {
-		return nil
+		return ix.startWebhook(ctx, al) // what earlier runs published is still sent
 	}
 	lag := ix.cfg.AlertMaxLag
 	if lag == 0 {
@@ -112,6 +112,9 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 	sc := ix.cfg.Stream
 	sc.Logger = ix.cfg.Logger
 	if _, err := EnsureAlertStream(ctx, ix.cfg.JS, sc); err != nil {
+		return err
+	}
+	if err := ix.startWebhook(ctx, al); err != nil { // before anything fires
 		return err
 	}
 	if al.pub, err = bus.NewPublisher(ix.cfg.JS, bus.PublisherConfig{Logger: ix.cfg.Logger}); err != nil {
@@ -160,7 +163,7 @@ func (ix *Indexer) observe(c UsageChange) {
 	ix.fire(al.ev.Observe(o))
 }
 
-// fire logs, publishes and sends events; ix.mu is held.
+// fire logs and publishes events; ix.mu is held.
 func (ix *Indexer) fire(events []alert.Event) {
 	al := ix.alerts
 	for _, e := range events {
@@ -182,9 +185,6 @@ func (ix *Indexer) fire(events []alert.Event) {
 			if err != nil {
 				ix.log.Error("publishing an alert", "alert", e.ID, KeyError, err)
 			}
-		}
-		if al.webhook != nil {
-			al.webhook.Send(e)
 		}
 		ix.liveAlert(e)
 	}

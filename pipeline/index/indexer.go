@@ -63,8 +63,14 @@ type IndexerConfig struct {
 
 	// Rules are the alert rules (alert.Load); none: no alerts.
 	Rules []alert.Rule
-	// Webhook, when set, receives every alert (the caller runs it).
-	Webhook *alert.Webhook
+	// Webhook, when set, receives every alert published on the alerts
+	// stream, at least once, through the durable consumer WebhookConsumer
+	// (default DefaultWebhookConsumer), run while the indexer is active:
+	// an alert not delivered when the indexer stops is delivered after
+	// the restart. The consumer, created when missing, starts from the
+	// alerts published from then on; see webhook.go.
+	Webhook         *alert.Webhook
+	WebhookConsumer string
 	// AlertMaxLag: see DefaultAlertMaxLag; negative: no limit.
 	AlertMaxLag time.Duration
 	// OnAlert, when set, is called with every alert, under the indexer's
@@ -158,6 +164,9 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	}
 	if cfg.MaxFacts == 0 {
 		cfg.MaxFacts = DefaultMaxFacts
+	}
+	if cfg.WebhookConsumer == "" {
+		cfg.WebhookConsumer = DefaultWebhookConsumer
 	}
 	cfg.Stream = cfg.Stream.WithDefaults()
 	return &Indexer{
@@ -293,6 +302,9 @@ func (ix *Indexer) consume(ctx context.Context) error {
 		ix.commitLoop(runCtx)
 		cancel() // a corrupt state: stop consuming into it
 	})
+	if al := ix.alerts; al != nil && al.webhook != nil {
+		wg.Go(func() { ix.sendAlerts(runCtx, al.webhook) })
+	}
 	err = c.Run(runCtx, ix.apply)
 	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) || errors.As(agg, new(*StoreError)) {
 		err = agg

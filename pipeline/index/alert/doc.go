@@ -191,12 +191,13 @@
 //
 // # Webhook
 //
-// [Webhook] POSTs each event's WebhookBody, in order, with an
-// Idempotency-Key header holding the event id; failures (network errors,
-// timeouts, 408, 429, 5xx) are retried with exponential backoff and
-// jitter (1s doubling to 30s, Retry-After followed) for at most 6 attempts
-// and 2 minutes, then the event is given up and logged; other 4xx are not
-// retried. [Webhook.Send] never blocks the evaluator: events wait in a
-// bounded queue (1024) whose oldest is dropped, counted and logged when it
-// is full.
+// [Webhook] POSTs an event's WebhookBody with an Idempotency-Key header
+// holding the event id (the same id for every attempt and after a
+// restart: a receiver keeps one of each key). Transient failures (network
+// errors, timeouts, 408, 429, 5xx) are retried with exponential backoff
+// and jitter (1s doubling to 30s, Retry-After followed) for as long as the
+// endpoint fails; other 4xx give the event up for good. The webhook keeps
+// no queue: the indexer feeds it from a durable consumer of the alerts
+// stream and acknowledges an event only once it was accepted or refused
+// for good, so undelivered alerts survive a restart (see package index).
 package alert

@@ -47,11 +47,9 @@ var (
 	ErrSnapshot = errors.New("alert: invalid snapshot")
 
 	// ErrWebhookPermanent: the webhook answered with a status that retrying
-	// cannot fix (a 4xx other than 408 and 429); the event is not retried.
+	// cannot fix (a 4xx other than 408 and 429), or the event has no body;
+	// [Webhook.Deliver] gives the event up: do not send it again.
 	ErrWebhookPermanent = errors.New("alert: webhook refused the event")
-	// ErrWebhookRunning: [Webhook.Run] was called while another Run of
-	// the same sender is delivering; the second returns at once.
-	ErrWebhookRunning = errors.New("alert: webhook already running")
 )
 
 // RuleError is an invalid rule or rules file, located in its file. Its
