@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -74,10 +75,13 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 	start := time.Now()
 	st, err := export.Compact(ctx, export.CompactConfig{
 		Dir: dir, MinAge: *minAge, TargetBytes: *target, MinFiles: *minFiles, MemoryBytes: *memory,
-		DryRun: *dryRun, WriterVersion: "sessionpipe " + app.Version(), Logger: log,
+		DryRun: *dryRun, LockTimeout: c.LockTimeout, WriterVersion: "sessionpipe " + app.Version(), Logger: log,
 	})
 	for _, m := range st.Merges {
 		fmt.Fprintf(stdout, "%s\t%d files\t→ %s\n", m.Partition.Dir(), len(m.Inputs), m.Output)
+	}
+	if held := (*export.LockHeldError)(nil); errors.As(err, &held) {
+		return fmt.Errorf("compact: %w (-lock-timeout %s)", err, c.LockTimeout)
 	}
 	if err != nil {
 		return err

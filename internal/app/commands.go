@@ -109,6 +109,7 @@ type Compact struct {
 	MemoryBytes int64
 	DryRun      bool
 	Consumer    string
+	LockTimeout time.Duration
 }
 
 // Register adds the flags of `exporter compact` to fs.
@@ -121,5 +122,6 @@ func (c *Compact) Register(fs *flag.FlagSet, env Env) {
 	fs.IntVar(&c.MinFiles, "min-files", export.DefaultCompactMinFiles, "small files a closed partition needs before it is merged")
 	fs.Int64Var(&c.MemoryBytes, "memory-bytes", export.DefaultCompactMemoryBytes, "memory for the files being merged (more inputs merge in passes)")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "say what would be merged, change nothing")
+	fs.DurationVar(&c.LockTimeout, "lock-timeout", export.DefaultCompactLockTimeout, "give up, naming the holder, when the manifest lock (held for milliseconds per exporter commit) is held longer than this: by a stopped or hung exporter")
 	fs.StringVar(&c.Consumer, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "the exporter's consumer name: the lease is compact.<name> (env SESSIONPIPE_EXPORTER_CONSUMER)")
 }

@@ -51,6 +51,10 @@ const (
 	// DefaultCompactMemoryBytes bounds what the files being read hold in
 	// memory at once.
 	DefaultCompactMemoryBytes = 64 << 20
+
+	// DefaultCompactLockTimeout bounds each wait for the manifest lock,
+	// which a Writer holds for milliseconds per commit.
+	DefaultCompactLockTimeout = 30 * time.Second
 )
 
 // CompactConfig configures [Compact]. Zero fields take the defaults; the
@@ -98,6 +102,14 @@ type CompactConfig struct {
 	// log) without writing or removing anything.
 	DryRun bool
 
+	// LockTimeout bounds each wait for the manifest lock (default
+	// [DefaultCompactLockTimeout]): a process that holds it longer (an
+	// exporter stopped with SIGSTOP or hung on its disk in the middle of
+	// a commit) makes Compact return a *[LockHeldError] naming it.
+	// The compaction lock is waited for without limit (a second Compact
+	// waits for the first), until ctx is done.
+	LockTimeout time.Duration
+
 	// Logger receives each merge at Info; nil discards.
 	Logger *slog.Logger
 
@@ -122,6 +134,8 @@ func (c CompactConfig) Validate() error {
 		return &ConfigError{Field: "min_files", Value: c.MinFiles, Err: ErrInvalidConfig, Why: "below 2"}
 	case c.MemoryBytes < 0:
 		return &ConfigError{Field: "memory_bytes", Value: c.MemoryBytes, Err: ErrInvalidConfig, Why: "negative"}
+	case c.LockTimeout < 0:
+		return &ConfigError{Field: "lock_timeout", Value: c.LockTimeout, Err: ErrInvalidConfig, Why: "negative"}
 	}
 	return c.format().Validate()
 }
@@ -139,6 +153,9 @@ func (c CompactConfig) withDefaults() CompactConfig {
 	}
 	if c.MemoryBytes == 0 {
 		c.MemoryBytes = DefaultCompactMemoryBytes
+	}
+	if c.LockTimeout == 0 {
+		c.LockTimeout = DefaultCompactLockTimeout
 	}
 	f := c.format().withDefaults()
 	c.RowGroupRows, c.PageBytes, c.CompressionLevel, c.WriterVersion = f.RowGroupRows, f.PageBytes, f.CompressionLevel, f.WriterVersion
@@ -239,7 +256,8 @@ var ErrCompactInput = errors.New("export: compaction input unusable")
 // shared by several hosts, is the caller's.
 //
 // Compact returns at the first error of the file system or the manifest,
-// and when ctx is done; the stats then count the merges done. A merge
+// when the manifest lock is held past cfg.LockTimeout (a *[LockHeldError]
+// naming the holder), and when ctx is done; the stats then count the merges done. A merge
 // skipped because of an unusable input is logged, counted in Skipped and
 // not an error.
 func Compact(ctx context.Context, cfg CompactConfig) (CompactStats, error) {
@@ -270,7 +288,7 @@ func Compact(ctx context.Context, cfg CompactConfig) (CompactStats, error) {
 		return st, nil
 	}
 
-	cl, err := lockFile(ctx, cfg.Dir, CompactLockName)
+	cl, err := lockFile(ctx, cfg.Dir, CompactLockName, 0)
 	if err != nil {
 		return st, err
 	}
@@ -441,7 +459,7 @@ func (c *compactor) clean(ctx context.Context, st *CompactStats) (*Manifest, err
 	if err != nil {
 		return nil, err
 	}
-	ml, err := lockManifest(ctx, c.cfg.Dir)
+	ml, err := c.lockManifest(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +470,11 @@ func (c *compactor) clean(ctx context.Context, st *CompactStats) (*Manifest, err
 	}
 	st.Removed, err = l.remove(c.cfg.Dir, m, exists, c.log)
 	return m, err
+}
+
+// lockManifest takes the manifest lock, waiting at most LockTimeout.
+func (c *compactor) lockManifest(ctx context.Context) (*fileLock, error) {
+	return lockFile(ctx, c.cfg.Dir, ManifestLockName, c.cfg.LockTimeout)
 }
 
 // merge writes g's files as one merged file and commits it in their
@@ -610,7 +633,7 @@ func (c *compactor) mergeInto(ctx context.Context, path string, ins []mergeInput
 func (c *compactor) switchFiles(ctx context.Context, tmp string, inputs []File, out File) (err error) {
 	root := c.cfg.Dir
 	final := filepath.Join(root, filepath.FromSlash(out.Path))
-	ml, err := lockManifest(ctx, root)
+	ml, err := c.lockManifest(ctx)
 	if err != nil {
 		os.Remove(tmp)
 		return err

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 )
 
 // Lock files in the output root, beside the Writer's LOCK (internal/dirlock).
@@ -29,8 +33,12 @@ const (
 
 // fileLock is a held OS advisory lock (flock on Unix) on a file of the
 // output root. The kernel releases it when the process dies, even by
-// SIGKILL, so a crash never leaves a stale lock. Each lock opens the file
-// anew, so two goroutines of one process exclude each other too.
+// SIGKILL, so a crash never leaves a stale lock; a process that is stopped
+// (SIGSTOP, a debugger) or hung (a dead disk) keeps it. Each lock opens
+// the file anew, so two goroutines of one process exclude each other too.
+// The holder writes its process id, command and the time it took the
+// lock into the file (as internal/dirlock does), for the error of a
+// process that waited too long ([LockHeldError]).
 type fileLock struct {
 	f *os.File
 }
@@ -42,10 +50,58 @@ const (
 	lockPollMax = 50 * time.Millisecond
 )
 
+// LockHeldError reports a lock of the output root that another process
+// held for longer than the wait allowed (see CompactConfig.LockTimeout),
+// with its holder as far as the lock file tells (PID is 0 when it does not
+// say). The manifest lock is held for milliseconds: a holder that keeps it
+// for seconds is stopped or hung. It wraps dirlock.ErrHeld. Resume or stop
+// the holder, then try again.
+type LockHeldError struct {
+	Path    string        // the lock file
+	Waited  time.Duration // how long the lock was waited for
+	PID     int           // the holder's process id
+	Command string        // the holder's command line, shortened
+	Since   time.Time     // when the holder took the lock
+}
+
+// Error names the lock, its holder and what to do.
+func (e *LockHeldError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is held", e.Path)
+	if e.PID > 0 {
+		fmt.Fprintf(&b, " by process %d", e.PID)
+		if e.Command != "" {
+			fmt.Fprintf(&b, " (%s)", e.Command)
+		}
+		if !e.Since.IsZero() {
+			fmt.Fprintf(&b, " since %s", e.Since.Format(time.RFC3339))
+		}
+	} else {
+		b.WriteString(" by another process")
+	}
+	fmt.Fprintf(&b, "; gave up after waiting %s: a holder that keeps it this long is stopped or hung: resume it", e.Waited)
+	if e.PID > 0 {
+		fmt.Fprintf(&b, " (kill -CONT %d)", e.PID)
+	}
+	b.WriteString(" or stop it, then try again")
+	return b.String()
+}
+
+// Unwrap returns dirlock.ErrHeld.
+func (e *LockHeldError) Unwrap() error { return dirlock.ErrHeld }
+
 // lockFile takes the lock on dir/name, creating the file, and waits for
-// it while another process or goroutine holds it, until ctx is done.
-func lockFile(ctx context.Context, dir, name string) (*fileLock, error) {
+// it while another process or goroutine holds it, until ctx is done or,
+// when timeout is positive, for at most timeout: then it returns a
+// *[LockHeldError] naming the holder.
+func lockFile(ctx context.Context, dir, name string, timeout time.Duration) (*fileLock, error) {
 	wait := lockPollMin
+	var expired <-chan time.Time
+	if timeout > 0 {
+		deadline := time.NewTimer(timeout)
+		defer deadline.Stop()
+		expired = deadline.C
+	}
 	for {
 		l, ok, err := tryLockFile(dir, name)
 		if err != nil || ok {
@@ -56,10 +112,44 @@ func lockFile(ctx context.Context, dir, name string) (*fileLock, error) {
 		case <-ctx.Done():
 			t.Stop()
 			return nil, fmt.Errorf("wait for %s: %w", name, context.Cause(ctx))
+		case <-expired:
+			t.Stop()
+			if l, ok, err := tryLockFile(dir, name); err != nil || ok {
+				return l, err // freed at the last moment
+			}
+			return nil, heldError(filepath.Join(dir, name), timeout)
 		case <-t.C:
 		}
 		wait = min(2*wait, lockPollMax)
 	}
+}
+
+// heldError reads who holds the lock file at path.
+func heldError(path string, waited time.Duration) *LockHeldError {
+	e := &LockHeldError{Path: path, Waited: waited}
+	data, _ := os.ReadFile(path)
+	for line := range strings.SplitSeq(string(data), "\n") {
+		k, v, _ := strings.Cut(line, "=")
+		switch k {
+		case "pid":
+			e.PID, _ = strconv.Atoi(v)
+		case "command":
+			e.Command = v
+		case "since":
+			e.Since, _ = time.Parse(time.RFC3339Nano, v)
+		}
+	}
+	return e
+}
+
+// holderRecord is what a holder writes into a lock file it took: the
+// lines internal/dirlock writes.
+func holderRecord() []byte {
+	c := strings.ReplaceAll(strings.Join(os.Args, " "), "\n", " ")
+	if len(c) > 200 {
+		c = c[:200] + "…"
+	}
+	return fmt.Appendf(nil, "pid=%d\ncommand=%s\nsince=%s\n", os.Getpid(), c, time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 // tryLockFile takes the lock on dir/name if it is free: ok is false, with
@@ -77,6 +167,11 @@ func tryLockFile(dir, name string) (l *fileLock, ok bool, err error) {
 			return nil, false, fmt.Errorf("lock %s: %w", path, err)
 		}
 		return nil, false, nil
+	}
+	if err := f.Truncate(0); err == nil {
+		// For the error of a process that waits too long only: failing
+		// to write it does not weaken the lock.
+		_, _ = f.WriteAt(holderRecord(), 0)
 	}
 	return &fileLock{f: f}, true, nil
 }
@@ -97,7 +192,8 @@ func (l *fileLock) unlock() error {
 	return err
 }
 
-// lockManifest takes the manifest lock of the output root dir.
+// lockManifest takes the manifest lock of the output root dir, waiting
+// until ctx is done.
 func lockManifest(ctx context.Context, dir string) (*fileLock, error) {
-	return lockFile(ctx, dir, ManifestLockName)
+	return lockFile(ctx, dir, ManifestLockName, 0)
 }
