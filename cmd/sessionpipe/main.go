@@ -65,9 +65,14 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 
 // main stops gracefully on the first SIGINT or SIGTERM and at once on a
 // second (app.SignalContext).
+//
+// SESSIONPIPE_CPUPROFILE=FILE writes a CPU profile of the command to FILE
+// (go tool pprof FILE), for measuring where a command's time goes.
 func main() {
 	ctx, stop := app.SignalContext()
+	stopProfile := app.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
 }

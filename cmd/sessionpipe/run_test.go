@@ -146,3 +146,35 @@ func TestRun_StageFailureStopsTheOthers(t *testing.T) {
 	require.NotEqual(t, exitOK, code)
 	require.Contains(t, stderr.String(), "checkpoint")
 }
+
+// A resumed Claude Code session whose file begins with verbatim copies of
+// another session's lines (same uuids, same session id): before batch
+// messages the stream's duplicate window kept whichever copy the tailer
+// read first, and the live turns depended on the order the files were
+// read in (1, 2 or 3 over runs of the same two files). Both copies now
+// reach the indexer, whose attribution rules decide: live equals offline
+// whatever the order.
+func TestRun_ResumedCopiesWhateverTheOrder(t *testing.T) {
+	sample, err := os.ReadFile(filepath.Join("..", "..", "testdata", "corpus", "claude-code", "claude-code-transcripts", "sample_session.jsonl"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "a", "test-session-id.jsonl")
+	resumed := filepath.Join(dir, "b", "resumed-session.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(orig), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Dir(resumed), 0o755))
+	require.NoError(t, os.WriteFile(orig, sample, 0o644))
+	more := `{"type":"user","timestamp":"2025-12-24T11:00:00.000Z","sessionId":"resumed-session","cwd":"/project","message":{"role":"user","content":"And a third one"},"uuid":"msg-101"}` + "\n" +
+		`{"type":"assistant","timestamp":"2025-12-24T11:00:05.000Z","sessionId":"resumed-session","requestId":"req_101","message":{"id":"msg_101","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":10,"output_tokens":5}},"uuid":"msg-102"}` + "\n"
+	require.NoError(t, os.WriteFile(resumed, append(append([]byte(nil), sample...), more...), 0o644))
+
+	offline := ours(t, dir)
+	require.Len(t, offline, 2)
+	for _, order := range [][]string{{orig, resumed}, {resumed, orig}, {orig, resumed}, {resumed, orig}} {
+		var stdout, stderr bytes.Buffer
+		args := append([]string{"run", "-once", "-json", "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "", "-metrics", ""}, order...)
+		require.Equal(t, exitOK, run(t.Context(), args, &stdout, &stderr), stderr.String())
+		var live []index.Session
+		require.NoError(t, json.Unmarshal(stdout.Bytes(), &live))
+		require.Equal(t, offline, live, "files read in the order %v", order)
+	}
+}

@@ -182,7 +182,7 @@ func offlineProgress(ctx context.Context, tl *tail.Tailer, ex *export.Exporter, 
 		case <-t.C:
 			s, e := tl.Metrics().Snapshot(), ex.Stats()
 			fmt.Fprintf(w, "\r\033[K%d files, %s read, %s entries published, %s rows in %d Parquet files",
-				s.Files, HumanBytes(s.Bytes), Thousands(s.Acked), Thousands(e.Rows), e.Files)
+				s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(e.Rows), e.Files)
 		}
 	}
 }

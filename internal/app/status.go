@@ -30,26 +30,26 @@ func RunStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Inde
 			return
 		case now := <-tick.C:
 			s := tl.Metrics().Snapshot()
-			rate := float64(s.Acked-last) / now.Sub(lastAt).Seconds()
+			rate := float64(s.AckedEntries-last) / now.Sub(lastAt).Seconds()
 			// Lag counts a last line still being written, and files
 			// whose format the tailer waits to tell, too: the backfill
 			// is over when nothing moved for two seconds.
-			if s.Acked == last && s.LagBytes == lastLag {
+			if s.AckedEntries == last && s.LagBytes == lastLag {
 				still++
 			} else {
 				still = 0
 			}
-			last, lastAt, lastLag = s.Acked, now, s.LagBytes
+			last, lastAt, lastLag = s.AckedEntries, now, s.LagBytes
 			if backfill && s.LagBytes > 0 && !tl.Idle() && still < 2 {
 				secs := now.Sub(start).Seconds()
 				fmt.Fprintf(w, "\r\033[Kbackfill: %d files, %s read, %s entries published (%s/s), %s to go",
-					s.Files, HumanBytes(s.Bytes), Thousands(s.Acked), Thousands(int64(float64(s.Acked)/secs)), HumanBytes(s.LagBytes))
+					s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(int64(float64(s.AckedEntries)/secs)), HumanBytes(s.LagBytes))
 				continue
 			}
 			if backfill {
 				backfill = false
 				fmt.Fprintf(w, "\r\033[Kbackfill done: %d files, %s, %s entries in %s\n",
-					s.Files, HumanBytes(s.Bytes), Thousands(s.Acked), now.Sub(start).Round(time.Second))
+					s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
 			}
 			fmt.Fprintf(w, "\r\033[K%s", liveLine(now, rate, ix, ex))
 		}

@@ -283,9 +283,11 @@ type Delivery struct {
 	Redelivered bool
 }
 
-// DeliveredEntry is one decoded entry with its delivery.
+// DeliveredEntry is one decoded entry with its delivery. The entries of
+// a batch message share its delivery, in order, Index counting them.
 type DeliveredEntry struct {
 	Delivery
+	Index int // position of the entry in its message: 0 for a message of one entry
 	Entry schema.Entry
 }
 

@@ -10,8 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // run is the state of one [Consumer.Run].
@@ -38,7 +36,8 @@ type run struct {
 	heldMeta *jetstream.MsgMetadata
 	heldGap  *Gap // the gap that precedes held
 
-	dec EntryDecoder // keeps its scanner and intern table from batch to batch
+	dec  EntryDecoder // keeps its scanner and intern table from batch to batch
+	bdec BatchDecoder // keeps its zstd decoder and buffer likewise
 }
 
 // takeResult says what [run.check] decided about a message.
@@ -304,6 +303,8 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		if rc, err = DecodeRaw(m.Headers(), m.Data(), nil); err == nil {
 			b.Raw = append(b.Raw, DeliveredRaw{Delivery: d, Chunk: rc})
 		}
+	} else if IsBatch(m.Headers()) {
+		err = r.addBatch(m.Headers(), m.Data(), d)
 	} else {
 		n := len(b.Entries)
 		if n < cap(b.Entries) {
@@ -311,7 +312,7 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		} else {
 			b.Entries = append(b.Entries, DeliveredEntry{})
 		}
-		b.Entries[n].Delivery = d
+		b.Entries[n].Delivery, b.Entries[n].Index = d, 0
 		if err = checkSchema(m.Headers()); err == nil {
 			r.dec.Lite = c.cfg.Lite
 			err = r.dec.Decode(m.Data(), &b.Entries[n].Entry)
@@ -321,19 +322,71 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		}
 	}
 	if err != nil {
-		me := &MessageError{Stream: c.cfg.Stream.Name, Seq: seq, Subject: d.Subject, Err: err}
-		b.Undecodable = append(b.Undecodable, me)
-		if ok, n := c.warnLog.allow(time.Now()); ok {
-			c.log.Warn("undecodable message skipped", KeySeq, seq, KeySubject, d.Subject, KeyError, err.Error(), KeySuppressed, n)
-		}
+		r.undecodable(d, err)
 	}
 }
 
-// checkSchema checks a dead letter's Sessionpipe-Schema header as
-// [DecodeEntry] checks an entry's.
+// undecodable lists a message (or one entry of a batch message) that
+// could not be decoded in the batch, and logs it (rate-limited).
+func (r *run) undecodable(d Delivery, err error) {
+	c, b := r.c, &r.batch
+	me := &MessageError{Stream: c.cfg.Stream.Name, Seq: d.Seq, Subject: d.Subject, Err: err}
+	b.Undecodable = append(b.Undecodable, me)
+	if ok, n := c.warnLog.allow(time.Now()); ok {
+		c.log.Warn("undecodable message skipped", KeySeq, d.Seq, KeySubject, d.Subject, KeyError, err.Error(), KeySuppressed, n)
+	}
+}
+
+// addBatch decodes the entries of batch message (h, data) into the
+// batch, each with the message's delivery, and its raw chunk for a
+// consumer of raw chunks. A message that fails adds nothing: its entries
+// are taken back and the error lists it as undecodable.
+func (r *run) addBatch(h nats.Header, data []byte, d Delivery) error {
+	c, b := r.c, &r.batch
+	n0, u0 := len(b.Entries), len(b.Undecodable)
+	r.dec.Lite = c.cfg.Lite
+	index := 0
+	err := r.bdec.Entries(h, data, func(entry []byte) error {
+		n := len(b.Entries)
+		if n < cap(b.Entries) {
+			b.Entries = b.Entries[:n+1]
+		} else {
+			b.Entries = append(b.Entries, DeliveredEntry{})
+		}
+		b.Entries[n].Delivery, b.Entries[n].Index = d, index
+		index++
+		if err := r.dec.Decode(entry, &b.Entries[n].Entry); err != nil {
+			// One entry that does not decode (a newer producer's field
+			// of another type) is listed alone; the batch's others go on.
+			b.Entries = b.Entries[:n]
+			r.undecodable(d, fmt.Errorf("entry %d of the batch: %w", index-1, err))
+		}
+		return nil
+	})
+	var rc RawChunk
+	raw := false
+	if err == nil && c.cfg.Raw {
+		rc, raw, err = r.bdec.Raw(h, data)
+	}
+	if err != nil {
+		clear(b.Entries[n0:])
+		b.Entries = b.Entries[:n0]
+		clear(b.Undecodable[u0:])
+		b.Undecodable = b.Undecodable[:u0]
+		return err
+	}
+	if raw {
+		b.Raw = append(b.Raw, DeliveredRaw{Delivery: d, Chunk: rc})
+	}
+	return nil
+}
+
+// checkSchema checks the Sessionpipe-Schema header of a message that is
+// not a batch: a dead letter, a raw chunk, or one entry.
 func checkSchema(h nats.Header) error {
-	if v := h.Get(HeaderSchema); v != strconv.Itoa(schema.Version) {
-		return fmt.Errorf("%w: header %s=%q, want %d", ErrSchemaVersion, HeaderSchema, v, schema.Version)
+	if v := h.Get(HeaderSchema); v != strconv.Itoa(SingleVersion) {
+		return fmt.Errorf("%w: header %s=%q, want %d (one entry) or %d with %s: %s (a batch); a newer sessionpipe wrote it?",
+			ErrSchemaVersion, HeaderSchema, v, SingleVersion, BatchVersion, HeaderEncoding, batchEncoding)
 	}
 	return nil
 }

@@ -11,9 +11,37 @@
 // Entries go to <prefix>.entries.<host>.<format> and dead letters to
 // <prefix>.dead.<host>, host and format made safe by [Token]. The default
 // prefix is "sessionpipe" and the stream, "SESSIONPIPE", holds both
-// subject trees ([EnsureStream]). Every message carries a Nats-Msg-Id
-// header: the entry key ([schema.Entry.Key]) or, for a dead letter,
-// "dead:<host>:<path>:<offset>".
+// subject trees ([EnsureStream]).
+//
+// # Messages
+//
+// The tailer publishes the entries of a run of consecutive lines of one
+// file as one batch message ([BatchMsg], Sessionpipe-Schema 2): an S2
+// block of the entries' JSON lines, and, when the transcripts are
+// archived, a second zstd frame of the same lines' original bytes, which
+// the exporter writes into the archive as it came. Headers name the
+// entry count, the span of lines (file identity, bytes, lines) and the
+// raw chunk's fields; the Nats-Msg-Id is
+// "batch:<host>:<file>:<offset>-<end>:<hash of the content>". A line too
+// large for a batch message travels as before batches (Sessionpipe-Schema
+// 1): one message per entry, Nats-Msg-Id the entry key
+// ([schema.Entry.Key]), shortened to fit ([FitEntryMsg]), and its
+// original bytes as raw chunk parts on <prefix>.raw.<host> ([RawMsgs]).
+// Dead letters are messages of their own ([DeadMsg], Nats-Msg-Id
+// "dead:<host>:<path>:<offset>"). The consumers read all of these, so a
+// stream written by an earlier sessionpipe keeps working. [DecodeEntries]
+// reads any entry message from another program.
+//
+// A batch re-sent with the same lines and content (an acknowledgement
+// lost, a restart from the same checkpoint) has the same id and the
+// stream's duplicate window drops it. A batch read again and cut
+// otherwise (a crash between publish and checkpoint while the file grew,
+// a lost checkpoint, a file rewritten) has another id and is stored
+// again: the stream may hold an entry more than once, and the consumers
+// count each entry key once (the indexer by its facts, the exporter's
+// views and compaction by key). Two files holding the same record (a
+// resumed session's copy) both reach the consumers, whose attribution
+// rules decide; the stream never chooses by arrival.
 //
 // # Delivery guarantees
 //

@@ -39,7 +39,7 @@ func EntryMsg(prefix string, e *schema.Entry, buf []byte) *nats.Msg {
 		Data:    e.AppendJSON(buf[:0]),
 		Header: nats.Header{
 			HeaderMsgID:  []string{e.Key()},
-			HeaderSchema: []string{strconv.Itoa(schema.Version)},
+			HeaderSchema: []string{strconv.Itoa(SingleVersion)},
 		},
 	}
 }
@@ -53,9 +53,9 @@ func EntryMsg(prefix string, e *schema.Entry, buf []byte) *nats.Msg {
 // the body is not an entry; e is then zeroed. It decodes with an
 // [EntryDecoder] from a pool.
 func DecodeEntry(header nats.Header, data []byte, e *schema.Entry) error {
-	if v := header.Get(HeaderSchema); v != strconv.Itoa(schema.Version) {
+	if err := checkSchema(header); err != nil {
 		*e = schema.Entry{}
-		return fmt.Errorf("%w: header %s=%q, want %d", ErrSchemaVersion, HeaderSchema, v, schema.Version)
+		return err
 	}
 	d := decoders.Get().(*EntryDecoder)
 	defer decoders.Put(d)
@@ -99,7 +99,7 @@ func DeadMsg(prefix string, d *DeadLetter) *nats.Msg {
 		Data:    data,
 		Header: nats.Header{
 			HeaderMsgID:  []string{id},
-			HeaderSchema: []string{strconv.Itoa(schema.Version)},
+			HeaderSchema: []string{strconv.Itoa(SingleVersion)},
 		},
 	}
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go"
-
-	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // HeaderEncoding names the encoding of a raw chunk's bytes on the wire.
@@ -65,6 +63,13 @@ type RawChunk struct {
 	Parts    int       `json:"parts,omitempty"`
 
 	Data []byte `json:"-"`
+
+	// Frame, when not nil, is one zstd frame of the chunk's bytes, as a
+	// batch message carries them ([BatchDecoder.Raw]); Data is then nil
+	// and Size is the bytes' length. The archive writes the frame as it
+	// is; [RawChunk.Decode] gives the bytes.
+	Frame []byte `json:"-"`
+	Size  int64  `json:"-"`
 }
 
 // Hole is a line whose bytes a [RawChunk] leaves out: longer than the
@@ -126,7 +131,7 @@ func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 			Data:    body,
 			Header: nats.Header{
 				HeaderMsgID:    []string{p.ID()},
-				HeaderSchema:   []string{strconv.Itoa(schema.Version)},
+				HeaderSchema:   []string{strconv.Itoa(SingleVersion)},
 				HeaderEncoding: []string{rawEncoding},
 			},
 		})
@@ -164,13 +169,21 @@ func DecodeRaw(header nats.Header, data, buf []byte) (RawChunk, error) {
 	if c.Data, err = s2.Decode(buf[:n], data[nl+1:]); err != nil {
 		return RawChunk{}, fmt.Errorf("%w: %v", ErrRawChunk, err)
 	}
-	switch {
-	case c.End < c.Offset || c.Offset < 0 || c.Line < 1 || c.Lines < 0:
-		return RawChunk{}, fmt.Errorf("%w: span %d-%d, lines %d+%d", ErrRawChunk, c.Offset, c.End, c.Line, c.Lines)
-	case c.Parts > 1 && (c.Part < 1 || c.Part > c.Parts):
-		return RawChunk{}, fmt.Errorf("%w: part %d of %d", ErrRawChunk, c.Part, c.Parts)
-	case c.Host == "" || c.File == "":
-		return RawChunk{}, fmt.Errorf("%w: no host or file", ErrRawChunk)
+	if err := c.validate(); err != nil {
+		return RawChunk{}, err
 	}
 	return c, nil
+}
+
+// validate checks what a chunk claims about itself.
+func (c *RawChunk) validate() error {
+	switch {
+	case c.End < c.Offset || c.Offset < 0 || c.Line < 1 || c.Lines < 0:
+		return fmt.Errorf("%w: span %d-%d, lines %d+%d", ErrRawChunk, c.Offset, c.End, c.Line, c.Lines)
+	case c.Parts > 1 && (c.Part < 1 || c.Part > c.Parts):
+		return fmt.Errorf("%w: part %d of %d", ErrRawChunk, c.Part, c.Parts)
+	case c.Host == "" || c.File == "":
+		return fmt.Errorf("%w: no host or file", ErrRawChunk)
+	}
+	return nil
 }

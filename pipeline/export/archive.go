@@ -127,6 +127,10 @@ type ArchiveStats struct {
 	RawBytes int64 // original bytes in committed segments
 	Bytes    int64 // bytes of committed segments
 	Removed  int64 // leftovers removed at open
+	// FailedCommits counts the segments whose commit failed for their
+	// partition (a *PartitionError): each stays open and is tried again
+	// at the next commit; the other partitions commit.
+	FailedCommits int64
 }
 
 // ArchiveWriter writes raw chunks (the original lines of transcript
@@ -244,7 +248,11 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		}
 		s = nil
 	}
-	for a.buffered+int64(len(c.Data)) > a.cfg.MemoryBytes && len(a.open) > 0 {
+	size := int64(len(c.Data))
+	if c.Frame != nil {
+		size = c.Size
+	}
+	for a.buffered+size > a.cfg.MemoryBytes && len(a.open) > 0 {
 		big := a.largest()
 		if err := a.commit(ctx, big); err != nil {
 			return err
@@ -258,16 +266,22 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		a.open[p] = s
 	}
 	at := len(s.frames)
-	s.frames = a.enc.EncodeAll(c.Data, s.frames)
+	if c.Frame != nil {
+		// Compressed by the tailer as the archive would: one zstd frame
+		// with its checksum, written as it came.
+		s.frames = append(s.frames, c.Frame...)
+	} else {
+		s.frames = a.enc.EncodeAll(c.Data, s.frames)
+	}
 	n := int64(len(s.frames) - at)
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
 		Offset: c.Offset, End: c.End, Line: c.Line, Lines: c.Lines, Holes: c.Holes,
 		Sessions: slices.Clone(c.Sessions), TS: c.TS, Redacted: c.Redacted, Part: c.Part, Parts: c.Parts,
-		FrameOffset: int64(at), FrameBytes: n, Bytes: int64(len(c.Data)),
+		FrameOffset: int64(at), FrameBytes: n, Bytes: size,
 	})
 	s.last = seq
-	s.raw += int64(len(c.Data))
+	s.raw += size
 	if !c.TS.IsZero() {
 		if s.minTS.IsZero() || c.TS.Before(s.minTS) {
 			s.minTS = c.TS
@@ -409,22 +423,34 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 // records them all with one write of the manifest, as [Writer]'s
 // commitParts does for Parquet files: a periodic commit of hundreds of
 // quiet partitions costs one manifest write, not one per segment. A
-// segment that cannot be written stops the batch: those written before it
-// are recorded and its error returned; it and those after it stay open.
+// segment that cannot be written (a file where its partition's directory
+// belongs) costs only its partition: it stays open, to be tried again at
+// the next commit, a *[PartitionError] is returned for it (several
+// joined) and counted in Stats.FailedCommits, and the other segments are
+// committed. Cancellation stops the batch and is returned as is; those
+// written before it are recorded.
 func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) error {
 	var segs []Segment
-	var werr error
+	var written []*segment
+	var errs []error
 	for _, s := range open {
 		if err := ctx.Err(); err != nil {
-			werr = context.Cause(ctx)
+			errs = append(errs, context.Cause(ctx))
 			break
 		}
 		seg, err := a.writeSegment(s)
 		if err != nil {
-			werr = err
-			break
+			a.stats.FailedCommits++
+			errs = append(errs, &PartitionError{Partition: s.partition, Dir: filepath.Join(a.cfg.Dir, filepath.FromSlash(s.partition.Dir())),
+				FirstSeq: s.first, LastSeq: s.last, Err: err})
+			continue
 		}
 		segs = append(segs, seg)
+		written = append(written, s)
+	}
+	werr := errors.Join(errs...)
+	if len(errs) == 1 {
+		werr = errs[0] // a cancellation as is
 	}
 	if len(segs) == 0 {
 		return werr
@@ -437,12 +463,12 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		return err
 	}
 	if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
-		return err // the files stay unlisted: removed at the next open, or renamed over by a retry
+		return errors.Join(werr, err) // the files stay unlisted: removed at the next open, or renamed over by a retry
 	}
 	a.manifest = data
 	a.segments = append(a.segments, segs...)
 	for i, seg := range segs {
-		s := open[i]
+		s := written[i]
 		delete(a.open, s.partition)
 		a.buffered -= int64(len(s.frames))
 		a.high[s.partition] = max(a.high[s.partition], s.last)
@@ -494,7 +520,8 @@ func (a *ArchiveWriter) writeSegment(s *segment) (Segment, error) {
 // is checked again (one stat): a user may move a closed partition to cold
 // storage while the exporter runs, and a late entry of that day must
 // recreate it, not fail every retry. A file in a directory's place is an
-// error that names it.
+// error that names it and says what to do; it concerns the partitions
+// below it only (see [PartitionError]).
 func mkdirs(root, rel string, done map[string]bool) error {
 	if done[rel] {
 		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
@@ -511,7 +538,7 @@ func mkdirs(root, rel string, done map[string]bool) error {
 		err := os.Mkdir(d, 0o755)
 		if os.IsExist(err) {
 			if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
-				return fmt.Errorf("create partition directory: %s is a file", d)
+				return fmt.Errorf("create partition directory: %s is a file, not a directory: move it away; the partition's entries are kept until then", d)
 			}
 			continue
 		}

@@ -357,7 +357,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			x.forgedOne(d.Seq, d.Subject, d.Entry.Host)
 			continue
 		}
-		if err := x.w.Write(ctx, &d.Entry, d.Seq); err != nil {
+		if err := x.w.WriteIndex(ctx, &d.Entry, d.Seq, d.Index); err != nil {
 			x.errs.Add(1)
 			x.noteCommitLocked(ctx, err)
 			x.stopIfFailed(err)
@@ -366,7 +366,9 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	}
 	for i := range b.Raw {
 		d := &b.Raw[i]
-		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) {
+		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) && (d.Chunk.Frame == nil || d.Subject != bus.EntrySubject(prefix, d.Chunk.Host, d.Chunk.Format)) {
+			// A raw chunk travels on the raw subject of its host, or in a
+			// batch message on the entry subject of its host and format.
 			x.forgedOne(d.Seq, d.Subject, d.Chunk.Host)
 			continue
 		}

@@ -200,9 +200,11 @@ CREATE OR REPLACE TEMP MACRO sessionpipe_anthropic_at(n) AS
 // dir, one per entry key.
 func writeEntries(b *strings.Builder, dir string) {
 	glob, loose := parquetGlob(dir)
-	b.WriteString(`-- Every entry once: rows with the same key are the same entry (a re-send past the stream's
--- duplicate window); the lowest seq is kept.
-CREATE OR REPLACE TEMP VIEW entries AS
+	b.WriteString(`-- Every entry once per file it was read from: rows with the same key and file are the same
+-- entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past the
+-- stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
+-- resumed session, an archive) are rows of their own: the counting rules read them.
+CREATE OR REPLACE TEMP VIEW entry_copies AS
 `)
 	if !loose {
 		fmt.Fprintf(b, "SELECT *\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true)\n", sqlString(glob))
@@ -212,7 +214,13 @@ CREATE OR REPLACE TEMP VIEW entries AS
 		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
 			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
 	}
-	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key ORDER BY seq) = 1;\n\n")
+	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path ORDER BY seq, line, object) = 1;\n\n")
+	b.WriteString(`-- Every entry once: of the rows with the same key (copies in several files), the lowest seq.
+CREATE OR REPLACE TEMP VIEW entries AS
+SELECT * FROM entry_copies
+QUALIFY row_number() OVER (PARTITION BY key ORDER BY seq, line, object, path) = 1;
+
+`)
 }
 
 // derivedViews defines api_calls and sessions. Both are one query over
@@ -301,7 +309,7 @@ e0 AS (
     coalesce(path, '') AS file,
     kind = 'message' AND role IS NOT DISTINCT FROM 'user' AND NOT meta AND NOT sidechain AS real_input,
     kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND NOT meta AND NOT sidechain AS assistant
-  FROM entries
+  FROM entry_copies
   WHERE session_id <> ''
 ),
 e AS MATERIALIZED (
@@ -309,9 +317,10 @@ e AS MATERIALIZED (
     -- A real input starts a turn unless the last user input or assistant message before it
     -- in its file (copies included) was a user input. "Before" is in stream order, as the
     -- indexer reads: a file truncated and written again holds offsets that repeat, and its
-    -- new lines follow the old ones.
+    -- new lines follow the old ones; the entries of one message (a batch of lines) share its
+    -- seq and follow their lines.
     real_input AND NOT copy AND last_value(CASE WHEN real_input OR assistant THEN role END IGNORE NULLS)
-      OVER (PARTITION BY host, path ORDER BY seq
+      OVER (PARTITION BY host, path ORDER BY seq, line, object
             ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) IS DISTINCT FROM 'user' AS turn,
     CASE WHEN usage IS NOT NULL THEN usage.input + usage.output + usage.cache_read + usage.cache_write END AS total
   FROM e0

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
@@ -41,10 +42,19 @@ type Writer struct {
 	parts    map[Partition]*part
 	buffered int64  // bytes held by open parts
 	handed   uint64 // highest sequence handed over
+	// handedIdx is the index, in its message, of the last entry of
+	// handed taken; advanced is the highest sequence Advance passed (its
+	// message wholly handed over).
+	handedIdx int
+	advanced  uint64
 	dirs     map[string]bool
 	stats    Stats
 	closed   bool
 	failed   error // set by fail: the writer takes nothing more
+	// waiting holds, by first sequence, the parts closed in Write whose
+	// commit failed for their partition (see commit): tried again, before
+	// the later parts of their partition, at each commit.
+	waiting []*part
 
 	// hook, when set (by tests), is called at each step of a commit:
 	// "written" (temporary file synced), "renamed" (renamed, directory
@@ -62,6 +72,10 @@ type Stats struct {
 	EarlyCommits int64 // parts committed early to stay within MemoryBytes
 	Removed      int64 // leftovers removed at open: temporary files and files the manifest does not list
 	InvalidUTF8  int64 // entries written with invalid UTF-8 replaced (see ErrInvalidUTF8)
+	// FailedCommits counts the parts whose commit failed for their
+	// partition (a *PartitionError): each stays buffered and is tried
+	// again at the next commit; the other partitions commit.
+	FailedCommits int64
 }
 
 // NewWriter opens the output directory cfg.Dir (creating it), takes its
@@ -154,7 +168,19 @@ func (w *Writer) open() error {
 // past MemoryBytes. If such a commit fails, Write returns its error and e
 // is not taken: the caller may retry or stop; what is buffered stays.
 // Write copies what it keeps, so e may be reused after it returns.
+//
+// Write is [Writer.WriteIndex] for a message of one entry.
 func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
+	return w.WriteIndex(ctx, e, seq, 0)
+}
+
+// WriteIndex is [Writer.Write] for the entry at index idx (from 0) of a
+// message that carries several (a batch message): the entries of a
+// message share its sequence and come in order, and an entry is skipped
+// when it, or the whole of its message ([Writer.Advance]), was handed
+// over before (a handler retried after a failure in the middle of a
+// message).
+func (w *Writer) WriteIndex(ctx context.Context, e *schema.Entry, seq uint64, idx int) error {
 	if w.closed {
 		return ErrClosed
 	}
@@ -164,26 +190,36 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 	if seq == 0 {
 		return ErrInvalidSeq
 	}
-	if seq <= w.handed {
+	// A message may carry many entries (a batch): they share its
+	// sequence and come one after another. What was handed before it,
+	// or the whole of it, is skipped.
+	if seq < w.handed || seq == w.handed && idx <= w.handedIdx || seq <= w.advanced {
 		w.stats.Skipped++
 		return nil
 	}
 	p := PartitionOf(e)
 	if seq <= w.high[p] {
 		w.stats.Skipped++
-		w.handed = seq
+		w.handed, w.handedIdx = seq, idx
 		return nil
 	}
+	// A part is committed only at a message's boundary (it holds none
+	// of seq's entries yet): a committed file holds all the entries of
+	// its partition up to its last sequence, which is what a restart
+	// skips on.
 	pt := w.parts[p]
 	est := entryBytes(e)
-	if pt != nil && pt.n > 0 && pt.size()+est+pt.nextRowCost() > w.cfg.PartBytes {
+	if pt != nil && pt.n > 0 && pt.last < seq && pt.size()+est+pt.nextRowCost() > w.cfg.PartBytes {
 		if err := w.commit(ctx, pt); err != nil {
 			return err
 		}
 		pt = nil
 	}
 	for w.buffered+est+rowCost(pt) > w.cfg.MemoryBytes && len(w.parts) > 0 {
-		big := w.largest()
+		big := w.largestBefore(seq)
+		if big == nil {
+			break // every open part holds entries of this message: over budget by one message at most
+		}
 		if err := w.commit(ctx, big); err != nil {
 			return err
 		}
@@ -209,7 +245,7 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 			w.log.Warn("entry altered", KeyError, err.Error())
 		}
 	}
-	w.handed = seq
+	w.handed, w.handedIdx = seq, idx
 	w.stats.Entries++
 	return nil
 }
@@ -218,7 +254,10 @@ func (w *Writer) Write(ctx context.Context, e *schema.Entry, seq uint64) error {
 // over, including messages that carry no entry (undecodable messages the
 // consumer skipped, a gap): [Writer.Committed] may then pass them.
 func (w *Writer) Advance(seq uint64) {
-	w.handed = max(w.handed, seq)
+	if seq > w.handed {
+		w.handed, w.handedIdx = seq, 0
+	}
+	w.advanced = max(w.advanced, seq)
 }
 
 // Committed returns the highest stream sequence S such that every entry
@@ -229,6 +268,9 @@ func (w *Writer) Advance(seq uint64) {
 func (w *Writer) Committed() uint64 {
 	s := w.handed
 	for _, pt := range w.parts {
+		s = min(s, pt.first-1)
+	}
+	for _, pt := range w.waiting {
 		s = min(s, pt.first-1)
 	}
 	return s
@@ -251,11 +293,14 @@ func (w *Writer) Stats() Stats { return w.stats }
 func (w *Writer) Manifest() []File { return w.man.m.Files }
 
 // CommitDue commits every part opened Config.PartAge or longer before
-// now. Call it periodically (every few seconds, or when the consumer's
-// fetch comes back empty), so that a quiet partition is committed and
-// acknowledged in time. The parts are recorded with one change of the
-// manifest. A part that cannot be written stops it: those before it are
-// committed, it and those after it stay open, and its error is returned.
+// now, and the parts whose commit failed before. Call it periodically
+// (every few seconds, or when the consumer's fetch comes back empty), so
+// that a quiet partition is committed and acknowledged in time. The parts
+// are recorded with one change of the manifest. A part that cannot be
+// committed costs only its partition: the other parts are committed, it
+// (and any later part of its partition) stays buffered and is tried again
+// at the next commit, and a *[PartitionError] is returned for it (several
+// joined), counted in Stats.FailedCommits.
 func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 	if w.closed {
 		return ErrClosed
@@ -265,7 +310,7 @@ func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 	}
 	var due []*part
 	for _, pt := range w.sortedParts() {
-		if now.Sub(pt.opened) >= w.cfg.PartAge {
+		if now.Sub(pt.opened) >= w.cfg.PartAge || slices.Contains(w.waiting, pt) {
 			due = append(due, pt)
 		}
 	}
@@ -277,8 +322,8 @@ func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 
 // Flush commits every open part, oldest first, with one change of the
 // manifest. After it returns nil, [Writer.Committed] is the highest
-// sequence handed over. It stops at the first part that cannot be
-// written, as CommitDue does.
+// sequence handed over. A part that cannot be committed costs only its
+// partition, as in CommitDue.
 func (w *Writer) Flush(ctx context.Context) error {
 	if w.closed {
 		return ErrClosed
@@ -286,7 +331,7 @@ func (w *Writer) Flush(ctx context.Context) error {
 	if w.failed != nil {
 		return w.failed
 	}
-	if len(w.parts) == 0 {
+	if len(w.parts) == 0 && len(w.waiting) == 0 {
 		return nil
 	}
 	return w.commitParts(ctx, w.sortedParts())
@@ -318,31 +363,59 @@ func rowCost(pt *part) int64 {
 	return pt.nextRowCost()
 }
 
-// largest returns the open part holding the most bytes.
-func (w *Writer) largest() *part {
+// largestBefore returns the open part holding the most bytes among
+// those that hold no entry of seq or later (nil if none).
+func (w *Writer) largestBefore(seq uint64) *part {
 	var big *part
 	for _, pt := range w.parts {
-		if big == nil || pt.size() > big.size() {
+		if pt.last < seq && (big == nil || pt.size() > big.size()) {
 			big = pt
 		}
 	}
 	return big
 }
 
-// sortedParts returns the open parts by first sequence: committing them
-// in that order advances Committed soonest.
+// sortedParts returns the open and the waiting parts by first sequence:
+// committing them in that order advances Committed soonest.
 func (w *Writer) sortedParts() []*part {
-	parts := make([]*part, 0, len(w.parts))
+	parts := make([]*part, 0, len(w.parts)+len(w.waiting))
 	for _, pt := range w.parts {
 		parts = append(parts, pt)
 	}
+	parts = append(parts, w.waiting...)
 	slicesSortByFirst(parts)
 	return parts
 }
 
-// commit commits the one part pt (see commitParts).
+// commit commits the one part pt (see commitParts), closed in Write (it
+// reached PartBytes, or the memory budget needs its room). When that
+// fails for pt's partition only (a *[PartitionError]), pt waits for the
+// next commit in w.waiting, and commit returns nil (logging why): Write
+// goes on with the other partitions, and with a new part of pt's. The
+// waiting parts stay in the memory budget; once they would hold more
+// than three quarters of it, the error is returned instead (Write fails,
+// the caller retries: nothing is taken that memory cannot hold).
 func (w *Writer) commit(ctx context.Context, pt *part) error {
-	return w.commitParts(ctx, []*part{pt})
+	err := w.commitParts(ctx, []*part{pt})
+	var pe *PartitionError
+	if err == nil || ctx.Err() != nil || errors.Is(err, ErrNotDurable) || !errors.As(err, &pe) {
+		return err
+	}
+	held := pt.size()
+	for _, o := range w.waiting {
+		held += o.size()
+	}
+	if held > w.cfg.MemoryBytes/4*3 {
+		return err
+	}
+	if w.parts[pt.partition] == pt {
+		delete(w.parts, pt.partition)
+		w.waiting = append(w.waiting, pt)
+		slicesSortByFirst(w.waiting)
+	}
+	w.log.Warn("partition cannot be committed; its entries are kept and tried again at the next commit",
+		KeyPartition, pt.partition.Dir(), KeyFirstSeq, pt.first, KeyLastSeq, pt.last, KeyError, err.Error())
+	return nil
 }
 
 // written is a part written to its temporary file, not yet recorded.
@@ -362,46 +435,90 @@ type written struct {
 // partitions (a backfill of months of history closes hundreds at once)
 // thus costs one manifest write, not one per file: the manifest grows
 // with the files, and rewriting it per file made such a commit quadratic.
+// The waiting parts of the parts' partitions are committed with them,
+// first.
 //
-// A part that cannot be written stops the batch: the parts written
-// before it are recorded, and its error is returned; it and the parts
-// after it stay open. On error no temporary file is left.
+// A part that cannot be written or renamed into its directory (a file
+// where the directory belongs) costs only its partition: the later parts
+// of that partition in the batch are not committed either (a partition's
+// files are committed in stream order: a restart skips what its
+// committed files reach), the other parts are; each failure is a
+// *[PartitionError], counted in Stats.FailedCommits, and the failed parts
+// stay (open or waiting), so Committed stays below them. Cancellation
+// stops the batch (what was written is recorded) and is returned as is.
+// A failure of the manifest fails the batch. On error no temporary file
+// is left.
 func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
+	parts = w.withWaiting(parts)
 	var batch []written
-	var werr error
+	var errs []error
+	failed := make(map[Partition]bool) // partitions with a part not committed
 	for _, pt := range parts {
 		if err := ctx.Err(); err != nil {
-			werr = context.Cause(ctx)
+			errs = append(errs, context.Cause(ctx))
 			break
+		}
+		if failed[pt.partition] {
+			continue
 		}
 		wr, err := w.writePart(pt)
 		if err != nil {
-			werr = err
-			break
+			failed[pt.partition] = true
+			errs = append(errs, w.partitionFailed(pt, err))
+			continue
 		}
 		batch = append(batch, wr)
 		w.step("written")
 	}
-	if len(batch) == 0 {
-		return werr
+	if len(batch) > 0 {
+		done, err := w.record(ctx, batch)
+		if len(done) > 0 {
+			w.step("recorded")
+		}
+		for _, wr := range done {
+			pt, f := wr.pt, wr.file
+			if w.parts[pt.partition] == pt {
+				delete(w.parts, pt.partition)
+			} else if i := slices.Index(w.waiting, pt); i >= 0 {
+				w.waiting = slices.Delete(w.waiting, i, i+1)
+			}
+			w.buffered -= pt.size()
+			w.stats.Files++
+			w.stats.Rows += f.Rows
+			w.stats.Bytes += f.Bytes
+			w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	n, err := w.record(ctx, batch)
-	if n > 0 {
-		w.step("recorded")
+	if len(errs) == 1 {
+		return errs[0] // a cancellation as is
 	}
-	for _, wr := range batch[:n] {
-		pt, f := wr.pt, wr.file
-		delete(w.parts, pt.partition)
-		w.buffered -= pt.size()
-		w.stats.Files++
-		w.stats.Rows += f.Rows
-		w.stats.Bytes += f.Bytes
-		w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+	return errors.Join(errs...)
+}
+
+// withWaiting returns parts with the waiting parts of their partitions
+// added, by first sequence.
+func (w *Writer) withWaiting(parts []*part) []*part {
+	if len(w.waiting) == 0 {
+		return parts
 	}
-	if err != nil {
-		return err
+	out := slices.Clone(parts)
+	for _, o := range w.waiting {
+		if !slices.Contains(out, o) && slices.ContainsFunc(parts, func(pt *part) bool { return pt.partition == o.partition }) {
+			out = append(out, o)
+		}
 	}
-	return werr
+	slicesSortByFirst(out)
+	return out
+}
+
+// partitionFailed counts the failed commit of pt and describes it.
+func (w *Writer) partitionFailed(pt *part, err error) error {
+	w.stats.FailedCommits++
+	return &PartitionError{Partition: pt.partition, Dir: filepath.Join(w.cfg.Dir, filepath.FromSlash(pt.partition.Dir())),
+		FirstSeq: pt.first, LastSeq: pt.last, Err: err}
 }
 
 // writePart encodes pt into a synced temporary file in its partition's
@@ -443,59 +560,69 @@ func (w *Writer) writePart(pt *part) (written, error) {
 // whoever holds it sees no file renamed and not yet recorded: an unlisted
 // Parquet file is then always a crash's leftover.
 //
-// It returns how many of batch's files, from the first, it recorded: a
-// rename that fails (the partition's directory moved away since the file
-// was written) records those renamed before it and returns its error. On
-// any other error it records none, and removes the files it renamed,
-// still under the lock, so that readers globbing the directory never see
-// a file beside the one a retry writes for the same part. The temporary
-// files not renamed are removed. A manifest renamed into place but not
-// synced ([ErrNotDurable]) lists the files: they stay, and the writer
-// stops (see [Writer.failed]).
-func (w *Writer) record(ctx context.Context, batch []written) (recorded int, err error) {
-	renamed := 0
+// It returns the files it recorded, in batch order. A rename that fails
+// (the partition's directory moved away, or replaced by a file, since the
+// file was written) costs that partition only: its files of the batch
+// are not recorded (a *[PartitionError] is returned for it), the others
+// are. On any other error it records none, and removes the files it
+// renamed, still under the lock, so that readers globbing the directory
+// never see a file beside the one a retry writes for the same part. The
+// temporary files not renamed are removed. A manifest renamed into place
+// but not synced ([ErrNotDurable]) lists the files: they stay, and the
+// writer stops (see [Writer.failed]).
+func (w *Writer) record(ctx context.Context, batch []written) (recorded []written, err error) {
+	renamed := make([]bool, len(batch))
 	defer func() {
-		for _, wr := range batch[renamed:] {
-			os.Remove(wr.tmp)
+		for i, wr := range batch {
+			if !renamed[i] {
+				os.Remove(wr.tmp)
+			}
 		}
 	}()
 	ml, err := lockManifest(ctx, w.cfg.Dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	defer ml.unlock()
 	m, data, reread, err := w.man.current(w.cfg.Dir)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	final := func(wr written) string { return filepath.Join(wr.dir, path.Base(wr.file.Path)) }
+	var done []written
 	unrename := func() {
-		for _, wr := range batch[:renamed] {
+		for _, wr := range done {
 			os.Remove(final(wr))
 		}
 	}
-	var renameErr error
+	var errs []error
+	failed := make(map[Partition]bool)
 	dirs := make(map[string]bool)
-	for _, wr := range batch {
-		if err := os.Rename(wr.tmp, final(wr)); err != nil {
-			renameErr = fmt.Errorf("rename %s: %w", wr.tmp, err)
-			break
+	for i, wr := range batch {
+		if failed[wr.pt.partition] {
+			continue // after its partition's failed file
 		}
-		renamed++
+		if err := os.Rename(wr.tmp, final(wr)); err != nil {
+			failed[wr.pt.partition] = true
+			errs = append(errs, w.partitionFailed(wr.pt, fmt.Errorf("rename %s: %w", wr.tmp, err)))
+			continue
+		}
+		renamed[i] = true
+		done = append(done, wr)
 		dirs[wr.dir] = true
 	}
-	if renamed == 0 {
-		return 0, renameErr
+	if len(done) == 0 {
+		return nil, errors.Join(errs...)
 	}
 	for dir := range dirs {
 		if err := syncDir(dir); err != nil {
 			unrename()
-			return 0, err
+			return nil, errors.Join(append(errs, err)...)
 		}
 	}
 	w.step("renamed")
-	files := make([]File, renamed)
-	for i, wr := range batch[:renamed] {
+	files := make([]File, len(done))
+	for i, wr := range done {
 		files[i] = wr.file
 	}
 	if err := w.man.add(w.cfg.Dir, m, data, files); err != nil {
@@ -504,7 +631,7 @@ func (w *Writer) record(ctx context.Context, batch []written) (recorded int, err
 		} else {
 			unrename()
 		}
-		return 0, err
+		return nil, errors.Join(append(errs, err)...)
 	}
 	if reread {
 		for p, s := range m.highest() { // what a compaction changed
@@ -514,7 +641,7 @@ func (w *Writer) record(ctx context.Context, batch []written) (recorded int, err
 	for _, f := range files {
 		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
 	}
-	return renamed, renameErr
+	return done, errors.Join(errs...)
 }
 
 // fail stops the writer after a change it cannot know the fate of: every

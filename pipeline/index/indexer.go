@@ -427,9 +427,12 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 		ix.log.Warn("entries aged out of the stream before they were indexed; the aggregates lack them",
 			"first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
 	}
+	// The entries of a message share its sequence: a message is skipped
+	// whole when the state holds it, taken whole otherwise.
+	floor := ix.applied
 	for i := range b.Entries {
 		d := &b.Entries[i]
-		if d.Seq <= ix.applied {
+		if d.Seq <= floor {
 			ix.skipped.Add(1)
 			continue // applied before (a redelivery after a restart)
 		}
@@ -445,7 +448,9 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 			ix.applied = d.Seq
 			continue
 		}
-		if ix.alerts != nil {
+		if ix.alerts != nil && d.Seq != ix.alerts.seq {
+			// Alert ids are (sequence, count within it): the entries of
+			// a batch message share the sequence and keep counting.
 			ix.alerts.seq, ix.alerts.part = d.Seq, 0
 		}
 		ix.agg.Add(&d.Entry)

@@ -199,8 +199,8 @@ func (fx *backfill) tailWith(b *testing.B, red *redact.Redactor, archive bool) {
 		cpu.stop(b)
 		r.stop(b)
 		m := tl.Metrics().Snapshot()
-		require.Equal(b, want, m.Acked-m.RawChunks, "entries acknowledged")
-		require.Equal(b, want, m.Sent-m.RawChunks, "messages sent")
+		require.Equal(b, want, m.AckedEntries, "entries acknowledged")
+		require.Equal(b, want, m.Entries, "entries sent")
 		require.Zero(b, m.BadLines+m.PublishErrors+m.ReadErrors, "bad lines, publish and read errors")
 		if archive {
 			require.Equal(b, fx.tree.stats.Bytes, m.RawBytes, "every byte archived")
@@ -443,7 +443,7 @@ func idleCPU(b *testing.B, dir string, n int, mod func(*Config)) {
 		if r != nil {
 			r.stop(b)
 			m := r.tl.Metrics().Snapshot()
-			require.Equal(b, int64(n*smallFileLines), m.Acked, "entries acknowledged")
+			require.Equal(b, int64(n*smallFileLines), m.AckedEntries, "entries acknowledged")
 			require.Equal(b, int64(n), m.Files, "files followed")
 		}
 		s.stop(b, pub)
@@ -724,23 +724,23 @@ func (r *latencyRecorder) written(key string, at time.Time) {
 // consume is the consumer's callback.
 func (r *latencyRecorder) consume(m jetstream.Msg) {
 	at := time.Now()
-	var e schema.Entry
-	err := bus.DecodeEntry(m.Headers(), m.Data(), &e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	err := bus.DecodeEntries(m.Headers(), m.Data(), func(e *schema.Entry) error {
+		if e.EntryID == e.SessionID {
+			return nil // a file's header, written before the measurement
+		}
+		key := e.SessionID + "/" + e.EntryID
+		if _, ok := r.arrived[key]; ok {
+			r.dup++
+			return nil
+		}
+		r.arrived[key] = at
+		return nil
+	})
 	if err != nil {
 		r.bad = firstErr(r.bad, err)
-		return
 	}
-	if e.EntryID == e.SessionID {
-		return // a file's header, written before the measurement
-	}
-	key := e.SessionID + "/" + e.EntryID
-	if _, ok := r.arrived[key]; ok {
-		r.dup++
-		return
-	}
-	r.arrived[key] = at
 }
 
 func (r *latencyRecorder) complete() bool {

@@ -23,8 +23,8 @@
 // rewritten (its first kilobyte, or the kilobyte before the checkpoint
 // offset, changed: checked at start and whenever its size or modification
 // time moved) is read again from its start. Entries keep stable keys
-// (schema.Entry.Key), so what was published before a rewrite is dropped
-// by the stream's duplicate window rather than doubled.
+// (schema.Entry.Key), so what was published before a rewrite and is sent
+// again is counted once by the consumers.
 //
 // # Reading
 //
@@ -35,20 +35,30 @@
 // run (Config.Static), and files that are not transcripts are skipped and
 // remembered. Lines longer than the limit and lines that do not decode go
 // to the dead-letter subject with their location and head; the file goes
-// on. An entry too large for a message (the connected server's
-// max_payload) is shortened to fit, never in its usage or ids. File
+// on. A batch message larger than the connected server's max_payload is
+// split, down to one line; an entry too large for a message even alone is
+// shortened to fit, never in its usage or ids. File
 // handles are bounded: idle files are closed and reopened when they
 // change.
 //
 // # Delivery
 //
-// Every entry is published with Nats-Msg-Id set to its key through a
-// bus.Publisher, which never drops a message and blocks when JetStream is
-// slow or down, so reading stops instead of buffering without bound. A
-// file's checkpoint advances only past lines whose every message was
-// acknowledged, in file order, and is saved atomically every second and
-// on stop, in a state directory that one tailer owns (an OS lock). After a crash the lines past the checkpoint are read and sent
-// again; the stream drops those it already stored. A parser needs the
-// start of its file (a session header), so a restart replays each file
-// from its start with publishing suppressed up to the checkpoint.
+// The entries of a run of consecutive complete lines of one file are
+// published as one batch message (bus.BatchMsg), with the original bytes
+// of the same lines when archiving, through a bus.Publisher, which never
+// drops a message and blocks when JetStream is slow or down, so reading
+// stops instead of buffering without bound. A batch closes at 1,024
+// entries or lines, at 1 MiB of entries and original bytes, or when the
+// file has nothing more to read now, so a line appended to a live session
+// is published at once. The dead letters of a batch's bad lines go before
+// it. A file's checkpoint advances only past lines whose every message
+// was acknowledged, in file order (so checkpoints fall at batch ends),
+// and is saved atomically every second and on stop, in a state directory
+// that one tailer owns (an OS lock). After a crash the lines past the
+// checkpoint are read and sent again: a batch cut as before is dropped by
+// the stream's duplicate window, one cut otherwise (the file grew
+// meanwhile) is stored again, and the consumers count its entries once. A
+// parser needs the start of its file (a session header), so a restart
+// replays each file from its start with publishing suppressed up to the
+// checkpoint.
 package tail

@@ -84,7 +84,7 @@ func ExampleTailer() {
 		return
 	}
 	s := tl.Metrics().Snapshot()
-	fmt.Printf("files %d, lines %d, entries published %d\n", s.Files, s.Lines, s.Acked)
+	fmt.Printf("files %d, lines %d, entries published %d\n", s.Files, s.Lines, s.AckedEntries)
 	// Output:
 	// files 1, lines 2, entries published 2
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -129,83 +131,183 @@ type worker struct {
 	mi    int
 	last  mark
 
-	// The lines read but not yet handed to the publisher, and their
-	// message count. Publishing in bursts lets the client and the server
-	// write and store many messages per system call, as a publisher in
-	// a tight loop does; one line at a time, with parsing in between,
-	// costs both sides a wakeup and a write per message.
+	// The lines read but not yet handed to the publisher: their
+	// entries' JSON lines in jsonl (one batch message carries them all,
+	// see sendBatch), their entry count, and their bytes (entries and
+	// original lines). Publishing a run of lines as one message lets
+	// the server store, and each consumer take, many entries per message,
+	// per acknowledgement and per system call.
 	pending  []pendingLine
-	npending int // messages in pending
+	jsonl    []byte
+	npending int // entries in pending
 	bpending int // their bytes
 
 	// The file being read, and what the raw chunk of the batch gathers
-	// (Config.Archive): see rawMsgs.
+	// (Config.Archive): see rawChunk.
 	h           *os.File
 	raw, rawOut []byte
 	rawSessions []string
 	rawTS       time.Time
 }
 
-// pendingLine is a line whose messages wait in a worker's batch, with
+// pendingLine is a line whose entries wait in a worker's batch, with
 // the marks of the line end before it and of its own end.
 type pendingLine struct {
-	msgs          []*nats.Msg
+	from, to      int         // its entries' JSON lines: jsonl[from:to]
+	entries       int         // how many
+	msgs          []*nats.Msg // messages of its own: a dead letter
 	before, after mark
 	line, offset  int64 // where the line is, for the dead letter of a message the server refuses
 	tooLong       bool  // its bytes were not kept: no raw copy either
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
-// messages or lines, or publishBatchBytes bytes of messages (so that a run of large
-// entries is not held in memory). A file read to its end is flushed
-// whatever the batch holds, so batching adds no latency to live appends.
+// entries or lines, or publishBatchBytes bytes of entries and original
+// lines (a message of about a quarter of that once compressed, well
+// within a server's default 1 MiB max_payload). A file read to its end is
+// flushed whatever the batch holds, so batching adds no latency to live
+// appends.
 const (
-	publishBatch      = 256
-	publishBatchBytes = 4 << 20
+	publishBatch      = 1024
+	publishBatchBytes = 1 << 20
 )
 
-// queue adds the messages of one line to w's batch, and hands the batch
-// to the publisher once it is full.
+// queue adds one line to w's batch, and hands the batch to the publisher
+// once it is full.
 func (t *Tailer) queue(ctx context.Context, w *worker, f *file, p pendingLine) error {
 	w.pending = append(w.pending, p)
-	w.npending += len(p.msgs)
-	for _, m := range p.msgs {
-		w.bpending += len(m.Data)
-	}
+	w.npending += p.entries
+	w.bpending += p.to - p.from
 	if t.archiving() && !p.tooLong {
 		w.bpending += int(p.after.at - p.before.at) // its raw copy
 	}
-	// Lines that make no message (bookkeeping lines, lines only queued
-	// to move the checkpoint) count too, so that the batch stays bounded.
+	// Lines that make no entry (bookkeeping lines, lines only queued to
+	// move the checkpoint) count too, so that the batch stays bounded.
 	if w.npending >= publishBatch || w.bpending >= publishBatchBytes || len(w.pending) >= publishBatch {
 		return t.flush(ctx, w, f)
 	}
 	return nil
 }
 
-// flush hands w's batch to the publisher, in order.
+// flush hands w's batch to the publisher.
 func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 	defer func() {
 		clear(w.pending)
 		w.pending, w.npending, w.bpending = w.pending[:0], 0, 0
+		w.jsonl = w.jsonl[:0]
+		if cap(w.jsonl) > 4*publishBatchBytes {
+			w.jsonl = nil // a huge line's entries: do not keep the buffer
+		}
+		w.rawSessions, w.rawTS = w.rawSessions[:0], time.Time{}
 	}()
-	if len(w.pending) > 0 && t.archiving() {
-		// The original lines go first: a line is acknowledged once its
-		// last message is, and its raw copy is then stored too.
-		raw, ok := t.rawMsgs(w, f)
-		if !ok {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	return t.sendBatch(ctx, w, f, w.pending)
+}
+
+// sendBatch publishes the lines of one batch: the dead letters of its
+// bad lines, then one batch message with its entries and, when
+// archiving, the original bytes of the lines (bus.BatchMsg). The lines
+// count as sent in the checkpoint once the batch message is
+// acknowledged. A batch message larger than the server takes is split
+// in two, down to one line; a single line too large for a message
+// travels as its own messages (sendLine).
+func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pendingLine) error {
+	first, last := &lines[0], &lines[len(lines)-1]
+	var raw *bus.RawChunk
+	if t.archiving() {
+		var ok bool
+		if raw, ok = t.rawChunk(w, f, lines); !ok {
 			return errRawChanged
 		}
-		w.pending[0].msgs = append(raw, w.pending[0].msgs...)
 	}
-	for _, p := range w.pending {
-		if err := t.send(ctx, f, p); err != nil {
-			// The file is stuck from here (see send): its checkpoint
-			// stays before these lines, which a restart sends again.
-			return err
+	count := 0
+	var dead []*nats.Msg
+	for i := range lines {
+		count += lines[i].entries
+		dead = append(dead, lines[i].msgs...)
+	}
+	batch := pendingLine{msgs: dead, before: first.before, after: last.after, line: first.line, offset: first.offset}
+	if count == 0 && raw == nil {
+		// Only bookkeeping lines and bad ones: nothing for a batch
+		// message, but the checkpoint moves past them.
+		return t.send(ctx, f, batch)
+	}
+	limit := t.payloadLimit()
+	t.mu.Lock()
+	path := f.path
+	t.mu.Unlock()
+	span := bus.BatchSpan{
+		Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id),
+		Offset: first.before.at, End: last.after.at, Line: first.line, Lines: last.line - first.line + 1,
+	}
+	if raw != nil {
+		span.Line, span.Lines = raw.Line, raw.Lines
+	}
+	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count, raw)
+	if err == nil && len(m.Data)+bus.HeaderSize(m.Header)+len(m.Subject) > limit {
+		if len(lines) > 1 {
+			half := len(lines) / 2
+			if err := t.sendBatch(ctx, w, f, lines[:half]); err != nil {
+				return err
+			}
+			return t.sendBatch(ctx, w, f, lines[half:])
+		}
+		return t.sendLine(ctx, w, f, path, limit, first, raw)
+	}
+	if err != nil {
+		return err
+	}
+	if raw != nil {
+		t.m.rawChunks.Add(1)
+		t.m.rawBytes.Add(raw.End - raw.Offset)
+		t.m.rawHoles.Add(int64(len(raw.Holes)))
+	}
+	t.m.batches.Add(1)
+	t.m.entries.Add(int64(count))
+	batch.msgs = append(batch.msgs, m)
+	return t.send(ctx, f, batch)
+}
+
+// sendLine publishes one line too large for a batch message as
+// messages of its own, as sessionpipe did before batches: its original
+// bytes as raw chunk parts (bus.RawMsgs), each entry as one message
+// shortened to fit (bus.FitEntryMsg), then its dead letter.
+func (t *Tailer) sendLine(ctx context.Context, w *worker, f *file, path string, limit int, p *pendingLine, raw *bus.RawChunk) error {
+	var msgs []*nats.Msg
+	if raw != nil {
+		rm, err := bus.RawMsgs(t.cfg.Prefix, raw, limit)
+		if err != nil {
+			t.log.Warn("original lines not archived", KeyFile, path, "offset", raw.Offset, KeyError, err)
+			t.m.rawSkipped.Add(1)
+		} else {
+			msgs = append(msgs, rm...)
+			t.m.rawChunks.Add(int64(len(rm)))
+			t.m.rawBytes.Add(raw.End - raw.Offset)
+			t.m.rawHoles.Add(int64(len(raw.Holes)))
 		}
 	}
-	return nil
+	for b := w.jsonl[p.from:p.to]; len(b) > 0; {
+		nl := bytes.IndexByte(b, '\n')
+		var e schema.Entry
+		if err := schema.UnmarshalEntry(b[:nl], &e); err != nil {
+			// It was encoded by AppendJSON a moment ago.
+			return fmt.Errorf("entry of %s line %d: %w", path, p.line, err)
+		}
+		b = b[nl+1:]
+		msgs = append(msgs, t.fitEntryMsg(&e, limit))
+		t.m.entries.Add(1)
+	}
+	line := *p
+	line.msgs = append(msgs, p.msgs...)
+	return t.send(ctx, f, line)
+}
+
+// fileToken is a file's identity on its host as messages name it:
+// "<dev>:<ino>".
+func fileToken(id fileID) string {
+	return strconv.FormatUint(id.Dev, 10) + ":" + strconv.FormatUint(id.Ino, 10)
 }
 
 // readFile reads what is new in f and publishes it. It returns the
@@ -434,15 +536,17 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 	if t.archiving() {
 		w.noteRaw(res.Entries)
 	}
-	msgs := make([]*nats.Msg, 0, len(res.Entries)+1)
+	from := len(w.jsonl)
 	for i := range res.Entries {
 		e := &res.Entries[i]
 		e.Path = path
-		msgs = append(msgs, t.entryMsg(e, limit))
+		w.jsonl = t.appendEntry(w.jsonl, e)
 	}
+	n := len(res.Entries)
 	// The decoder keeps its entries for the next line: let go of their
 	// strings (a huge message's text) now that they are encoded.
 	clear(res.Entries)
+	var msgs []*nats.Msg
 	if res.Err != nil {
 		t.m.badLines.Add(1)
 		t.log.Debug("bad line", KeyFile, path, "line", res.Line.Number, "err", res.Err)
@@ -455,7 +559,10 @@ func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, l
 			Format: string(f.format), Error: res.Err.Error(), Head: bytes.Clone(head[:min(len(head), bus.MaxDeadHead)]),
 		}))
 	}
-	return t.queue(ctx, w, f, pendingLine{msgs: msgs, before: before, after: after, line: res.Line.Number, offset: res.Line.Offset, tooLong: long})
+	return t.queue(ctx, w, f, pendingLine{
+		from: from, to: len(w.jsonl), entries: n, msgs: msgs,
+		before: before, after: after, line: res.Line.Number, offset: res.Line.Offset, tooLong: long,
+	})
 }
 
 // skip marks f as not a transcript.
@@ -523,6 +630,7 @@ func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, ep
 		return
 	}
 	t.m.acked.Add(1)
+	t.m.ackedEntries.Add(int64(entriesIn(m)))
 	t.changes.Add(1)
 	if f.stuck || epoch != f.epoch {
 		// Frozen, or published from content the file no longer has (it
@@ -533,6 +641,18 @@ func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, ep
 		at = later(at, f.readEnd)
 	}
 	f.acked = later(f.acked, at)
+}
+
+// entriesIn returns how many entries message m carries.
+func entriesIn(m *nats.Msg) int {
+	if bus.IsBatch(m.Header) {
+		n, _ := strconv.Atoi(m.Header.Get(bus.HeaderEntries))
+		return n
+	}
+	if strings.Contains(m.Subject, ".entries.") {
+		return 1
+	}
+	return 0
 }
 
 // reject queues a dead letter for a message the server refused for good
@@ -546,9 +666,20 @@ func (t *Tailer) reject(f *file, m *nats.Msg, line, offset int64, err error) boo
 	format := f.format
 	f.mu.Unlock()
 	t.m.publishErrors.Add(1)
+	what := ""
+	if bus.IsBatch(m.Header) {
+		// The batch's entries are lost with it: say which lines held them
+		// (the span: file identity, bytes, first line + count).
+		span := strings.Fields(m.Header.Get(bus.HeaderSpan))
+		lines := ""
+		if len(span) == 3 {
+			lines = " of lines " + span[2] + " (bytes " + span[1] + ")"
+		}
+		what = fmt.Sprintf("batch message of %s entries%s, ", m.Header.Get(bus.HeaderEntries), lines)
+	}
 	d := &bus.DeadLetter{
 		Host: t.cfg.Host, Path: path, Line: line, Offset: offset, Format: string(format),
-		Error: fmt.Sprintf("%v (subject %s, id %s, %d bytes)", err, m.Subject, m.Header.Get(nats.MsgIdHdr), len(m.Data)),
+		Error: fmt.Sprintf("%v (%ssubject %s, id %s, %d bytes)", err, what, m.Subject, m.Header.Get(nats.MsgIdHdr), len(m.Data)),
 		Head:  m.Data[:min(len(m.Data), bus.MaxDeadHead)],
 	}
 	select {
@@ -574,14 +705,31 @@ func (t *Tailer) publishRejects(ctx context.Context) {
 	}
 }
 
-// entryMsg labels e with the configured labels and returns its message,
-// shortened to fit limit bytes if needed (see bus.FitEntryMsg), or a dead
-// letter for e's line if even that cannot fit.
+// appendEntry labels e with the configured labels, redacts it, and
+// appends its JSON line to b.
+func (t *Tailer) appendEntry(b []byte, e *schema.Entry) []byte {
+	e.Labels = t.cfg.Labels
+	if r := t.cfg.Redactor; r != nil {
+		t.m.redacted(r.Entry(e))
+	}
+	return append(e.AppendJSON(b), '\n')
+}
+
+// entryMsg labels e and returns its own message, shortened to fit limit
+// bytes if needed (see fitEntryMsg): for entries that do not travel in a
+// batch (a session store's).
 func (t *Tailer) entryMsg(e *schema.Entry, limit int) *nats.Msg {
 	e.Labels = t.cfg.Labels
 	if r := t.cfg.Redactor; r != nil {
 		t.m.redacted(r.Entry(e))
 	}
+	return t.fitEntryMsg(e, limit)
+}
+
+// fitEntryMsg returns e's own message, shortened to fit limit bytes if
+// needed (see bus.FitEntryMsg), or a dead letter for e's line if even
+// that cannot fit.
+func (t *Tailer) fitEntryMsg(e *schema.Entry, limit int) *nats.Msg {
 	// Size the body from the text it holds: no growing while encoding.
 	size := 512 + len(e.Text) + len(e.Raw)
 	for i := range e.ToolResults {

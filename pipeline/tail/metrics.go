@@ -16,6 +16,9 @@ type Metrics struct {
 	lines         atomic.Int64                  // lines read
 	bytes         atomic.Int64                  // bytes of lines read
 	sent          atomic.Int64                  // messages handed to the publisher
+	batches       atomic.Int64                  // of them, batch messages
+	entries       atomic.Int64                  // entries published, in batches or alone
+	ackedEntries  atomic.Int64                  // entries in messages acknowledged
 	acked         atomic.Int64                  // messages acknowledged by JetStream
 	badLines      atomic.Int64                  // lines sent to the dead-letter subject
 	truncated     atomic.Int64                  // entries shortened to fit a message
@@ -72,6 +75,7 @@ func (m *Metrics) Redacted() redact.Stats {
 // Snapshot is a copy of the counters.
 type Snapshot struct {
 	Files, Skipped, Lines, Bytes, Sent, Acked, BadLines, Truncated int64
+	Batches, Entries, AckedEntries                                 int64
 	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors      int64
 	Rescans                                                        int64
 	RawChunks, RawBytes, RawHoles, RawSkipped                      int64
@@ -83,7 +87,8 @@ type Snapshot struct {
 func (m *Metrics) Snapshot() Snapshot {
 	s := Snapshot{
 		Files: m.files.Load(), Skipped: m.skipped.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
-		Sent: m.sent.Load(), Acked: m.acked.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
+		Sent: m.sent.Load(), Acked: m.acked.Load(), Batches: m.batches.Load(), Entries: m.entries.Load(),
+		AckedEntries: m.ackedEntries.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
 		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), Rescans: m.rescans.Load(),
 		RawChunks: m.rawChunks.Load(), RawBytes: m.rawBytes.Load(), RawHoles: m.rawHoles.Load(), RawSkipped: m.rawSkipped.Load(),
@@ -115,7 +120,10 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		{"sessionpipe_tail_lines_read_total", prom.Counter, "Lines read.", s.Lines},
 		{"sessionpipe_tail_bytes_read_total", prom.Counter, "Bytes of lines read.", s.Bytes},
 		{"sessionpipe_tail_messages_sent_total", prom.Counter, "Messages handed to the publisher.", s.Sent},
-		{"sessionpipe_tail_entries_published_total", prom.Counter, "Messages acknowledged by JetStream.", s.Acked},
+		{"sessionpipe_tail_entries_published_total", prom.Counter, "Messages acknowledged by JetStream (a batch message of many entries counts once).", s.Acked},
+		{"sessionpipe_tail_batches_sent_total", prom.Counter, "Batch messages handed to the publisher.", s.Batches},
+		{"sessionpipe_tail_entries_sent_total", prom.Counter, "Entries handed to the publisher, in batch messages or alone.", s.Entries},
+		{"sessionpipe_tail_entries_acked_total", prom.Counter, "Entries in messages acknowledged by JetStream.", s.AckedEntries},
 		{"sessionpipe_tail_bad_lines_total", prom.Counter, "Lines sent to the dead-letter subject.", s.BadLines},
 		{"sessionpipe_tail_entries_truncated_total", prom.Counter, "Entries shortened to fit a message.", s.Truncated},
 		{"sessionpipe_tail_publish_errors_total", prom.Counter, "Messages that completed with an error.", s.PublishErrors},

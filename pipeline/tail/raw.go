@@ -5,10 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
-	"strconv"
 	"time"
-
-	"github.com/nats-io/nats.go"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
@@ -39,19 +36,16 @@ func (w *worker) noteRaw(entries []schema.Entry) {
 	}
 }
 
-// rawMsgs returns the messages of the raw chunk of w's batch: the bytes
-// of the file from the end of the line before the batch's first line to
-// the end of its last, read again from the file (page cache: the lines
+// rawChunk returns the raw chunk of a run of w's pending lines: the
+// bytes of the file from the end of the line before the first line to
+// the end of the last, read again from the file (page cache: the lines
 // were just read), so that blank lines, terminators and a byte order mark
 // are kept exactly. Lines too long to keep are left out as holes. The
 // chunk is checked against the marks taken while reading; if the file
 // changed since, no chunk is sent and the file is read again (it was
 // rewritten: the archive must hold what it holds now), and ok is false.
-func (t *Tailer) rawMsgs(w *worker, f *file) (msgs []*nats.Msg, ok bool) {
-	defer func() {
-		w.rawSessions, w.rawTS = w.rawSessions[:0], time.Time{}
-	}()
-	first, last := &w.pending[0], &w.pending[len(w.pending)-1]
+func (t *Tailer) rawChunk(w *worker, f *file, lines []pendingLine) (c *bus.RawChunk, ok bool) {
+	first, last := &lines[0], &lines[len(lines)-1]
 	start, end := first.before.at, last.after.at
 	if end <= start || w.h == nil {
 		return nil, true
@@ -76,8 +70,8 @@ func (t *Tailer) rawMsgs(w *worker, f *file) (msgs []*nats.Msg, ok bool) {
 		pos = to
 		return nil
 	}
-	for i := range w.pending {
-		p := &w.pending[i]
+	for i := range lines {
+		p := &lines[i]
 		if !p.tooLong {
 			continue
 		}
@@ -122,9 +116,8 @@ func (t *Tailer) rawMsgs(w *worker, f *file) (msgs []*nats.Msg, ok bool) {
 	t.mu.Lock()
 	path := f.path
 	t.mu.Unlock()
-	c := &bus.RawChunk{
-		Host: t.cfg.Host, Path: path, Format: string(f.format),
-		File:   strconv.FormatUint(f.id.Dev, 10) + ":" + strconv.FormatUint(f.id.Ino, 10),
+	c = &bus.RawChunk{
+		Host: t.cfg.Host, Path: path, Format: string(f.format), File: fileToken(f.id),
 		Offset: start, End: end, Line: startLine, Lines: last.line - startLine + 1,
 		Holes: holes, Sessions: w.rawSessions, TS: w.rawTS, Redacted: st.Total(),
 		Data: data,
@@ -132,16 +125,7 @@ func (t *Tailer) rawMsgs(w *worker, f *file) (msgs []*nats.Msg, ok bool) {
 	if c.TS.IsZero() {
 		c.TS = time.Now().UTC()
 	}
-	msgs, err := bus.RawMsgs(t.cfg.Prefix, c, t.payloadLimit())
-	if err != nil {
-		t.log.Warn("original lines not archived", KeyFile, path, "offset", start, KeyError, err)
-		t.m.rawSkipped.Add(1)
-		return nil, true
-	}
-	t.m.rawChunks.Add(int64(len(msgs)))
-	t.m.rawBytes.Add(end - start)
-	t.m.rawHoles.Add(int64(len(holes)))
-	return msgs, true
+	return c, true
 }
 
 // redactLines returns buf with the secrets of each line replaced, in
@@ -184,7 +168,7 @@ var errRawChanged = errors.New("file changed while read; reading it again")
 // not sent: the decoder is let go, so that the next read, at once,
 // replays the file and publishes again from its last line sent, after
 // checking whether its content was replaced.
-func (t *Tailer) rawChanged(w *worker, f *file, err error) ([]*nats.Msg, bool) {
+func (t *Tailer) rawChanged(w *worker, f *file, err error) (*bus.RawChunk, bool) {
 	w.raw = w.raw[:0]
 	t.m.rawSkipped.Add(1)
 	f.recheck = true

@@ -57,7 +57,8 @@ func TestTailer_ArchivesOriginalLines(t *testing.T) {
 	chunks, entries := rawOf(msgs)
 	require.Len(t, chunks, 1)
 	require.Equal(t, 3, entries)
-	require.Equal(t, msgs[0].raw, chunks[0], "the chunk comes before the entries of its lines")
+	require.NotNil(t, msgs[0].dead, "the dead letters of a batch's lines come before its message")
+	require.Equal(t, msgs[1].raw, chunks[0], "the chunk comes with the entries of its lines, first")
 	c := chunks[0]
 	require.Equal(t, []string{"s1"}, c.Sessions)
 	require.Equal(t, "pi", c.Format)

@@ -107,7 +107,7 @@ func TestTailer_RewrittenWhileStopped(t *testing.T) {
 		h.appendTo(path, piFile("s", 31, 35))
 		h.start()
 		h.stays(36)
-		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Entries)
 		require.Zero(t, h.tl.Metrics().Snapshot().Rewrites)
 	})
 }
@@ -175,7 +175,7 @@ func TestTailer_CheckpointEdited(t *testing.T) {
 		h.start()
 		msgs := h.stays(16)
 		require.Equal(t, wantIDs("s", 0, 15), ids(t, msgs, "s"))
-		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+		require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Entries)
 		h.stop()
 		data, err := os.ReadFile(filepath.Join(h.state, checkpointFile))
 		require.NoError(t, err)
@@ -324,7 +324,7 @@ func TestTailer_IdleDecoderRebuilt(t *testing.T) {
 			h.appendTo(path, piFile("s", 6, 8))
 			msgs := h.stays(9)
 			require.Equal(t, wantIDs("s", 0, 8), ids(t, msgs, "s"), "appended lines in the header's session")
-			require.Equal(t, int64(9), h.tl.Metrics().Snapshot().Sent, "nothing sent twice")
+			require.Equal(t, int64(9), h.tl.Metrics().Snapshot().Entries, "nothing sent twice")
 		})
 	}
 }

@@ -655,6 +655,13 @@ func (t *Tailer) process(ctx context.Context, w *worker, f *file) {
 		f.handle = nil
 		t.open--
 	}
+	if t.open > t.cfg.MaxOpenFiles && f.handle != nil && !f.queued {
+		// Over the bound because the files opened lately were all busy
+		// or queued when it was checked: this one is done, close it.
+		f.handle.Close()
+		f.handle = nil
+		t.open--
+	}
 }
 
 // handle returns an open handle on f, opening it if needed; it verifies

@@ -51,7 +51,7 @@ func TestTailer_RestartResumesFromCheckpoint(t *testing.T) {
 	require.Equal(t, wantIDs("s2", 0, 15), ids(t, msgs, "s2"))
 	// Only the new lines were sent: the checkpoint, not the duplicate
 	// window, kept the first ten.
-	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Entries)
 	require.Zero(t, h.pub.Stats().Duplicates-sentBefore.Duplicates)
 }
 
@@ -79,7 +79,7 @@ func TestTailer_RenameIsNotReadAgain(t *testing.T) {
 	msgs := h.stays(5)
 	require.Equal(t, wantIDs("s4", 0, 4), ids(t, msgs, "s4"))
 	require.Equal(t, archived, msgs[4].entry.Path)
-	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Sent)
+	require.Equal(t, int64(5), h.tl.Metrics().Snapshot().Entries)
 }
 
 func TestTailer_TruncateAndRewrite(t *testing.T) {
@@ -253,12 +253,19 @@ func TestTailer_RejectedMessageBecomesDeadLetter(t *testing.T) {
 	_, err = h.js.UpdateStream(ctx, cfg)
 	require.NoError(t, err)
 
-	big := `{"type":"message","id":"big","parentId":null,"timestamp":"2026-01-01T00:00:30.000Z","message":{"role":"user","content":"` +
-		strings.Repeat("y", 12000) + `","timestamp":1767225600000}}` + "\n"
-	path := h.write("s13.jsonl", piHeader("s13")+piLine(1)+big+piLine(2))
+	head := piHeader("s13") + piLine(1)
+	path := h.write("s13.jsonl", head)
 	h.start()
+	h.stays(2)
+	// Random text: the batch holding it does not compress below the
+	// stream's limit, and is refused with the line after it.
+	big := `{"type":"message","id":"big","parentId":null,"timestamp":"2026-01-01T00:00:30.000Z","message":{"role":"user","content":"` +
+		randomText(12000) + `","timestamp":1767225600000}}` + "\n"
+	h.appendTo(path, big+piLine(2))
+	h.stays(3)
+	h.appendTo(path, piLine(3))
 	msgs := h.stays(4)
-	require.Equal(t, []string{"s13", "e000001", "e000002"}, ids(t, msgs, "s13"))
+	require.Equal(t, []string{"s13", "e000001", "e000003"}, ids(t, msgs, "s13"))
 	var dead []*bus.DeadLetter
 	for _, g := range msgs {
 		if g.dead != nil {
@@ -267,8 +274,10 @@ func TestTailer_RejectedMessageBecomesDeadLetter(t *testing.T) {
 	}
 	require.Len(t, dead, 1)
 	require.Contains(t, dead[0].Error, "rejected")
+	require.Contains(t, dead[0].Error, "batch message of 2 entries of lines 3+2", "the lines the refused batch held")
 	require.Equal(t, path, dead[0].Path)
-	require.Contains(t, string(dead[0].Head), `"entry_id":"big"`)
+	require.Equal(t, int64(3), dead[0].Line, "located at the batch's first line")
+	require.Equal(t, int64(len(head)), dead[0].Offset)
 	require.Equal(t, int64(1), h.tl.Metrics().Snapshot().PublishErrors)
 
 	h.stop()
@@ -307,7 +316,7 @@ func TestTailer_LongFileInBursts(t *testing.T) {
 	h.start()
 	msgs = h.stays(n + 11)
 	require.Equal(t, wantIDs("s14", 0, n+10), ids(t, msgs, "s14"))
-	require.Equal(t, int64(10), h.tl.Metrics().Snapshot().Sent)
+	require.Equal(t, int64(10), h.tl.Metrics().Snapshot().Entries)
 }
 
 // With Poll, the tailer adds no notification watch and finds new files,
