@@ -42,12 +42,12 @@ func TestWriter_FlushManyPartitionsOneManifestWrite(t *testing.T) {
 	require.Equal(t, []int64{days, days}, []int64{n, dates})
 }
 
-// TestWriter_BatchStopsAtUnwritablePart: when one part of a batch cannot
+// TestWriter_BatchSkipsUnwritablePart: when one part of a batch cannot
 // be written (here its partition directory is blocked by a file), the
-// parts before it are committed and acknowledged, it and the parts after
-// it stay open, no temporary file is left, and a later flush commits
-// them once the cause is gone.
-func TestWriter_BatchStopsAtUnwritablePart(t *testing.T) {
+// other parts are committed, it stays open (Committed below it), no
+// temporary file is left, and a later flush commits it once the cause is
+// gone.
+func TestWriter_BatchSkipsUnwritablePart(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	w := mustWriter(t, export.Config{Dir: dir})
@@ -63,10 +63,11 @@ func TestWriter_BatchStopsAtUnwritablePart(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(blocked), 0o755))
 	require.NoError(t, os.WriteFile(blocked, []byte("in the way"), 0o644))
 
-	require.Error(t, w.Flush(ctx))
-	require.Len(t, w.Manifest(), 1)
+	require.ErrorAs(t, w.Flush(ctx), new(*export.PartitionError))
+	require.Len(t, w.Manifest(), 2)
 	require.Equal(t, "format=claude-code/date=2026-07-01/host=a/part-1-1.parquet", w.Manifest()[0].Path)
-	require.Equal(t, uint64(1), w.Committed(), "b (seq 2) and c (seq 3) are not committed")
+	require.Equal(t, "format=claude-code/date=2026-07-01/host=c/part-3-3.parquet", w.Manifest()[1].Path)
+	require.Equal(t, uint64(1), w.Committed(), "b (seq 2) is not committed")
 	require.Positive(t, w.Buffered())
 	tmps, _ := scan(t, dir)
 	require.Empty(t, tmps)
@@ -80,11 +81,11 @@ func TestWriter_BatchStopsAtUnwritablePart(t *testing.T) {
 	require.Equal(t, []int64{3, 3}, []int64{n, seqs})
 }
 
-// TestArchive_BatchStopsAtUnwritableSegment: as for Parquet, segments
-// committed together stop at the first that cannot be written; those
-// before it are listed, the rest stay open and are committed later, and
-// every file's lines can be restored.
-func TestArchive_BatchStopsAtUnwritableSegment(t *testing.T) {
+// TestArchive_BatchSkipsUnwritableSegment: as for Parquet, a segment
+// that cannot be written costs only its partition: the others committed
+// with it are listed, it stays open and is committed later, and every
+// file's lines can be restored.
+func TestArchive_BatchSkipsUnwritableSegment(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: dir})
@@ -97,11 +98,12 @@ func TestArchive_BatchStopsAtUnwritableSegment(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(blocked), 0o755))
 	require.NoError(t, os.WriteFile(blocked, []byte("in the way"), 0o644))
 
-	require.Error(t, a.Flush(ctx))
+	require.ErrorAs(t, a.Flush(ctx), new(*export.PartitionError))
 	segs, err := export.ReadArchiveManifest(dir)
 	require.NoError(t, err)
-	require.Len(t, segs, 1)
+	require.Len(t, segs, 2)
 	require.Equal(t, "format=pi/date=2026-11-24/host=a/seg-1-1.jsonl.zst", segs[0].Path)
+	require.Equal(t, "format=pi/date=2026-11-24/host=c/seg-3-3.jsonl.zst", segs[1].Path)
 	require.Equal(t, uint64(1), a.Committed())
 
 	require.NoError(t, os.Remove(blocked))

@@ -25,9 +25,9 @@ func listedOnDisk(t *testing.T, dir string) (rows, seqs int64) {
 }
 
 // A batch whose rename fails midway (a partition's directory moved to cold
-// storage between writing and recording) records the files renamed
-// before it and leaves no unlisted file for readers to see twice; the
-// rest stays open and is committed later.
+// storage between writing and recording) records the other partitions'
+// files and leaves no unlisted file for readers to see twice; the failed
+// part stays open and is committed later.
 func TestWriter_RenameFailsMidBatch(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
@@ -45,11 +45,13 @@ func TestWriter_RenameFailsMidBatch(t *testing.T) {
 			}
 		}
 	})
-	require.ErrorIs(t, w.Flush(ctx), os.ErrNotExist)
-	require.Len(t, w.Manifest(), 1)
-	require.Equal(t, uint64(1), w.Committed(), "a committed; b and c open")
+	err := w.Flush(ctx)
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.ErrorAs(t, err, new(*export.PartitionError))
+	require.Len(t, w.Manifest(), 2)
+	require.Equal(t, uint64(1), w.Committed(), "a and c committed; b open")
 	rows, seqs := listedOnDisk(t, dir)
-	require.Equal(t, []int64{1, 1}, []int64{rows, seqs})
+	require.Equal(t, []int64{2, 2}, []int64{rows, seqs})
 
 	export.SetHook(w, nil)
 	e := entryAt("a", "s", "t2")
