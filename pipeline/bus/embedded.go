@@ -36,6 +36,11 @@ const (
 	// with an image) can exceed the 1 MiB default.
 	EmbeddedMaxPayload = 8 << 20
 
+	// DefaultEmbeddedSyncInterval is how often the embedded server's
+	// JetStream file store fsyncs what it wrote, unless told otherwise:
+	// nats-server's own default.
+	DefaultEmbeddedSyncInterval = 2 * time.Minute
+
 	// shutdownFlushTimeout bounds the final flush when Shutdown's context
 	// has no deadline.
 	shutdownFlushTimeout = 5 * time.Second
@@ -60,6 +65,20 @@ type EmbeddedConfig struct {
 	// ServerName is the server's name. Default [DefaultEmbeddedName].
 	ServerName string
 
+	// SyncInterval is how often the JetStream file store fsyncs what it
+	// wrote. Default [DefaultEmbeddedSyncInterval]. A message is
+	// acknowledged once the server wrote it to the operating system: a
+	// crash of this process loses nothing acknowledged, but a power
+	// failure or a kernel crash can lose what was acknowledged since the
+	// last sync (Jepsen's JetStream findings). Ignored with SyncAlways.
+	SyncInterval time.Duration
+
+	// SyncAlways fsyncs every write before the message is acknowledged
+	// (nats-server's sync_interval: always): an acknowledged message
+	// survives power failure too, at the cost benchmarks/RESULTS.md
+	// measures (BenchmarkEmbedded_Publish).
+	SyncAlways bool
+
 	// Logger receives the server's warnings and errors (its notices at
 	// Debug). Nil discards them.
 	Logger *slog.Logger
@@ -72,6 +91,8 @@ func (c EmbeddedConfig) Validate() error {
 		return invalid("store_dir", c.StoreDir, "required")
 	case c.Port < -1 || c.Port > 65535:
 		return invalid("port", c.Port, "must be -1 (random) or 0 to 65535")
+	case c.SyncInterval < 0:
+		return invalid("sync_interval", c.SyncInterval, "must not be negative")
 	}
 	return nil
 }
@@ -109,6 +130,9 @@ func StartEmbedded(ctx context.Context, cfg EmbeddedConfig) (*Embedded, error) {
 	if cfg.ServerName == "" {
 		cfg.ServerName = DefaultEmbeddedName
 	}
+	if cfg.SyncInterval == 0 {
+		cfg.SyncInterval = DefaultEmbeddedSyncInterval
+	}
 	log := discard(cfg.Logger).With(KeyComponent, "bus.embedded")
 	lock, err := dirlock.Acquire(cfg.StoreDir, "embedded JetStream store")
 	if err != nil {
@@ -132,6 +156,10 @@ func startEmbedded(ctx context.Context, cfg EmbeddedConfig, log *slog.Logger) (*
 		StoreDir:   cfg.StoreDir,
 		MaxPayload: EmbeddedMaxPayload,
 		NoSigs:     true,
+		// With SyncAlways the server keeps its interval for the
+		// background sync of what is not yet synced (its index files).
+		SyncInterval: cfg.SyncInterval,
+		SyncAlways:   cfg.SyncAlways,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrServerStart, err)
@@ -152,7 +180,7 @@ func startEmbedded(ctx context.Context, cfg EmbeddedConfig, log *slog.Logger) (*
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("%w: connect in process: %w", ErrServerStart, err)
 	}
-	log.Info("embedded nats started", KeyURL, srv.ClientURL(), "store_dir", cfg.StoreDir)
+	log.Info("embedded nats started", KeyURL, srv.ClientURL(), "store_dir", cfg.StoreDir, "sync", syncString(cfg.SyncInterval, cfg.SyncAlways))
 	return &Embedded{srv: srv, nc: nc, log: log}, nil
 }
 
@@ -183,6 +211,26 @@ func (e *Embedded) Conn() *nats.Conn { return e.nc }
 // ClientURL returns the URL other processes (the nats CLI, a second
 // sessionpipe daemon) connect to, e.g. nats://127.0.0.1:41523.
 func (e *Embedded) ClientURL() string { return e.srv.ClientURL() }
+
+// Sync reports how the running server's JetStream file store syncs to
+// disk, as the server itself reports it (its JetStream configuration):
+// every write before it is acknowledged (always), or every interval.
+func (e *Embedded) Sync() (interval time.Duration, always bool) {
+	c := e.srv.JetStreamConfig()
+	if c == nil { // JetStream stopped: the server is shutting down
+		return 0, false
+	}
+	return c.SyncInterval, c.SyncAlways
+}
+
+// syncString renders a sync setting as nats-server's sync_interval does:
+// "always" or a duration.
+func syncString(interval time.Duration, always bool) string {
+	if always {
+		return "always"
+	}
+	return interval.String()
+}
 
 // Shutdown closes the in-process connection, after flushing what it still
 // buffers, and stops the server, which syncs the JetStream store to disk.

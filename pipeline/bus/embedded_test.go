@@ -81,6 +81,50 @@ func TestEmbedded_FixedPort(t *testing.T) {
 	require.ErrorIs(t, err, bus.ErrServerStart)
 }
 
+// The server runs with the sync asked for, as its own JetStream
+// configuration reports it, and its acknowledged writes come back after a
+// restart with every write synced.
+func TestEmbedded_Sync(t *testing.T) {
+	tests := []struct {
+		name         string
+		interval     time.Duration
+		always       bool
+		wantInterval time.Duration
+	}{
+		{"Default", 0, false, bus.DefaultEmbeddedSyncInterval},
+		{"Interval", 10 * time.Second, false, 10 * time.Second},
+		{"Always", 0, true, bus.DefaultEmbeddedSyncInterval},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs logBuffer
+			e := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: t.TempDir(), SyncInterval: tt.interval, SyncAlways: tt.always, Logger: newLogger(&logs)})
+			interval, always := e.Sync()
+			assert.Equal(t, tt.always, always, "sync always")
+			assert.Equal(t, tt.wantInterval, interval, "sync interval")
+			want := "sync=" + tt.wantInterval.String()
+			if tt.always {
+				want = "sync=always"
+			}
+			assert.Contains(t, logs.String(), want)
+		})
+	}
+
+	dir := t.TempDir()
+	e := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir, SyncAlways: true})
+	js := natstest.JetStream(t, e.Conn())
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	p := mustPublisher(t, js, bus.PublisherConfig{})
+	r := newRecorder()
+	require.NoError(t, publishN(t.Context(), p, r, 0, 100))
+	require.NoError(t, p.Flush(t.Context()))
+	r.requireAllOnceInOrder(t, 100)
+	require.NoError(t, e.Shutdown(t.Context()))
+	again := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir, SyncAlways: true})
+	requireStreamHolds(t, natstest.JetStream(t, again.Conn()), 100)
+}
+
 func TestEmbeddedConfig_Validate(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -92,6 +136,7 @@ func TestEmbeddedConfig_Validate(t *testing.T) {
 		{"NoStoreDir", bus.EmbeddedConfig{}, "store_dir"},
 		{"PortTooLow", bus.EmbeddedConfig{StoreDir: "/x", Port: -2}, "port"},
 		{"PortTooHigh", bus.EmbeddedConfig{StoreDir: "/x", Port: 70000}, "port"},
+		{"NegativeSync", bus.EmbeddedConfig{StoreDir: "/x", SyncInterval: -time.Second}, "sync_interval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
