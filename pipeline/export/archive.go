@@ -155,6 +155,10 @@ type ArchiveWriter struct {
 	dirs     map[string]bool
 	stats    ArchiveStats
 	closed   bool
+	// waiting holds, by first sequence, the segments closed in Write
+	// whose commit failed for their partition (see commit): tried again,
+	// before the later segments of their partition, at each commit.
+	waiting []*segment
 }
 
 // segment is an open segment: its frames, compressed, and their index.
@@ -306,6 +310,9 @@ func (a *ArchiveWriter) Committed() uint64 {
 	for _, seg := range a.open {
 		s = min(s, seg.first-1)
 	}
+	for _, seg := range a.waiting {
+		s = min(s, seg.first-1)
+	}
 	return s
 }
 
@@ -316,14 +323,16 @@ func (a *ArchiveWriter) Stats() ArchiveStats { return a.stats }
 // the writer's own.
 func (a *ArchiveWriter) Segments() []Segment { return a.segments }
 
-// CommitDue commits the segments open SegmentAge or longer.
+// CommitDue commits the segments open SegmentAge or longer, and those
+// whose commit failed before. A segment that cannot be committed costs
+// only its partition (see commitSegments).
 func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	if a.closed {
 		return ErrClosed
 	}
 	var due []*segment
 	for _, s := range a.sorted() {
-		if now.Sub(s.opened) >= a.cfg.SegmentAge {
+		if now.Sub(s.opened) >= a.cfg.SegmentAge || slices.Contains(a.waiting, s) {
 			due = append(due, s)
 		}
 	}
@@ -338,7 +347,7 @@ func (a *ArchiveWriter) Flush(ctx context.Context) error {
 	if a.closed {
 		return ErrClosed
 	}
-	if len(a.open) == 0 {
+	if len(a.open) == 0 && len(a.waiting) == 0 {
 		return nil
 	}
 	return a.commitSegments(ctx, a.sorted())
@@ -368,11 +377,13 @@ func (a *ArchiveWriter) largest() *segment {
 	return big
 }
 
+// sorted returns the open and the waiting segments by first sequence.
 func (a *ArchiveWriter) sorted() []*segment {
-	out := make([]*segment, 0, len(a.open))
+	out := make([]*segment, 0, len(a.open)+len(a.waiting))
 	for _, s := range a.open {
 		out = append(out, s)
 	}
+	out = append(out, a.waiting...)
 	slices.SortFunc(out, func(x, y *segment) int { return compareSeq(x.first, y.first) })
 	return out
 }
@@ -414,9 +425,50 @@ func isSegmentName(base string) bool {
 	return ok && isDigits(x) && isDigits(y)
 }
 
-// commit commits the one segment s (see commitSegments).
+// commit commits the one segment s (see commitSegments), closed in Write
+// (full, or the memory budget needs its room). When that fails for s's
+// partition only (a *[PartitionError]), s waits for the next commit in
+// a.waiting and commit returns nil (logging why), as [Writer]'s commit
+// does: Write goes on with the other partitions. Once the waiting
+// segments would hold more than three quarters of MemoryBytes, the error
+// is returned instead.
 func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
-	return a.commitSegments(ctx, []*segment{s})
+	err := a.commitSegments(ctx, []*segment{s})
+	var pe *PartitionError
+	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
+		return err
+	}
+	held := int64(len(s.frames))
+	for _, o := range a.waiting {
+		held += int64(len(o.frames))
+	}
+	if held > a.cfg.MemoryBytes/4*3 {
+		return err
+	}
+	if a.open[s.partition] == s {
+		delete(a.open, s.partition)
+		a.waiting = append(a.waiting, s)
+		slices.SortFunc(a.waiting, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	}
+	a.log.Warn("archive partition cannot be committed; its chunks are kept and tried again at the next commit",
+		KeyPartition, s.partition.Dir(), KeyFirstSeq, s.first, KeyLastSeq, s.last, KeyError, err.Error())
+	return nil
+}
+
+// withWaiting returns open with the waiting segments of their partitions
+// added, by first sequence.
+func (a *ArchiveWriter) withWaiting(open []*segment) []*segment {
+	if len(a.waiting) == 0 {
+		return open
+	}
+	out := slices.Clone(open)
+	for _, o := range a.waiting {
+		if !slices.Contains(out, o) && slices.ContainsFunc(open, func(s *segment) bool { return s.partition == o.partition }) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	return out
 }
 
 // commitSegments writes each segment as a file (atomically, fsynced) and
@@ -427,19 +479,28 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 // belongs) costs only its partition: it stays open, to be tried again at
 // the next commit, a *[PartitionError] is returned for it (several
 // joined) and counted in Stats.FailedCommits, and the other segments are
-// committed. Cancellation stops the batch and is returned as is; those
-// written before it are recorded.
+// committed. A partition's segments are committed in stream order: after
+// one that failed, its later ones wait too (a restart skips what its
+// committed segments reach). The waiting segments of the segments'
+// partitions are committed with them, first. Cancellation stops the
+// batch and is returned as is; those written before it are recorded.
 func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) error {
+	open = a.withWaiting(open)
 	var segs []Segment
 	var written []*segment
 	var errs []error
+	failed := make(map[Partition]bool)
 	for _, s := range open {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, context.Cause(ctx))
 			break
 		}
+		if failed[s.partition] {
+			continue
+		}
 		seg, err := a.writeSegment(s)
 		if err != nil {
+			failed[s.partition] = true
 			a.stats.FailedCommits++
 			errs = append(errs, &PartitionError{Partition: s.partition, Dir: filepath.Join(a.cfg.Dir, filepath.FromSlash(s.partition.Dir())),
 				FirstSeq: s.first, LastSeq: s.last, Err: err})
@@ -460,7 +521,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 	// the new segments.
 	data, err := appendLines(a.manifest, segs)
 	if err != nil {
-		return err
+		return errors.Join(werr, err)
 	}
 	if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
 		return errors.Join(werr, err) // the files stay unlisted: removed at the next open, or renamed over by a retry
@@ -469,7 +530,11 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 	a.segments = append(a.segments, segs...)
 	for i, seg := range segs {
 		s := written[i]
-		delete(a.open, s.partition)
+		if a.open[s.partition] == s {
+			delete(a.open, s.partition)
+		} else if j := slices.Index(a.waiting, s); j >= 0 {
+			a.waiting = slices.Delete(a.waiting, j, j+1)
+		}
 		a.buffered -= int64(len(s.frames))
 		a.high[s.partition] = max(a.high[s.partition], s.last)
 		a.stats.Segments++
