@@ -47,10 +47,10 @@ type Writer struct {
 	// message wholly handed over).
 	handedIdx int
 	advanced  uint64
-	dirs     map[string]bool
-	stats    Stats
-	closed   bool
-	failed   error // set by fail: the writer takes nothing more
+	dirs      map[string]bool
+	stats     Stats
+	closed    bool
+	failed    error // set by fail: the writer takes nothing more
 	// waiting holds, by first sequence, the parts closed in Write whose
 	// commit failed for their partition (see commit): tried again, before
 	// the later parts of their partition, at each commit.
