@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -138,8 +139,17 @@ func requireExactlyOnce(t *testing.T, out, archive string, want published) {
 // random points (between writing, renaming and recording files, and
 // acknowledging) and restarts it each time: every entry ends up in
 // exactly one committed file, every original line in the archive once,
-// and no temporary file is left.
+// and no temporary file is left. It kills 10 times;
+// SESSIONPIPE_KILL_ROUNDS=50 50 times:
+//
+//	SESSIONPIPE_KILL_ROUNDS=50 go test ./cmd/exporter -run TestExporter_KilledAtRandomPoints -timeout 30m -v
 func TestExporter_KilledAtRandomPoints(t *testing.T) {
+	rounds := 10
+	if v := os.Getenv("SESSIONPIPE_KILL_ROUNDS"); v != "" {
+		var err error
+		rounds, err = strconv.Atoi(v)
+		require.NoError(t, err, "SESSIONPIPE_KILL_ROUNDS")
+	}
 	bin := buildExporter(t)
 	srv := natstest.RunServer(t)
 	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
@@ -161,7 +171,7 @@ func TestExporter_KilledAtRandomPoints(t *testing.T) {
 		return cmd, &stderr
 	}
 	rng := rand.New(rand.NewPCG(3, 9))
-	for kill := range 10 {
+	for kill := range rounds {
 		cmd, stderr := start()
 		// More is published while it runs (new files, the same hosts and
 		// days: open partitions get more).

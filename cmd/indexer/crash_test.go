@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -30,11 +31,29 @@ func buildIndexer(t *testing.T) string {
 	return bin
 }
 
+// killRounds is the number of SIGKILLs a kill test aims at:
+// SESSIONPIPE_KILL_ROUNDS, else def.
+func killRounds(t *testing.T, def int) int {
+	t.Helper()
+	v := os.Getenv("SESSIONPIPE_KILL_ROUNDS")
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	require.NoError(t, err, "SESSIONPIPE_KILL_ROUNDS")
+	require.GreaterOrEqual(t, n, 3, "SESSIONPIPE_KILL_ROUNDS")
+	return n
+}
+
 // TestIndexer_KilledAtRandomPoints kills `indexer serve` with SIGKILL at
 // random points while entries are published, state committed or not, and
 // restarts it each time; the final sessions equal the offline ones:
-// nothing counted twice, nothing missed.
+// nothing counted twice, nothing missed. It kills about 16 times;
+// SESSIONPIPE_KILL_ROUNDS=50 about 50:
+//
+//	SESSIONPIPE_KILL_ROUNDS=50 go test ./cmd/indexer -run TestIndexer_KilledAtRandomPoints -timeout 30m -v
 func TestIndexer_KilledAtRandomPoints(t *testing.T) {
+	rounds := killRounds(t, 16)
 	bin := buildIndexer(t)
 	srv, p := newStream(t)
 
@@ -61,7 +80,8 @@ func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 	cmd := start()
 	kills := 0
 	for i := 0; i < len(entries); {
-		n := min(len(entries)-i, 1+rng.IntN(len(entries)/8))
+		// Runs of 1 to 2×len/rounds entries: rounds kills on average.
+		n := min(len(entries)-i, 1+rng.IntN(2*len(entries)/rounds))
 		for _, e := range entries[i : i+n] {
 			require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, &e, nil), nil))
 		}
@@ -104,4 +124,5 @@ func TestIndexer_KilledAtRandomPoints(t *testing.T) {
 		require.InDelta(t, w.CostUSD, g.CostUSD, 1e-9, "session %s cost", w.SessionID)
 	}
 	require.GreaterOrEqual(t, kills, 3)
+	t.Logf("%d entries, %d kills", len(entries), kills)
 }
