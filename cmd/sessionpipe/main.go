@@ -67,11 +67,14 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 // second (app.SignalContext).
 //
 // SESSIONPIPE_CPUPROFILE=FILE writes a CPU profile of the command to FILE
-// (go tool pprof FILE), for measuring where a command's time goes.
+// (go tool pprof FILE), SESSIONPIPE_TRACE=FILE an execution trace (go tool
+// trace FILE), for measuring where a command's time goes.
 func main() {
 	ctx, stop := app.SignalContext()
 	stopProfile := app.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
+	stopTrace := app.StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopTrace()
 	stopProfile()
 	stop()
 	os.Exit(code)

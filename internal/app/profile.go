@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"runtime/trace"
 )
 
 // StartCPUProfile starts a CPU profile written to path and returns the
@@ -29,6 +30,31 @@ func StartCPUProfile(path string, stderr io.Writer) (stop func()) {
 		pprof.StopCPUProfile()
 		if err := f.Close(); err != nil {
 			fmt.Fprintln(stderr, "cpu profile:", err)
+		}
+	}
+}
+
+// StartTrace starts an execution trace written to path (go tool trace
+// FILE) and returns the function that stops it; like StartCPUProfile, an
+// empty path traces nothing.
+func StartTrace(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "trace:", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintln(stderr, "trace:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(stderr, "trace:", err)
 		}
 	}
 }

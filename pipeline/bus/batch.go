@@ -6,12 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/klauspost/compress/s2"
-	"github.com/klauspost/compress/zstd"
 	"github.com/nats-io/nats.go"
 	"github.com/zeebo/xxh3"
 
@@ -53,42 +50,28 @@ const (
 	// (decompressed), in hex: an S2 block has no checksum of its own.
 	HeaderEntriesSum = "Sessionpipe-Entries-Sum"
 
+	// HeaderRawSum is the 64-bit XXH3 of the original lines, in hex.
+	HeaderRawSum = "Sessionpipe-Raw-Sum"
+
 	// HeaderRawAt is the byte offset in the body where the original
 	// lines' zstd frame starts (the entries' frame ends there).
 	HeaderRawAt = "Sessionpipe-Raw-At"
 
 	// batchEncoding is the Sessionpipe-Encoding of a batch message: its
-	// entries are one S2 block, its original lines one zstd frame.
-	batchEncoding = "s2+zstd"
+	// entries, and its original lines, are each one S2 block.
+	batchEncoding = "s2"
 )
 
 // ErrBatch reports a batch message that does not decode.
 var ErrBatch = errors.New("bus: invalid batch message")
 
-// The original lines of batch messages are compressed by one zstd encoder
-// shared by every caller (EncodeAll is safe for concurrent use) at its
-// fastest level, as one frame with its checksum that the archive keeps as
-// it is (so that `zstd -d` reads a segment). The entries are one S2 block:
-// measured on generated Claude Code transcripts (benchmarks/RESULTS.md),
-// S2 compresses the entries' JSON to 0.155 of their size at 1 GB/s where
-// zstd's fastest level gives 0.12 at 250 MB/s, and decodes several times
-// faster in each consumer.
-var (
-	batchEncOnce sync.Once
-	batchEnc     *zstd.Encoder
-)
-
-func batchEncoder() *zstd.Encoder {
-	batchEncOnce.Do(func() {
-		// The options are valid: NewWriter cannot fail with them.
-		batchEnc, _ = zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderCRC(true),
-			zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
-			zstd.WithZeroFrames(true))
-	})
-	return batchEnc
-}
+// Both parts of a batch message are S2 blocks. Measured on generated
+// Claude Code transcripts (benchmarks/RESULTS.md): S2 compresses the
+// entries' JSON to 0.155 of their size at about 1 GB/s and the original
+// lines to 0.31, where zstd's fastest level gives 0.12 and 0.28 at 250 to
+// 385 MB/s: on an agent's host the tailer's cost per byte matters more
+// than the last few percent of the stream's size, and the exporter
+// compresses the archive with zstd, as it always did.
 
 // BatchSpan locates the lines of a batch message in their file.
 type BatchSpan struct {
@@ -107,10 +90,10 @@ type BatchSpan struct {
 //
 //   - subject [EntrySubject](prefix, span.Host, span.Format);
 //   - body: one S2 block of the entries' JSONL, then, when the message
-//     carries the original lines, one zstd frame of raw.Data starting at
+//     carries the original lines, one S2 block of raw.Data starting at
 //     byte Sessionpipe-Raw-At of the body;
 //   - headers Sessionpipe-Schema: [BatchVersion], Sessionpipe-Encoding:
-//     s2+zstd, Sessionpipe-Entries: count, Sessionpipe-Span (see
+//     s2, Sessionpipe-Entries: count, Sessionpipe-Span (see
 //     [HeaderSpan]), Sessionpipe-Raw (the chunk's fields as JSON) and
 //     Sessionpipe-Raw-At when raw is given, and Nats-Msg-Id
 //     "batch:<host>:<file>:<offset>-<end>:<hash>", the hash (64-bit XXH3,
@@ -118,15 +101,13 @@ type BatchSpan struct {
 //     again with the same content have the same id, and the stream's
 //     duplicate window drops the copy; a file rewritten with other
 //     content never collides with what it held before.
-//
-// The raw frame is what the exporter writes into the archive as it is.
 func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawChunk) (*nats.Msg, error) {
 	bound := s2.MaxEncodedLen(len(jsonl))
 	if bound < 0 {
 		return nil, fmt.Errorf("bus: batch of %d bytes of entries is too large", len(jsonl))
 	}
 	if raw != nil {
-		bound += len(raw.Data)/2 + 1024
+		bound += s2.MaxEncodedLen(len(raw.Data))
 	}
 	body := make([]byte, bound)
 	body = body[:len(s2.Encode(body, jsonl))]
@@ -145,9 +126,10 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 			return nil, fmt.Errorf("bus: encode raw chunk: %w", err)
 		}
 		at := len(body)
-		body = batchEncoder().EncodeAll(raw.Data, body)
+		body = body[:at+len(s2.Encode(body[at:cap(body)], raw.Data))]
 		h[HeaderRaw] = []string{string(meta)}
 		h[HeaderRawAt] = []string{strconv.Itoa(at)}
+		h[HeaderRawSum] = []string{strconv.FormatUint(xxh3.Hash(raw.Data), 16)}
 		sum.Write(meta)
 	}
 	sum.Write(body)
@@ -167,22 +149,7 @@ func IsBatch(h nats.Header) bool {
 // decoder from message to message. Not safe for concurrent use; the zero
 // value is ready.
 type BatchDecoder struct {
-	dec *zstd.Decoder
 	buf []byte
-}
-
-// init creates the zstd decoder: DecodeAll on the caller's goroutine
-// (concurrency 1, no background workers), refusing frames that claim
-// more than maxBatchEntriesBytes.
-func (d *BatchDecoder) init() error {
-	if d.dec != nil {
-		return nil
-	}
-	var err error
-	if d.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBatchEntriesBytes)); err != nil {
-		return fmt.Errorf("bus: zstd decoder: %w", err)
-	}
-	return nil
 }
 
 // maxBatchEntriesBytes bounds what one batch message's entries may
@@ -247,10 +214,10 @@ func (d *BatchDecoder) Entries(h nats.Header, data []byte, fn func(entry []byte)
 	return nil
 }
 
-// Raw returns the raw chunk a batch message carries, and false when it
-// carries none. The chunk's Frame is the zstd frame of its data, a slice
-// of data (valid as long as data is); its Data is nil: [RawChunk.Decode]
-// gives it.
+// Raw returns the raw chunk a batch message carries, its Data the
+// original lines decompressed into a new slice (a consumer's batch holds
+// the chunks of several messages at once), and false when the message
+// carries none.
 func (d *BatchDecoder) Raw(h nats.Header, data []byte) (RawChunk, bool, error) {
 	meta := h.Get(HeaderRaw)
 	if meta == "" {
@@ -267,51 +234,18 @@ func (d *BatchDecoder) Raw(h nats.Header, data []byte) (RawChunk, bool, error) {
 	if err := c.validate(); err != nil {
 		return RawChunk{}, false, err
 	}
-	c.Frame = data[at:]
-	var fh zstd.Header
-	if err := fh.Decode(c.Frame); err != nil {
-		return RawChunk{}, false, fmt.Errorf("%w: raw frame header: %v", ErrBatch, err)
+	block := data[at:]
+	n, err := s2.DecodedLen(block)
+	if err != nil || n > maxBatchEntriesBytes {
+		return RawChunk{}, false, fmt.Errorf("%w: original lines: %d bytes, %v", ErrBatch, n, err)
 	}
-	if fh.HasFCS {
-		c.Size = int64(fh.FrameContentSize)
-		return c, true, nil
+	if c.Data, err = s2.Decode(make([]byte, n), block); err != nil {
+		return RawChunk{}, false, fmt.Errorf("%w: original lines: %v", ErrBatch, err)
 	}
-	// A frame of fewer than 256 bytes does not say its size: small
-	// enough to decompress.
-	if err := d.init(); err != nil {
-		return RawChunk{}, false, err
+	if sum := strconv.FormatUint(xxh3.Hash(c.Data), 16); sum != h.Get(HeaderRawSum) {
+		return RawChunk{}, false, fmt.Errorf("%w: original lines' checksum %s, header says %q", ErrBatch, sum, h.Get(HeaderRawSum))
 	}
-	out, err := d.dec.DecodeAll(c.Frame, d.buf[:0])
-	if err != nil {
-		return RawChunk{}, false, fmt.Errorf("%w: raw frame: %v", ErrBatch, err)
-	}
-	d.buf = out[:0]
-	c.Size = int64(len(out))
 	return c, true, nil
-}
-
-// Decode returns the chunk's original bytes: Data when it holds them,
-// else Frame decompressed into buf[:0] (nil: a new slice).
-func (c *RawChunk) Decode(buf []byte) ([]byte, error) {
-	if c.Frame == nil {
-		return c.Data, nil
-	}
-	if c.Size < 0 || c.Size > maxBatchEntriesBytes {
-		return nil, fmt.Errorf("%w: raw frame of %d bytes", ErrRawChunk, c.Size)
-	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxBatchEntriesBytes))
-	if err != nil {
-		return nil, err
-	}
-	defer dec.Close()
-	out, err := dec.DecodeAll(c.Frame, buf[:0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrRawChunk, err)
-	}
-	if int64(len(out)) != c.Size {
-		return nil, fmt.Errorf("%w: raw frame holds %d bytes, its header says %d", ErrRawChunk, len(out), c.Size)
-	}
-	return out, nil
 }
 
 // DecodeEntries decodes a message of the entry subjects, a batch message
@@ -339,17 +273,9 @@ func DecodeEntries(h nats.Header, data []byte, fn func(e *schema.Entry) error) e
 }
 
 // DecodeBatchRaw returns the raw chunk of a batch message with its
-// original bytes in Data (decompressed), and false when the message
+// original bytes in Data (a new slice), and false when the message
 // carries none.
 func DecodeBatchRaw(h nats.Header, data []byte) (RawChunk, bool, error) {
 	var bd BatchDecoder
-	c, ok, err := bd.Raw(h, data)
-	if !ok || err != nil {
-		return c, ok, err
-	}
-	if c.Data, err = c.Decode(nil); err != nil {
-		return RawChunk{}, false, err
-	}
-	c.Frame, c.Size = nil, 0
-	return c, true, nil
+	return bd.Raw(h, data)
 }

@@ -18,8 +18,7 @@
 // The tailer publishes the entries of a run of consecutive lines of one
 // file as one batch message ([BatchMsg], Sessionpipe-Schema 2): an S2
 // block of the entries' JSON lines, and, when the transcripts are
-// archived, a second zstd frame of the same lines' original bytes, which
-// the exporter writes into the archive as it came. Headers name the
+// archived, a second S2 block of the same lines' original bytes. Headers name the
 // entry count, the span of lines (file identity, bytes, lines) and the
 // raw chunk's fields; the Nats-Msg-Id is
 // "batch:<host>:<file>:<offset>-<end>:<hash of the content>". A line too

@@ -63,13 +63,6 @@ type RawChunk struct {
 	Parts    int       `json:"parts,omitempty"`
 
 	Data []byte `json:"-"`
-
-	// Frame, when not nil, is one zstd frame of the chunk's bytes, as a
-	// batch message carries them ([BatchDecoder.Raw]); Data is then nil
-	// and Size is the bytes' length. The archive writes the frame as it
-	// is; [RawChunk.Decode] gives the bytes.
-	Frame []byte `json:"-"`
-	Size  int64  `json:"-"`
 }
 
 // Hole is a line whose bytes a [RawChunk] leaves out: longer than the

@@ -253,9 +253,6 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		s = nil
 	}
 	size := int64(len(c.Data))
-	if c.Frame != nil {
-		size = c.Size
-	}
 	for a.buffered+size > a.cfg.MemoryBytes && len(a.open) > 0 {
 		big := a.largest()
 		if err := a.commit(ctx, big); err != nil {
@@ -270,13 +267,7 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		a.open[p] = s
 	}
 	at := len(s.frames)
-	if c.Frame != nil {
-		// Compressed by the tailer as the archive would: one zstd frame
-		// with its checksum, written as it came.
-		s.frames = append(s.frames, c.Frame...)
-	} else {
-		s.frames = a.enc.EncodeAll(c.Data, s.frames)
-	}
+	s.frames = a.enc.EncodeAll(c.Data, s.frames)
 	n := int64(len(s.frames) - at)
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,

@@ -366,7 +366,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	}
 	for i := range b.Raw {
 		d := &b.Raw[i]
-		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) && (d.Chunk.Frame == nil || d.Subject != bus.EntrySubject(prefix, d.Chunk.Host, d.Chunk.Format)) {
+		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) && d.Subject != bus.EntrySubject(prefix, d.Chunk.Host, d.Chunk.Format) {
 			// A raw chunk travels on the raw subject of its host, or in a
 			// batch message on the entry subject of its host and format.
 			x.forgedOne(d.Seq, d.Subject, d.Chunk.Host)
