@@ -215,7 +215,7 @@ func requireViolation(t *testing.T, errs <-chan error, what string) {
 	select {
 	case err := <-errs:
 		require.ErrorIs(t, err, nats.ErrPermissionViolation, what)
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		require.FailNow(t, "no permission violation reported", what)
 	}
 }

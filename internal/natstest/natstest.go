@@ -20,8 +20,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// readyTimeout bounds how long a server may take to accept clients.
-const readyTimeout = 10 * time.Second
+// readyTimeout bounds how long a server may take to accept clients. The
+// wait returns as soon as it does; the bound is generous because CI runs
+// many servers at once on a loaded 2-core machine, where recovering a
+// JetStream store has taken more than 10 s (TestLease_Cluster,
+// TestHub_Tailer failed so).
+const readyTimeout = 2 * time.Minute
 
 // Option changes the server options before the first start, e.g.
 // func(o *server.Options) { o.MaxPayload = 1024 }.
@@ -52,7 +56,7 @@ type Server struct {
 // RunServer starts a server with JetStream on 127.0.0.1 and a random
 // port, its store in tb.TempDir(), no logging and no signal handlers, and
 // stops it when the test ends. It fails the test if the server is not
-// ready within 10s.
+// ready within readyTimeout (2 minutes).
 func RunServer(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
 	o := &server.Options{
