@@ -110,3 +110,19 @@ func TestOptString(t *testing.T) {
 	require.True(t, ok, "absent")
 	require.Equal(t, jsonl.Invalid, v.Kind())
 }
+
+// A number of Unix milliseconds outside the years 0 to 9999 is no time:
+// RFC 3339, the entry's JSON form, cannot write it, so the stream's
+// consumers would refuse the entry that offline counting kept.
+func TestTime_Range(t *testing.T) {
+	var s jsonl.Scanner
+	s.Reset([]byte(`{"ok":1767225600000,"y9999":253402300799999,"y10000":253402300800000,"neg":-62167219200000,"before0":-62167219200001,"str":"9999-12-31T23:59:59Z"}`))
+	require.True(t, s.EnterObject())
+	got := map[string]bool{}
+	for s.NextField() {
+		_, ok := parse.Time(s.Value())
+		got[string(s.Key())] = ok
+	}
+	require.NoError(t, s.Err())
+	require.Equal(t, map[string]bool{"ok": true, "y9999": true, "y10000": false, "neg": true, "before0": false, "str": true}, got)
+}

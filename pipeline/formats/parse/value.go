@@ -10,7 +10,10 @@ import (
 
 // Time decodes a timestamp: an RFC 3339 string (any offset, any number of
 // fraction digits; "Z" and "+00:00" alike) or a number of Unix
-// milliseconds. The result is in UTC. ok is false for any other value.
+// milliseconds. The result is in UTC. ok is false for any other value,
+// and for a number of milliseconds outside the years 0 to 9999, which
+// RFC 3339 (the entry's JSON form) cannot write: such a time would pass
+// offline and fail every consumer of the stream.
 func Time(v jsonl.Value) (t time.Time, ok bool) {
 	switch v.Kind() {
 	case jsonl.String:
@@ -28,7 +31,11 @@ func Time(v jsonl.Value) (t time.Time, ok bool) {
 		if !ok {
 			return time.Time{}, false
 		}
-		return time.UnixMilli(ms).UTC(), true
+		t := time.UnixMilli(ms).UTC()
+		if t.Year() < 0 || t.Year() > 9999 {
+			return time.Time{}, false
+		}
+		return t, true
 	}
 	return time.Time{}, false
 }
