@@ -55,7 +55,10 @@ func TestTailer_RewriteWhilePublishing(t *testing.T) {
 // content is read from its start.
 func TestTailer_RewriteWhileReading(t *testing.T) {
 	h := newHarness(t)
-	path := h.write("w.jsonl", piFile("w1", 0, 3000))
+	// Long enough that the rewrite lands while it is read: batches of
+	// 1,024 lines read a few thousand lines a millisecond.
+	const oldLines = 50000
+	path := h.write("w.jsonl", piFile("w1", 0, oldLines))
 	h.start()
 	require.Eventually(t, func() bool { return h.tl.Metrics().Snapshot().Lines >= 1 }, 10*time.Second, time.Millisecond)
 	// Its entry ids (e100001…) differ from the old ones (e000001…).
@@ -81,12 +84,12 @@ func TestTailer_RewriteWhileReading(t *testing.T) {
 	require.NoError(t, obs.refresh(t.Context()))
 	msgs := obs.msgs
 	// The old content is read in order up to the rewrite, nothing after.
-	old, wantOld := ids(t, msgs, "w1"), wantIDs("w1", 0, 3000)
+	old, wantOld := ids(t, msgs, "w1"), wantIDs("w1", 0, oldLines)
 	require.LessOrEqual(t, len(old), len(wantOld))
 	for i, id := range old {
 		require.Equal(t, wantOld[i], id, "entry %d of the old session", i)
 	}
 	require.Less(t, len(old), len(wantOld), "the test must rewrite the file before the tailer read all of it")
 	require.Equal(t, want, ids(t, msgs, "w2"))
-	require.Len(t, msgs, len(old)+4001, "no dead letters, no other entries")
+	require.Len(t, distinct(msgs), len(old)+4001, "no dead letters, no other entries")
 }
