@@ -248,14 +248,34 @@ func freePort(b *testing.B) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// entriesIn returns the number of entry messages in the stream.
+// entriesIn returns the number of entries in the stream: a batch
+// message counts its Sessionpipe-Entries, a message of one entry one.
 func entriesIn(b *testing.B, s jetstream.Stream) (uint64, error) {
-	info, err := s.Info(b.Context(), jetstream.WithSubjectFilter(bus.EntriesFilter(bus.DefaultPrefix)))
+	info, err := s.Info(b.Context())
 	if err != nil {
 		return 0, err
 	}
+	prefix := bus.DefaultPrefix + ".entries."
 	var n uint64
-	for _, c := range info.State.Subjects {
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
+		m, err := s.GetMsg(b.Context(), seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if !strings.HasPrefix(m.Subject, prefix) {
+			continue
+		}
+		if !bus.IsBatch(m.Header) {
+			n++
+			continue
+		}
+		c, err := strconv.ParseUint(m.Header.Get(bus.HeaderEntries), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("seq %d: %s: %w", seq, bus.HeaderEntries, err)
+		}
 		n += c
 	}
 	return n, nil
