@@ -329,6 +329,27 @@ func TestFleet_NodeRestartLosesAndDoublesNothing(t *testing.T) {
 		return nil
 	})
 
+	// The exporter caught up too (its committed floor, saved beside the
+	// manifest, reaches the stream's last entry message) before it is
+	// stopped: SIGTERM commits what it took, not what it did not read yet.
+	last, err := stream.GetLastMsgForSubject(t.Context(), bus.EntriesFilter(bus.DefaultPrefix))
+	require.NoError(t, err)
+	natstest.CheckFor(t, 90*time.Second, 100*time.Millisecond, func() error {
+		data, err := os.ReadFile(filepath.Join(out, export.StateName))
+		if err != nil {
+			return err
+		}
+		var st struct {
+			Committed uint64 `json:"committed"`
+		}
+		if err := json.Unmarshal(data, &st); err != nil {
+			return err
+		}
+		if st.Committed < last.Sequence {
+			return fmt.Errorf("exporter committed up to %d of %d", st.Committed, last.Sequence)
+		}
+		return nil
+	})
 	exporter.stop(t)
 	indexer.stop(t)
 
