@@ -46,6 +46,11 @@ func TestTailer_KillAndRestart(t *testing.T) {
 	if os.Getenv("SESSIONPIPE_SOAK") == "1" {
 		rounds = 40
 	}
+	if v := os.Getenv("SESSIONPIPE_KILL_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "SESSIONPIPE_KILL_ROUNDS")
+		rounds = n
+	}
 
 	srv := natstest.RunServer(t)
 	obs := newTestStream(t, srv)
