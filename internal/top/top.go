@@ -198,13 +198,13 @@ func (m Model) View() string {
 	if len(s.Alerts) > 0 {
 		b.WriteString(warn.Render("alerts") + "\n")
 		for _, a := range s.Alerts {
-			fmt.Fprintf(&b, "  %s  %s  %s=%s  %.6g > %.6g\n", a.Time.UTC().Format("15:04"), a.Rule, a.Scope, shorten(a.Key, 24), a.Value, a.Threshold)
+			fmt.Fprintf(&b, "  %s  %s  %s=%s  %.6g > %.6g\n", a.Time.UTC().Format("15:04"), app.Printable(a.Rule), app.Printable(string(a.Scope)), shorten(a.Key, 24), a.Value, a.Threshold)
 		}
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "%-16s %-11s %-12s %-5s %6s %12s %9s  %s\n", "SESSION", "FORMAT", "HOST", "LAST", "TURNS", "TOKENS", "COST", "PROJECT")
 	for _, x := range s.Active {
-		fmt.Fprintf(&b, "%-16s %-11s %-12s %-5s %6d %12s %9s  %s\n", shorten(x.SessionID, 16), x.Format, shorten(x.Host, 12),
+		fmt.Fprintf(&b, "%-16s %-11s %-12s %-5s %6d %12s %9s  %s\n", shorten(x.SessionID, 16), app.Printable(string(x.Format)), shorten(x.Host, 12),
 			x.LastTS.UTC().Format("15:04"), x.Turns, app.Thousands(x.TotalTokens), fmt.Sprintf("$%.2f", x.CostUSD), shorten(x.CWD, max(m.width-80, 10)))
 	}
 	if len(s.Active) == 0 {
@@ -214,11 +214,15 @@ func (m Model) View() string {
 	return b.String()
 }
 
+// shorten returns s with its control characters escaped (a transcript's
+// session id or path may hold ESC, CR or NUL: see app.Printable), cut to
+// at most n characters, whole ones.
 func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
+	r := []rune(app.Printable(s))
+	if len(r) <= n {
+		return string(r)
 	}
-	return s[:n-1] + "…"
+	return string(r[:n-1]) + "…"
 }
 
 // Run runs the view on the terminal until the user quits or ctx ends.

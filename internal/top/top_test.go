@@ -87,3 +87,21 @@ func TestTop_ShowsWhatTheIndexerCounts(t *testing.T) {
 	next, _ = m.Update(snapMsg(bad))
 	require.Contains(t, next.View(), "cannot reach the indexer")
 }
+
+// A session id, host or path from a transcript holding terminal escapes
+// (ESC, CR, NUL) is shown escaped, never sent to the terminal raw.
+func TestTop_EscapesControlCharacters(t *testing.T) {
+	now := time.Now().UTC()
+	snap := Snapshot{At: now, Active: []index.Session{{
+		SessionID: "evil\x1b[2J\r", Format: schema.FormatClaudeCode, Host: "h\x00st", CWD: "/w/\x1b]0;title\x07", LastTS: now,
+	}}}
+	m := New(Config{Now: func() time.Time { return now }})
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 140})
+	next, _ = next.Update(snapMsg(snap))
+	view := next.View()
+	require.NotContains(t, view, "\x1b[2J")
+	require.NotContains(t, view, "\x00")
+	require.NotContains(t, view, "\x07")
+	require.Contains(t, view, `evil\x1b[2J\r`)
+	require.Contains(t, view, `h\x00st`)
+}
