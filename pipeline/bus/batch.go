@@ -152,10 +152,19 @@ type BatchDecoder struct {
 	buf []byte
 }
 
-// maxBatchEntriesBytes bounds what one batch message's entries may
+// maxBatchEntriesBytes bounds what one part of a batch message may
 // decompress to: a message claiming more is refused before anything is
 // allocated for it.
 const maxBatchEntriesBytes = 1 << 30
+
+// decodedBound is the most an S2 block of n bytes may claim to decompress
+// to: 16 MiB, or 1,024 times its size (transcripts compress about 3 to 10
+// times; a line of one repeated character far more), and never more than
+// maxBatchEntriesBytes. A forged message of a few bytes cannot make a
+// consumer allocate gigabytes.
+func decodedBound(n int) int {
+	return min(max(16<<20, 1024*n), maxBatchEntriesBytes)
+}
 
 // Entries decompresses the entries of the batch message (header, data)
 // and calls fn with each entry's JSON, in order. The slices passed to fn
@@ -175,7 +184,7 @@ func (d *BatchDecoder) Entries(h nats.Header, data []byte, fn func(entry []byte)
 		frame = data[:at]
 	}
 	size, err := s2.DecodedLen(frame)
-	if err != nil || size > maxBatchEntriesBytes {
+	if err != nil || size > decodedBound(len(frame)) {
 		return fmt.Errorf("%w: entries: %d bytes, %v", ErrBatch, size, err)
 	}
 	if cap(d.buf) < size {
@@ -236,7 +245,7 @@ func (d *BatchDecoder) Raw(h nats.Header, data []byte) (RawChunk, bool, error) {
 	}
 	block := data[at:]
 	n, err := s2.DecodedLen(block)
-	if err != nil || n > maxBatchEntriesBytes {
+	if err != nil || n > decodedBound(len(block)) {
 		return RawChunk{}, false, fmt.Errorf("%w: original lines: %d bytes, %v", ErrBatch, n, err)
 	}
 	if c.Data, err = s2.Decode(make([]byte, n), block); err != nil {

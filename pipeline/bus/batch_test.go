@@ -266,3 +266,15 @@ func TestConsumer_BatchEntryThatDoesNotDecode(t *testing.T) {
 	require.Equal(t, ack.Sequence, bad[0].Seq)
 	require.Contains(t, bad[0].Error(), "entry 2 of the batch")
 }
+
+// A forged block of a few bytes that claims to decompress to a gigabyte
+// is refused before anything is allocated for it.
+func TestBatchDecoder_RefusesForgedSize(t *testing.T) {
+	m, _, _ := batchOf(t, 0, 2, false)
+	// An S2 block starts with its decoded length as a uvarint: claim 1 GiB.
+	forged := []byte{0x80, 0x80, 0x80, 0x80, 0x04, 0x00}
+	var d bus.BatchDecoder
+	err := d.Entries(m.Header, forged, func([]byte) error { return nil })
+	require.ErrorIs(t, err, bus.ErrBatch)
+	require.Contains(t, err.Error(), "1073741824 bytes")
+}
