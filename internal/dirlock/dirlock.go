@@ -44,19 +44,26 @@ func (e *HeldError) Error() string {
 	if e.What != "" {
 		fmt.Fprintf(&b, " (%s)", e.What)
 	}
-	if e.PID > 0 {
-		fmt.Fprintf(&b, " by process %d", e.PID)
-		if e.Command != "" {
-			fmt.Fprintf(&b, " (%s)", e.Command)
-		}
-		if !e.Since.IsZero() {
-			fmt.Fprintf(&b, " since %s", e.Since.Format(time.RFC3339))
-		}
-	} else {
-		b.WriteString(" by another process")
-	}
+	b.WriteString(DescribeHolder(e.PID, e.Command, e.Since))
 	b.WriteString(": stop it, or give this one another directory")
 	return b.String()
+}
+
+// DescribeHolder names a lock's holder as the errors of this package do:
+// " by process PID (COMMAND) since TIME", or " by another process" when
+// the lock does not say who holds it.
+func DescribeHolder(pid int, command string, since time.Time) string {
+	if pid <= 0 {
+		return " by another process"
+	}
+	s := fmt.Sprintf(" by process %d", pid)
+	if command != "" {
+		s += fmt.Sprintf(" (%s)", command)
+	}
+	if !since.IsZero() {
+		s += " since " + since.Format(time.RFC3339)
+	}
+	return s
 }
 
 // Unwrap returns [ErrHeld].

@@ -68,17 +68,7 @@ type LockHeldError struct {
 func (e *LockHeldError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s is held", e.Path)
-	if e.PID > 0 {
-		fmt.Fprintf(&b, " by process %d", e.PID)
-		if e.Command != "" {
-			fmt.Fprintf(&b, " (%s)", e.Command)
-		}
-		if !e.Since.IsZero() {
-			fmt.Fprintf(&b, " since %s", e.Since.Format(time.RFC3339))
-		}
-	} else {
-		b.WriteString(" by another process")
-	}
+	b.WriteString(dirlock.DescribeHolder(e.PID, e.Command, e.Since))
 	fmt.Fprintf(&b, "; gave up after waiting %s: a holder that keeps it this long is stopped or hung: resume it", e.Waited)
 	if e.PID > 0 {
 		fmt.Fprintf(&b, " (kill -CONT %d)", e.PID)
