@@ -54,7 +54,7 @@ const (
 	HeaderRawSum = "Sessionpipe-Raw-Sum"
 
 	// HeaderRawAt is the byte offset in the body where the original
-	// lines' zstd frame starts (the entries' frame ends there).
+	// lines' S2 block starts (the entries' block ends there).
 	HeaderRawAt = "Sessionpipe-Raw-At"
 
 	// batchEncoding is the Sessionpipe-Encoding of a batch message: its
@@ -145,9 +145,8 @@ func IsBatch(h nats.Header) bool {
 	return h.Get(HeaderSchema) == strconv.Itoa(BatchVersion) && h.Get(HeaderEncoding) == batchEncoding
 }
 
-// BatchDecoder decodes batch messages, reusing its buffers and zstd
-// decoder from message to message. Not safe for concurrent use; the zero
-// value is ready.
+// BatchDecoder decodes batch messages, reusing its buffer from message
+// to message. Not safe for concurrent use; the zero value is ready.
 type BatchDecoder struct {
 	buf []byte
 }
