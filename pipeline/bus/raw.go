@@ -30,9 +30,11 @@ func RawFilter(prefix string) string { return prefix + ".raw.>" }
 
 // RawChunk carries the original bytes of a run of complete lines of one
 // transcript file, so that the exporter can archive the file byte for
-// byte (see pipeline/export, "Archive"). The tailer publishes a file's
-// chunks before the entries of the same lines: a line is acknowledged in
-// its checkpoint only once its bytes are stored too.
+// byte (see pipeline/export, "Archive"). A chunk travels in the batch
+// message of the same lines' entries ([BatchMsg]), or, for a line too
+// large for a batch, as messages of its own on [RawSubject] before the
+// line's entries ([RawMsgs]): either way a line is acknowledged in its
+// checkpoint only once its bytes are stored too.
 //
 // Offset, End, Line and Lines locate the chunk in the file as the tailer
 // read it. Data holds the bytes of [Offset, End) with every line's
