@@ -13,6 +13,7 @@ package dirlock
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,3 +124,27 @@ func parseHolder(data []byte) holder {
 }
 
 func lockPath(dir string) string { return filepath.Join(dir, FileName) }
+
+// Record returns what this process writes into a lock file it took: its
+// pid, command line and the time, as "key=value" lines. Other locks of
+// the project (the exporter's manifest lock) write it too, so that one
+// reader names every holder.
+func Record() []byte {
+	return holder{pid: os.Getpid(), command: command(), since: time.Now()}.encode()
+}
+
+// ParseRecord reads what Record wrote; unknown or broken lines are
+// ignored (a zero pid: the holder is not known).
+func ParseRecord(data []byte) (pid int, command string, since time.Time) {
+	h := parseHolder(data)
+	return h.pid, h.command, h.since
+}
+
+// command is this process's command line, shortened for an error message.
+func command() string {
+	c := strings.Join(os.Args, " ")
+	if len(c) > 200 {
+		c = c[:200] + "…"
+	}
+	return strings.ReplaceAll(c, "\n", " ")
+}

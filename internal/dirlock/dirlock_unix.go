@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -107,13 +106,4 @@ func flock(f *os.File, how int) error {
 			return err
 		}
 	}
-}
-
-// command is this process's command line, shortened for an error message.
-func command() string {
-	c := strings.Join(os.Args, " ")
-	if len(c) > 200 {
-		c = c[:200] + "…"
-	}
-	return strings.ReplaceAll(c, "\n", " ")
 }

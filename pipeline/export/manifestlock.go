@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -118,28 +117,8 @@ func lockFile(ctx context.Context, dir, name string, timeout time.Duration) (*fi
 func heldError(path string, waited time.Duration) *LockHeldError {
 	e := &LockHeldError{Path: path, Waited: waited}
 	data, _ := os.ReadFile(path)
-	for line := range strings.SplitSeq(string(data), "\n") {
-		k, v, _ := strings.Cut(line, "=")
-		switch k {
-		case "pid":
-			e.PID, _ = strconv.Atoi(v)
-		case "command":
-			e.Command = v
-		case "since":
-			e.Since, _ = time.Parse(time.RFC3339Nano, v)
-		}
-	}
+	e.PID, e.Command, e.Since = dirlock.ParseRecord(data)
 	return e
-}
-
-// holderRecord is what a holder writes into a lock file it took: the
-// lines internal/dirlock writes.
-func holderRecord() []byte {
-	c := strings.ReplaceAll(strings.Join(os.Args, " "), "\n", " ")
-	if len(c) > 200 {
-		c = c[:200] + "…"
-	}
-	return fmt.Appendf(nil, "pid=%d\ncommand=%s\nsince=%s\n", os.Getpid(), c, time.Now().UTC().Format(time.RFC3339Nano))
 }
 
 // tryLockFile takes the lock on dir/name if it is free: ok is false, with
@@ -161,7 +140,7 @@ func tryLockFile(dir, name string) (l *fileLock, ok bool, err error) {
 	if err := f.Truncate(0); err == nil {
 		// For the error of a process that waits too long only: failing
 		// to write it does not weaken the lock.
-		_, _ = f.WriteAt(holderRecord(), 0)
+		_, _ = f.WriteAt(dirlock.Record(), 0)
 	}
 	return &fileLock{f: f}, true, nil
 }
