@@ -76,9 +76,12 @@ func TestSoak_RunStaysFlat(t *testing.T) {
 	}
 	var samples []sample
 	start := time.Now()
-	every := max(length/40, time.Second)
-	for time.Since(start) < length {
-		time.Sleep(every) // sampling, not waiting for a condition
+	sampling := time.NewTicker(max(length/40, time.Second))
+	defer sampling.Stop()
+	for range sampling.C {
+		if time.Since(start) > length {
+			break
+		}
 		rss, threads, err := procStatus(pid)
 		require.NoError(t, err, "the run exited: %s", r.stderr.String())
 		fds, err := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
