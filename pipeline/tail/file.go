@@ -404,8 +404,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	w.win.seed(f.readPos, before)
 	w.last = w.win.mark()
 	w.marks, w.mi = w.marks[:0], 0
-	limit := t.payloadLimit()
-	deliver := func(res *formats.Result) error { return t.deliver(ctx, w, f, path, limit, res) }
+	deliver := func(res *formats.Result) error { return t.deliver(ctx, w, f, path, res) }
 	mtime := info.ModTime()
 	rewind := false // undecided: read the first lines again next time
 	defer func() {
@@ -500,7 +499,7 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 // deliver publishes what one line of f gave: its entries, and a dead
 // letter if something in it was wrong. Lines acknowledged before a
 // restart only rebuilt the parser's state.
-func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, limit int, res *formats.Result) error {
+func (t *Tailer) deliver(ctx context.Context, w *worker, f *file, path string, res *formats.Result) error {
 	after := mark{at: res.Line.End}
 	for w.mi < len(w.marks) {
 		m := w.marks[w.mi]
