@@ -234,11 +234,12 @@ func TestHub_Permissions(t *testing.T) {
 }
 
 // TestHub_Tailer runs the real tailer (internal/app, as cmd/tailer wires
-// it) on a Claude Code transcript through a tailer identity: every entry
-// is acknowledged, and the services identity reads them under host-a.
-// The connection is made here with the identity's inbox prefix, and the
-// stream is not ensured by the tailer: see deploy/README.md ("What the
-// daemons still need").
+// it) on a Claude Code transcript through a tailer identity, started as
+// deploy/README.md tells a user to: the identity's settings as the
+// environment, `-tls-ca ca.pem -replicas 3`. It connects with the
+// identity's inbox prefix and only waits for the stream the services
+// made (a tailer identity may not create or update it): every entry is
+// acknowledged, and the services identity reads them under the host.
 func TestHub_Tailer(t *testing.T) {
 	h := startHub(t, "build.01")
 	ctx := t.Context()
@@ -262,11 +263,14 @@ func TestHub_Tailer(t *testing.T) {
 	getenv := func(k string) string { return id[k] }
 	n.Register(fs, getenv)
 	tl.Register(fs, getenv)
-	require.NoError(t, fs.Parse([]string{"-watch", dir, "-metrics", "", "-data-dir", t.TempDir()}))
+	n.PublishOnly = true // as cmd/tailer sets it
+	require.NoError(t, fs.Parse([]string{"-tls-ca", h.ca, "-replicas", "3", "-watch", dir, "-metrics", "", "-data-dir", t.TempDir()}))
 	require.Equal(t, "build.01", tl.Host, "SESSIONPIPE_HOST from the identity")
+	require.Equal(t, id["NATS_INBOX_PREFIX"], n.InboxPrefix, "NATS_INBOX_PREFIX from the identity")
 
-	nc, _ := h.connect(t, id["NATS_URL"], nats.CustomInboxPrefix(id["NATS_INBOX_PREFIX"]))
-	b := &app.Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
+	b, err := n.Connect(ctx, "tailer", slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(func() { b.Close(context.Background()) })
 	rt, err := app.StartTailer(ctx, &tl, &n, b, getenv, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)

@@ -35,7 +35,7 @@ func TestDoctor_ExitCode(t *testing.T) {
 		stdout string
 		stderr string
 	}{
-		{"AllWell", []string{"doctor", "indexer", "-config", empty, "-data-dir", t.TempDir(), "-nats-port", "-1"}, exitOK, "ok    config", ""},
+		{"AllWell", []string{"doctor", "indexer", "-config", empty, "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "127.0.0.1:0"}, exitOK, "ok    config", ""},
 		{"Fail", []string{"doctor", "indexer", "-config", bad}, exitError, "FAIL  config   " + bad + ":2:", "doctor: 1 of 1 checks failed"},
 		{"UnknownCommand", []string{"doctor", "nosuch"}, exitUsage, "", `unknown command "nosuch"`},
 		{"UnknownFlag", []string{"doctor", "tailer", "-bogus"}, exitUsage, "", "flag provided but not defined: -bogus"},
@@ -62,7 +62,7 @@ func TestDoctor_JSON(t *testing.T) {
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	code := run(t.Context(), []string{"doctor", "run", "-json", "-config", doctorConfig(t, ""), "-nats", srv.URL(), "-host", "h1",
-		"-data-dir", t.TempDir(), "-poll", t.TempDir()}, &stdout, &stderr)
+		"-data-dir", t.TempDir(), "-http", "127.0.0.1:0", "-poll", t.TempDir()}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	var checks []struct {
 		Status, Check, Message, Fix string

@@ -9,6 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"math/bits"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -250,6 +251,7 @@ func (d *Doctor) Check(ctx context.Context) []Check {
 		sv = d.checkWatches(&r)
 	}
 	d.checkDirs(&r)
+	d.checkListeners(&r)
 	if d.indexer != nil {
 		d.checkIndexState(&r)
 	}
@@ -737,4 +739,43 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkListeners reports whether each address the command will listen on
+// is free: a port another process holds makes the command fail at start.
+func (d *Doctor) checkListeners(r *report) {
+	type listener struct{ flag, addr string }
+	var ls []listener
+	if d.tailer != nil {
+		ls = append(ls, listener{"-metrics", d.tailer.Metrics})
+	}
+	if d.indexer != nil {
+		ls = append(ls, listener{"-http", d.indexer.HTTP})
+	}
+	if d.exporter != nil {
+		ls = append(ls, listener{"-metrics", d.exporter.Metrics})
+	}
+	for _, l := range ls {
+		const name = "listen"
+		if l.addr == "" {
+			continue
+		}
+		_, port, err := net.SplitHostPort(l.addr)
+		if err != nil {
+			r.add(CheckFail, name, fmt.Sprintf("give %s as HOST:PORT", l.flag), "%s %s: %v", l.flag, l.addr, err)
+			continue
+		}
+		if port == "0" {
+			r.ok(name, "%s %s: any free port", l.flag, l.addr)
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			r.add(CheckFail, name, fmt.Sprintf("stop what listens there, or give another %s (port 0: any free port)", l.flag),
+				"%s %s cannot be used: %v", l.flag, l.addr, err)
+			continue
+		}
+		ln.Close()
+		r.ok(name, "%s %s is free", l.flag, l.addr)
+	}
 }

@@ -3,7 +3,9 @@ package app
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -35,6 +37,10 @@ func doctorChecks(t *testing.T, command string, env map[string]string, args ...s
 	}
 	if env["HOME"] == "" {
 		env["HOME"] = t.TempDir()
+	}
+	if _, ok := env["SESSIONPIPE_HTTP"]; !ok {
+		// Not the default port, which another test may hold.
+		env["SESSIONPIPE_HTTP"] = "127.0.0.1:0"
 	}
 	c, ok := LookupCommand(command)
 	require.True(t, ok, command)
@@ -467,6 +473,24 @@ func TestDoctor_PublishProbeR3(t *testing.T) {
 		stream, err = bus.EnsureStream(t.Context(), js, bus.StreamConfig{Replicas: 3})
 		return err
 	})
+	// A replica that has not applied the stream's creation yet is what the
+	// doctor warns about ("n1 1 operations behind"): wait until all are
+	// current, as they are on a settled cluster.
+	natstest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		info, err := stream.Info(t.Context())
+		if err != nil {
+			return err
+		}
+		if info.Cluster == nil || len(info.Cluster.Replicas) != 2 {
+			return fmt.Errorf("cluster %+v", info.Cluster)
+		}
+		for _, p := range info.Cluster.Replicas {
+			if !p.Current || p.Lag > 0 {
+				return fmt.Errorf("replica %s current=%v lag=%d", p.Name, p.Current, p.Lag)
+			}
+		}
+		return nil
+	})
 	checks := doctorChecks(t, "run", nil, "-nats", c.URLs(), "-host", "h", "-replicas", "3", "-watch", t.TempDir(), "-data-dir", t.TempDir())
 	requireCheck(t, checks, CheckOK, "nats", "may publish to sessionpipe.entries.h.doctor, sessionpipe.dead.h, sessionpipe.raw.h (probed")
 	requireCheck(t, checks, CheckOK, "nats", "stream SESSIONPIPE: 3 replicas, leader")
@@ -490,4 +514,26 @@ func TestDoctor_UnreadableTranscript(t *testing.T) {
 	checks := doctorChecks(t, "tailer", nil, "-watch", root, "-data-dir", t.TempDir())
 	c := requireCheck(t, checks, CheckFail, "watch", "1 of 1 transcript files cannot be opened for reading")
 	require.Contains(t, c.Message, path)
+}
+
+// An address the command would listen on that another process holds
+// fails the listen check (the command would fail to bind at start); a
+// free one and port 0 pass.
+func TestDoctor_ListenAddressTaken(t *testing.T) {
+	t.Parallel()
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { held.Close() })
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	freeAddr := free.Addr().String()
+	require.NoError(t, free.Close())
+
+	checks := doctorChecks(t, "run", nil, "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", held.Addr().String(), "-metrics", freeAddr)
+	c := requireCheck(t, checks, CheckFail, "listen", "-http "+held.Addr().String())
+	require.Contains(t, c.Message, "cannot be used")
+	requireCheck(t, checks, CheckOK, "listen", "-metrics "+freeAddr+" is free")
+
+	checks = doctorChecks(t, "indexer", nil, "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "127.0.0.1:0")
+	requireCheck(t, checks, CheckOK, "listen", "-http 127.0.0.1:0: any free port")
 }
