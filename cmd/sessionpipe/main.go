@@ -4,7 +4,9 @@
 // Usage:
 //
 //	sessionpipe run [flags] [PATH...]      embedded JetStream, tailer, indexer
-//	sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost
+//	sessionpipe sessions [flags] [PATH...] per-session turns, tokens and cost
+//	sessionpipe daily|weekly|monthly [flags] [PATH...]  tokens and cost per period
+//	sessionpipe blocks [flags] [PATH...]   five-hour usage blocks
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
 //	sessionpipe top [flags]                live view of a running indexer
 //	sessionpipe export -out DIR PATH...    Parquet and archive, offline
@@ -27,6 +29,7 @@ import (
 	"os"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/report"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -39,7 +42,11 @@ per-session token and cost aggregates.
 Usage:
   sessionpipe run [flags] [PATH...]      the pipeline on this machine: embedded JetStream,
                                          tailer, indexer and exporter (-once: print and stop)
-  sessionpipe sessions [flags] PATH...   per-session turns, tokens and cost (offline)
+  sessionpipe sessions [flags] [PATH...] per-session turns, tokens and cost (offline; no PATH:
+                                         the well-known locations of every agent)
+  sessionpipe daily|weekly|monthly [flags] [PATH...]
+                                         tokens and cost per day, week or month (offline)
+  sessionpipe blocks [flags] [PATH...]   five-hour usage blocks, as Claude Code's limits count
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe top [flags]                live view of a running indexer: active sessions,
                                          spend today, burn rate, alerts
@@ -97,6 +104,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "sessions":
 		err = runSessions(ctx, rest, stdout, stderr)
+	case "daily":
+		err = runCalendar(ctx, report.Day, rest, stdout, stderr)
+	case "weekly":
+		err = runCalendar(ctx, report.Week, rest, stdout, stderr)
+	case "monthly":
+		err = runCalendar(ctx, report.Month, rest, stdout, stderr)
+	case "blocks":
+		err = runBlocks(ctx, rest, stdout, stderr)
 	case "entries":
 		err = runEntries(ctx, rest, stdout, stderr)
 	case "run":

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
+
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -51,20 +53,57 @@ func addOfflineFlags(fs *flag.FlagSet) offlineFlags {
 // set from the shared flags. No PATH, or a --max-line-bytes that is not
 // positive, is a usageError.
 func (f offlineFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (*offline, error) {
+	return f.parseOr(fs, args, stderr, nil)
+}
+
+// parseOr is parse for a command that reads the well-known locations of
+// every agent under $HOME when given no PATH (as `run` does): env is
+// where HOME and the agents' variables are read (nil: no default).
+func (f offlineFlags) parseOr(fs *flag.FlagSet, args []string, stderr io.Writer, env app.Env) (*offline, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return nil, usageError{fs.Name() + ": no PATH given"}
+	paths := fs.Args()
+	if len(paths) == 0 {
+		if env == nil {
+			fs.Usage()
+			return nil, usageError{fs.Name() + ": no PATH given"}
+		}
+		var err error
+		if paths, err = wellKnownPaths(env); err != nil {
+			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		if !*f.quiet {
+			fmt.Fprintf(stderr, "sessionpipe: no PATH given: reading %s\n", strings.Join(paths, ", "))
+		}
 	}
 	if *f.maxLine <= 0 {
 		return nil, usageError{fmt.Sprintf("%s: --max-line-bytes %d is not positive", fs.Name(), *f.maxLine)}
 	}
 	return &offline{
-		paths: fs.Args(), host: app.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,
+		paths: paths, host: app.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,
 		maxErrors: *f.maxErrors, progress: !*f.quiet && app.IsTerminal(os.Stderr),
 	}, nil
+}
+
+// wellKnownPaths returns the well-known locations of every agent under
+// $HOME (those `run` follows by default) that hold at least one file.
+// None is an error that lists where it looked.
+func wellKnownPaths(env app.Env) ([]string, error) {
+	globs, _, err := app.Watches(nil, nil, env)
+	if err != nil {
+		return nil, err
+	}
+	var found []string
+	for _, g := range globs {
+		if m, err := doublestar.FilepathGlob(g, doublestar.WithFilesOnly()); err == nil && len(m) > 0 {
+			found = append(found, g)
+		}
+	}
+	if len(found) == 0 {
+		return nil, fmt.Errorf("no PATH given, and no transcripts in the well-known locations (%s): give a PATH", strings.Join(globs, ", "))
+	}
+	return found, nil
 }
 
 // offline runs a formats.FileReader for the offline commands: it prints
@@ -130,10 +169,11 @@ func (o *offline) summary(elapsed time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var b strings.Builder
-	fmt.Fprintf(&b, "read %d files (%s), %s lines, %s entries in %s",
-		st.Files, app.HumanBytes(st.Bytes), app.Thousands(st.Lines), app.Thousands(st.Entries), elapsed.Round(time.Millisecond))
+	fmt.Fprintf(&b, "read %s (%s), %s %s, %s %s in %s",
+		app.Count(st.Files, "file"), app.HumanBytes(st.Bytes), app.Thousands(st.Lines), plural(st.Lines, "line", "lines"),
+		app.Thousands(st.Entries), plural(st.Entries, "entry", "entries"), elapsed.Round(time.Millisecond))
 	if st.Stores > 0 {
-		fmt.Fprintf(&b, "; %d session metadata files", st.Stores)
+		fmt.Fprintf(&b, "; %s", app.Count(st.Stores, "session metadata file"))
 	}
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d skipped (not transcripts)", st.Skipped)
@@ -145,7 +185,7 @@ func (o *offline) summary(elapsed time.Duration) {
 		fmt.Fprintf(&b, "; %d unreadable", st.Failed)
 	}
 	if st.BadLines > 0 {
-		fmt.Fprintf(&b, "; %d bad lines", st.BadLines)
+		fmt.Fprintf(&b, "; %s", app.Count(st.BadLines, "bad line"))
 		if st.BadLines > int64(o.maxErrors) {
 			fmt.Fprintf(&b, " (%d not shown)", st.BadLines-int64(o.maxErrors))
 		}

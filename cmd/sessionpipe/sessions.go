@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"runtime/debug"
 	"runtime/metrics"
 	"strings"
@@ -15,12 +16,13 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-const sessionsUsage = `Usage: sessionpipe sessions [flags] PATH...
+const sessionsUsage = `Usage: sessionpipe sessions [flags] [PATH...]
 
 Prints per-session aggregates (turns, messages, API calls, tool calls and
 errors, the four token counters, cost, models, compactions, subagents) of
-the transcripts under PATH, counted by the rules of DESIGN.md: every API
-call, message and copy counted once. Bad lines are reported on stderr with
+the transcripts under PATH (by default the well-known locations of every
+agent under $HOME), counted by the rules of docs/ARCHITECTURE.md
+("Counting rules"): every API call, message and copy counted once. Bad lines are reported on stderr with
 path:line and skipped; a last line without its newline is not counted yet.
 
 PATH is a file, a directory (every transcript under it, at any depth) or a
@@ -39,7 +41,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	format := fs.String("format", "", "only sessions of this format: "+formatList())
 	workers := fs.Int("workers", 0, "files read in parallel (default: GOMAXPROCS)")
 	shared := addOfflineFlags(fs)
-	o, err := shared.parse(fs, args, stderr)
+	o, err := shared.parseOr(fs, args, stderr, os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -150,18 +152,25 @@ func formatList() string {
 // parseRange parses the --since and --until values. A date alone means the
 // whole day (UTC): since from its start, until to its end.
 func parseRange(since, until string) (from, to time.Time, err error) {
+	return parseRangeIn(since, until, time.UTC)
+}
+
+// parseRangeIn is parseRange with dates in loc: a day starts and ends at
+// midnight there.
+func parseRangeIn(since, until string, loc *time.Location) (from, to time.Time, err error) {
 	if since != "" {
-		if from, _, err = parseWhen(since); err != nil {
+		if from, _, err = parseWhen(since, loc); err != nil {
 			return from, to, usageError{fmt.Sprintf("--since: %v", err)}
 		}
 	}
 	if until != "" {
 		var day bool
-		if to, day, err = parseWhen(until); err != nil {
+		if to, day, err = parseWhen(until, loc); err != nil {
 			return from, to, usageError{fmt.Sprintf("--until: %v", err)}
 		}
 		if day {
-			to = to.Add(24*time.Hour - time.Nanosecond)
+			y, m, d := to.Date()
+			to = time.Date(y, m, d+1, 0, 0, 0, 0, loc).Add(-time.Nanosecond) // a day of 23 or 25 hours too
 		}
 		if !from.IsZero() && to.Before(from) {
 			return from, to, usageError{"--until is before --since"}
@@ -170,9 +179,9 @@ func parseRange(since, until string) (from, to time.Time, err error) {
 	return from, to, nil
 }
 
-func parseWhen(s string) (t time.Time, day bool, err error) {
+func parseWhen(s string, loc *time.Location) (t time.Time, day bool, err error) {
 	for _, layout := range []string{"2006-01-02", "20060102"} {
-		if t, err := time.Parse(layout, s); err == nil {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, true, nil
 		}
 	}

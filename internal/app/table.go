@@ -21,10 +21,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 	var t index.Session
 	var unpriced int64
 	for _, s := range all {
-		cost := fmt.Sprintf("%.2f", s.CostUSD)
-		if s.UnpricedCalls > 0 {
-			cost += "*"
-		}
+		cost := Dollars(s.CostUSD, s.UnpricedCalls > 0)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
 			short(s.SessionID), Printable(string(s.Format)), day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
 			s.ToolCalls, s.ToolErrors, Thousands(s.InputTokens), Thousands(s.OutputTokens), Thousands(s.CacheReadTokens),
@@ -229,4 +226,31 @@ func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 			short(e.Key), Printable(string(e.Metric)), e.Value, e.Threshold, Printable(e.Host))
 	}
 	return tw.Flush()
+}
+
+// Count returns n and noun, the noun in its plural form unless n is 1
+// ("1 API call", "2 API calls", "3 entries").
+func Count[N int | int64 | uint64](n N, noun string) string { return count(n, noun) }
+
+// Dollars formats a cost in dollars for a table: two decimals, or four
+// for a cost under a cent that is not zero (0.0019, not 0.00), and a "*"
+// when some calls were not priced.
+func Dollars(v float64, unpriced bool) string {
+	s := fmt.Sprintf("%.2f", v)
+	if v > 0 && v < 0.005 {
+		s = fmt.Sprintf("%.4f", v)
+	}
+	if unpriced {
+		s += "*"
+	}
+	return s
+}
+
+// ModelList returns the models joined by commas, made [Printable]; cut
+// at 40 characters unless whole is set.
+func ModelList(m []string, whole bool) string {
+	if whole {
+		return Printable(strings.Join(m, ","))
+	}
+	return models(m)
 }

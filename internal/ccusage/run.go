@@ -383,3 +383,118 @@ func head(out []byte) []byte {
 	}
 	return out
 }
+
+// MustReport runs another ccusage report of kind on root, "ccusage <kind>
+// <report> --json --offline" plus extra (e.g. "daily", "--timezone",
+// "UTC"), in the environment of [Env] with a home in tb.TempDir and a
+// deadline of [RunTimeout], and returns its standard output, the report's
+// JSON, for the caller to decode. Any failure fails tb.
+func MustReport(tb testing.TB, kind Kind, root, report string, extra ...string) []byte {
+	tb.Helper()
+	if err := kind.Validate(); err != nil {
+		tb.Fatal(err)
+	}
+	bin := Binary(tb)
+	ctx, cancel := context.WithTimeout(tb.Context(), RunTimeout)
+	defer cancel()
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	home := tb.TempDir()
+	env, err := Env(kind, abs, home)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, append([]string{string(kind), report, "--json", "--offline"}, extra...)...)
+	cmd.Env, cmd.Dir = env, home
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		tb.Fatalf("ccusage %s %s on %s: %v\n%s", kind, report, root, err, stderr.Bytes())
+	}
+	return stdout.Bytes()
+}
+
+// Period is one row of a ccusage daily, weekly or monthly report: the
+// period's name (2026-01-09, a week by its first day, 2026-01) and its
+// usage.
+type Period struct {
+	Name string
+	Usage
+}
+
+// Periods runs the ccusage report ("daily", "weekly" or "monthly") of kind
+// on root in the time zone tz (see [MustReport]) and returns its rows in
+// its order and its totals. Any failure fails tb.
+func Periods(tb testing.TB, kind Kind, root, report, tz string) ([]Period, Usage) {
+	tb.Helper()
+	key, ok := map[string]string{"daily": "date", "weekly": "week", "monthly": "month"}[report]
+	if !ok {
+		tb.Fatalf("ccusage: %q is not a daily, weekly or monthly report", report)
+	}
+	out := MustReport(tb, kind, root, report, "--timezone", tz)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(out, &raw); err != nil {
+		tb.Fatalf("ccusage %s: %v\n%s", report, err, head(out))
+	}
+	var rows []map[string]json.RawMessage
+	var totals rawTotals
+	if err := json.Unmarshal(raw[report], &rows); err != nil {
+		tb.Fatalf("ccusage %s: rows: %v\n%s", report, err, head(out))
+	}
+	if err := json.Unmarshal(raw["totals"], &totals); err != nil {
+		tb.Fatalf("ccusage %s: totals: %v\n%s", report, err, head(out))
+	}
+	tc, _ := totals.cost()
+	var periods []Period
+	for _, r := range rows {
+		var name string
+		var t rawTotals
+		b, _ := json.Marshal(r)
+		if err := json.Unmarshal(r[key], &name); err != nil {
+			tb.Fatalf("ccusage %s: row without %q: %s", report, key, b)
+		}
+		if err := json.Unmarshal(b, &t); err != nil {
+			tb.Fatalf("ccusage %s: row %s: %v", report, b, err)
+		}
+		c, ok := t.cost()
+		if !ok {
+			tb.Fatalf("ccusage %s: row without a cost: %s", report, b)
+		}
+		periods = append(periods, Period{Name: name, Usage: t.totals(c)})
+	}
+	return periods, totals.totals(tc)
+}
+
+// Block is one block of a ccusage blocks report (Claude Code only).
+type Block struct {
+	ID        string  `json:"id"`
+	StartTime string  `json:"startTime"`
+	EndTime   string  `json:"endTime"`
+	IsGap     bool    `json:"isGap"`
+	IsActive  bool    `json:"isActive"`
+	Entries   int64   `json:"entries"`
+	CostUSD   float64 `json:"costUSD"`
+	Tokens    struct {
+		Input      int64 `json:"inputTokens"`
+		Output     int64 `json:"outputTokens"`
+		CacheWrite int64 `json:"cacheCreationInputTokens"`
+		CacheRead  int64 `json:"cacheReadInputTokens"`
+	} `json:"tokenCounts"`
+	TotalTokens int64 `json:"totalTokens"`
+}
+
+// Blocks runs "ccusage claude blocks" on root (see [MustReport]) and
+// returns its blocks, gaps included. Any failure fails tb.
+func Blocks(tb testing.TB, root string) []Block {
+	tb.Helper()
+	out := MustReport(tb, Claude, root, "blocks", "--timezone", "UTC")
+	var rep struct {
+		Blocks []Block `json:"blocks"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		tb.Fatalf("ccusage blocks: %v\n%s", err, head(out))
+	}
+	return rep.Blocks
+}
