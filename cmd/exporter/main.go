@@ -54,6 +54,9 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 		return compact(ctx, rest, env, stdout, stderr)
 	case "health":
 		return health(ctx, rest, stdout, stderr)
+	case "version", "-version", "--version":
+		_, err := fmt.Fprintln(stdout, app.VersionLine("exporter"))
+		return err
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -65,6 +65,9 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 		return serve(ctx, rest, env, stderr)
 	case "sessions", "session", "usage", "alerts":
 		return query(ctx, cmd, rest, env, stdout, stderr)
+	case "version", "-version", "--version":
+		_, err := fmt.Fprintln(stdout, app.VersionLine("indexer"))
+		return err
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -35,6 +35,10 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+	if len(args) == 1 && app.IsVersionArg(args[0]) {
+		_, err := fmt.Fprintln(os.Stdout, app.VersionLine("tailer"))
+		return err
+	}
 	var (
 		d app.Daemon
 		t app.Tailer

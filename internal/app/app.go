@@ -344,7 +344,10 @@ func Hostname(flagValue string) string {
 // Version returns the module version the binary was built from ("devel"
 // when built from a work tree), for file metadata and logs.
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
 	}
 	return "devel"
