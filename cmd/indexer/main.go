@@ -22,7 +22,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -119,7 +118,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 	case "session":
 		str("format", "the session's format, when ids collide")
 	case "usage":
-		by = fs.String("by", "day", "host, format, model, project, day or hour")
+		by = fs.String("by", "day", "host, format, model, project, day, hour or label:NAME")
 		for _, f := range []string{"host", "format", "model", "project"} {
 			str(f, "only calls of this "+f)
 		}
@@ -141,6 +140,9 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		return usageError{Msg: fmt.Sprintf("unexpected arguments %q", fs.Args())}
 	}
 	if by != nil {
+		if _, err := index.ParseGroupBy(*by); err != nil {
+			return usageError{Msg: fmt.Sprintf("indexer usage: -by %q: want host, format, model, project, day, hour or label:NAME", *by)}
+		}
 		v.Set("group_by", *by)
 	}
 	body, err := get(ctx, strings.TrimRight(*api, "/")+path, v, *token)
@@ -245,8 +247,8 @@ func writeTurns(w io.Writer, turns []index.Turn) error {
 			prompt = "(no prompt)"
 		}
 		prompt = app.Printable(cut(prompt, 72))
-		fmt.Fprintf(w, "%3d  %s  %s calls  %s tokens  $%.4f  %s\n", i+1, t.Start.UTC().Format("2006-01-02 15:04:05"),
-			strconv.FormatInt(t.APICalls, 10), app.Thousands(t.TotalTokens), t.CostUSD, prompt)
+		fmt.Fprintf(w, "%3d  %s  %s  %s tokens  $%s  %s\n", i+1, t.Start.UTC().Format("2006-01-02 15:04:05"),
+			app.Count(t.APICalls, "call"), app.Thousands(t.TotalTokens), app.Dollars(t.CostUSD, false), prompt)
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
 // hostileAPI serves the answers of an indexer whose transcripts hold
@@ -82,4 +84,20 @@ func TestQuery_EscapesControlCharacters(t *testing.T) {
 
 	err := run(t.Context(), []string{"session", "-api", api, "missing"}, env(nil), &stdout, &stderr)
 	require.ErrorContains(t, err, `no session \x1b[2Jx`)
+}
+
+// A -by the API would refuse is refused by the command, in its own words
+// (-by, not the API's group_by), before asking; a turn of one call says
+// "1 call".
+func TestQuery_UsageByAndPlurals(t *testing.T) {
+	api := hostileAPI(t)
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"usage", "-api", api, "-by", "team"}, env(nil), &stdout, &stderr)
+	require.ErrorContains(t, err, `-by "team": want host, format, model, project, day, hour or label:NAME`)
+	require.NotContains(t, err.Error(), "group_by")
+
+	var b bytes.Buffer
+	require.NoError(t, writeTurns(&b, []index.Turn{{APICalls: 1, TotalTokens: 10, CostUSD: 0.0019}, {APICalls: 2}}))
+	require.Contains(t, b.String(), " 1 call  10 tokens  $0.0019 ")
+	require.Contains(t, b.String(), " 2 calls  0 tokens  $0.00 ")
 }

@@ -181,8 +181,8 @@ func offlineProgress(ctx context.Context, tl *tail.Tailer, ex *export.Exporter, 
 			return
 		case <-t.C:
 			s, e := tl.Metrics().Snapshot(), ex.Stats()
-			fmt.Fprintf(w, "\r\033[K%d files, %s read, %s entries published, %s rows in %d Parquet files",
-				s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(e.Rows), e.Files)
+			fmt.Fprintf(w, "\r\033[K%s, %s read, %s entries published, %s rows in %s",
+				Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(e.Rows), Count(e.Files, "Parquet file"))
 		}
 	}
 }

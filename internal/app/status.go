@@ -42,14 +42,14 @@ func RunStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Inde
 			last, lastAt, lastLag = s.AckedEntries, now, s.LagBytes
 			if backfill && s.LagBytes > 0 && !tl.Idle() && still < 2 {
 				secs := now.Sub(start).Seconds()
-				fmt.Fprintf(w, "\r\033[Kbackfill: %d files, %s read, %s entries published (%s/s), %s to go",
-					s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(int64(float64(s.AckedEntries)/secs)), HumanBytes(s.LagBytes))
+				fmt.Fprintf(w, "\r\033[Kbackfill: %s, %s read, %s entries published (%s/s), %s to go",
+					Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(int64(float64(s.AckedEntries)/secs)), HumanBytes(s.LagBytes))
 				continue
 			}
 			if backfill {
 				backfill = false
-				fmt.Fprintf(w, "\r\033[Kbackfill done: %d files, %s, %s entries in %s\n",
-					s.Files, HumanBytes(s.Bytes), Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
+				fmt.Fprintf(w, "\r\033[Kbackfill done: %s, %s, %s entries in %s\n",
+					Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
 			}
 			fmt.Fprintf(w, "\r\033[K%s", liveLine(now, rate, ix, ex))
 		}

@@ -52,7 +52,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 		return err
 	}
 	if unpriced > 0 {
-		_, err := fmt.Fprintf(w, "* %d API calls of models without a price are not in the cost (see unpriced_models in --json).\n", unpriced)
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", Count(unpriced, "API call"), isAre(unpriced))
 		return err
 	}
 	return nil
@@ -210,7 +210,7 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 		return err
 	}
 	if t.UnpricedCalls > 0 {
-		_, err := fmt.Fprintf(w, "* %d API calls of models without a price are not in the cost.\n", t.UnpricedCalls)
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost.\n", Count(t.UnpricedCalls, "API call"), isAre(t.UnpricedCalls))
 		return err
 	}
 	return nil
@@ -253,4 +253,11 @@ func ModelList(m []string, whole bool) string {
 		return Printable(strings.Join(m, ","))
 	}
 	return models(m)
+}
+
+func isAre(n int64) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -331,8 +331,8 @@ func showProgress(ctx context.Context, tl *tail.Tailer, w io.Writer) {
 				continue
 			}
 			secs := time.Since(start).Seconds()
-			fmt.Fprintf(w, "\r\033[Kbackfill: %d files, %.1f MB read, %d entries published (%.0f/s), %.1f MB to go",
-				s.Files, float64(s.Bytes)/1e6, s.AckedEntries, float64(s.AckedEntries)/secs, float64(s.LagBytes)/1e6)
+			fmt.Fprintf(w, "\r\033[Kbackfill: %s, %.1f MB read, %d entries published (%.0f/s), %.1f MB to go",
+				Count(s.Files, "file"), float64(s.Bytes)/1e6, s.AckedEntries, float64(s.AckedEntries)/secs, float64(s.LagBytes)/1e6)
 			shown = true
 			if s.LagBytes == 0 {
 				fmt.Fprintln(w)

@@ -99,6 +99,13 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// Get asks the indexer's API at cfg.API for path with the query v and
+// decodes the JSON answer into out; a status other than 200 is an error
+// that quotes the API's message.
+func Get(ctx context.Context, cfg Config, path string, v url.Values, out any) error {
+	return get(ctx, cfg.withDefaults(), path, v, out)
+}
+
 func get(ctx context.Context, cfg Config, path string, v url.Values, out any) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.API+path+"?"+v.Encode(), nil)
 	if err != nil {
@@ -193,8 +200,8 @@ func (m Model) View() string {
 	if minutes >= 1 {
 		burn = s.HourCost / minutes * 60
 	}
-	fmt.Fprintf(&b, "today $%.2f · %s tokens · %d calls   burn $%.2f/h (this hour)   %d sessions active\n\n",
-		s.TodayCost, app.Thousands(s.TodayTokens), s.TodayCalls, burn, len(s.Active))
+	fmt.Fprintf(&b, "today $%.2f · %s tokens · %s   burn $%.2f/h (this hour)   %s active\n\n",
+		s.TodayCost, app.Thousands(s.TodayTokens), app.Count(s.TodayCalls, "call"), burn, app.Count(len(s.Active), "session"))
 	if len(s.Alerts) > 0 {
 		b.WriteString(warn.Render("alerts") + "\n")
 		for _, a := range s.Alerts {
