@@ -32,6 +32,21 @@ Usage:
 Run 'exporter COMMAND -h' for the flags of a command.
 `
 
+const serveUsage = `Usage: exporter serve [flags]
+
+Consumes the stream into compressed Parquet partitions under -out
+(Hive-partitioned by date, host and format; DuckDB reads them:
+'sessionpipe duckdb DIR'), and the original lines into a zstd archive
+under -archive-dir ('sessionpipe restore' gives them back), each entry
+exactly once across crashes. A second exporter with the same -consumer
+stands by.
+
+Example:
+  exporter serve -nats tls://nats.example.com:4222 -creds services.creds -replicas 3 -out /parquet -archive-dir /archive
+
+Flags:
+`
+
 func main() {
 	app.Main("exporter", func(ctx context.Context, args []string, env app.Env) error {
 		return run(ctx, args, env, os.Stdout, os.Stderr)
@@ -70,6 +85,7 @@ func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) er
 		d  app.Daemon
 		ex app.Exporter
 	)
+	d.Usage = serveUsage
 	if err := d.Parse("exporter serve", args, env, stderr, ex.Register, "directories are given with -out and -archive-dir"); err != nil {
 		return err
 	}

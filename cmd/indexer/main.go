@@ -44,6 +44,19 @@ Usage:
 Run 'indexer COMMAND -h' for the flags of a command.
 `
 
+const serveUsage = `Usage: indexer serve [flags]
+
+Consumes the stream into per-session aggregates, rollups and turns kept
+in -data-dir across restarts, evaluates the alert rules of -rules on
+every change (reloaded on SIGHUP, sent to -webhook), and serves the API,
+the dashboard and /metrics on -http.
+
+Example:
+  indexer serve -nats tls://nats.example.com:4222 -creds services.creds -replicas 3 -rules rules.yaml -http 127.0.0.1:7474
+
+Flags:
+`
+
 func main() {
 	app.Main("indexer", func(ctx context.Context, args []string, env app.Env) error {
 		return run(ctx, args, env, os.Stdout, os.Stderr)
@@ -80,6 +93,7 @@ func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) er
 		d  app.Daemon
 		ix app.Indexer
 	)
+	d.Usage = serveUsage
 	if err := d.Parse("indexer serve", args, env, stderr, ix.Register, ""); err != nil {
 		return err
 	}

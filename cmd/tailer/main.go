@@ -21,6 +21,25 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/app"
 )
 
+const tailerUsage = `Usage: tailer [flags]
+
+Follows the AI-agent transcripts of this host (-watch, by default the
+well-known locations of every agent under $HOME) and publishes their
+normalised entries, and the original lines for the archive, to NATS
+JetStream, losing and doubling none across restarts, rotations and
+outages. On a fleet it only publishes: the indexer and the exporter
+create the stream.
+
+Example:
+  tailer -nats tls://nats.example.com:4222 -creds host.creds -tls-ca ca.pem -replicas 3
+  tailer -watch '~/.claude/projects/**/*.jsonl'        (embedded JetStream under -data-dir)
+
+Every flag has an environment variable and a config file key
+('sessionpipe config tailer'). 'tailer version' prints the version.
+
+Flags:
+`
+
 func main() {
 	ctx, stop := app.SignalContext()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
@@ -43,6 +62,7 @@ func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) erro
 		d app.Daemon
 		t app.Tailer
 	)
+	d.Usage = tailerUsage
 	if err := d.Parse("tailer", args, env, stderr, t.Register, "files to follow are given with -watch"); err != nil {
 		return err
 	}

@@ -16,6 +16,9 @@ type Daemon struct {
 	Logging Logging
 	Log     *slog.Logger // set by Parse
 	Config  *Config      // set by Parse: every flag's value and its source
+	// Usage, when set, is what -h prints before the flags: what the
+	// command does and an example, ending with "Flags:\n".
+	Usage string
 }
 
 // register adds the shared flags and the component's (own) to fs.
@@ -33,6 +36,12 @@ func (d *Daemon) register(fs *flag.FlagSet, env Env, own func(*flag.FlagSet, Env
 func (d *Daemon) Parse(name string, args []string, env Env, stderr io.Writer, own func(*flag.FlagSet, Env), hint string) error {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	if d.Usage != "" {
+		fs.Usage = func() {
+			fmt.Fprint(stderr, d.Usage)
+			fs.PrintDefaults()
+		}
+	}
 	d.register(fs, env, own)
 	cfg, err := ParseFlags(fs, name, args, env)
 	if err != nil {
