@@ -88,7 +88,7 @@ func TestExportRestore_EverySampleIdentical(t *testing.T) {
 	// Restoring again over the files is refused without -force.
 	code = run(t.Context(), []string{"restore", "-archive", out + "-archive", "-out", restored}, &stdout, &stderr)
 	require.Equal(t, exitError, code)
-	require.Contains(t, stderr.String(), "use --force")
+	require.Contains(t, stderr.String(), "use -force")
 
 	// More files into the same output continue its sequences: nothing
 	// is skipped as already exported.

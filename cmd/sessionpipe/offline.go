@@ -78,7 +78,7 @@ func (f offlineFlags) parseOr(fs *flag.FlagSet, args []string, stderr io.Writer,
 		}
 	}
 	if *f.maxLine <= 0 {
-		return nil, usageError{fmt.Sprintf("%s: --max-line-bytes %d is not positive", fs.Name(), *f.maxLine)}
+		return nil, usageError{fmt.Sprintf("%s: -max-line-bytes %d is not positive", fs.Name(), *f.maxLine)}
 	}
 	return &offline{
 		paths: paths, host: app.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,

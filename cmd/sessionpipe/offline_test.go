@@ -65,7 +65,7 @@ func TestSessions_MaxLineBytes(t *testing.T) {
 	path := writeTranscript(t, filepath.Join(t.TempDir(), "s.jsonl"), long+"\n"+userLine("s1", "u1")+"\n")
 	code, stdout, stderr := runCommand(t, "sessions", "--max-line-bytes", "1024", path)
 	require.Equal(t, exitOK, code, stderr)
-	require.Contains(t, stderr, fmt.Sprintf("sessionpipe: bad line: %s:1: offset 0: line of %d bytes exceeds --max-line-bytes 1024\n", path, len(long)))
+	require.Contains(t, stderr, fmt.Sprintf("sessionpipe: bad line: %s:1: offset 0: line of %d bytes exceeds -max-line-bytes 1024\n", path, len(long)))
 	require.Contains(t, stdout, "TOTAL (1)")
 
 	code, _, stderr = runCommand(t, "entries", "--max-line-bytes", "0", path)
@@ -263,7 +263,7 @@ func TestOffline_SharedFlags(t *testing.T) {
 
 			code, _, stderr := runCommand(t, cmd, "--max-line-bytes", "-1", path)
 			require.Equal(t, exitUsage, code, stderr)
-			require.Equal(t, "sessionpipe: "+cmd+": --max-line-bytes -1 is not positive\n", stderr)
+			require.Equal(t, "sessionpipe: "+cmd+": -max-line-bytes -1 is not positive\n", stderr)
 
 			code, _, stderr = runCommand(t, cmd, "-h")
 			require.Equal(t, exitOK, code, stderr)

@@ -65,7 +65,7 @@ func addReportFlags(fs *flag.FlagSet) reportFlags {
 	return reportFlags{
 		asJSON:   fs.Bool("json", false, "print JSON instead of a table"),
 		wide:     fs.Bool("wide", false, "every column (the table fits 120 columns without it)"),
-		since:    fs.String("since", "", "only calls at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339; dates in --timezone)"),
+		since:    fs.String("since", "", "only calls at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339; dates in -timezone)"),
 		until:    fs.String("until", "", "only calls up to this date (inclusive) or time"),
 		timezone: fs.String("timezone", "", "time zone of dates, e.g. UTC, Europe/Berlin (default: this machine's, $TZ)"),
 		prices:   fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices"),
@@ -85,7 +85,7 @@ func (r *reportFlags) calls(ctx context.Context, name string, fs *flag.FlagSet, 
 	r.loc = time.Local
 	if *r.timezone != "" {
 		if r.loc, err = time.LoadLocation(*r.timezone); err != nil {
-			return nil, usageError{fmt.Sprintf("%s: --timezone %s: %v", name, *r.timezone, err)}
+			return nil, usageError{fmt.Sprintf("%s: -timezone %s: %v", name, *r.timezone, err)}
 		}
 	}
 	if r.from, r.to, err = parseRangeIn(*r.since, *r.until, r.loc); err != nil {
@@ -152,7 +152,7 @@ func runCalendar(ctx context.Context, period report.Period, args []string, stdou
 	}
 	ws, ok := weekdays[strings.ToLower(*startOfWeek)]
 	if !ok {
-		return usageError{fmt.Sprintf("%s: --start-of-week %q: want a day name (sunday, monday, …)", name, *startOfWeek)}
+		return usageError{fmt.Sprintf("%s: -start-of-week %q: want a day name (sunday, monday, …)", name, *startOfWeek)}
 	}
 	rows, total, undated := report.Calendar(calls, report.Options{Period: period, Location: r.loc, WeekStart: ws, By: b})
 	if undated.Calls > 0 && !*r.shared.quiet {
@@ -232,7 +232,7 @@ func writeCalendarTable(w io.Writer, noun string, by report.By, rows []report.Ro
 		return err
 	}
 	if total.UnpricedCalls > 0 {
-		_, err := fmt.Fprintf(w, "* %s of models without a price are not in the cost\n", app.Count(total.UnpricedCalls, "API call"))
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost\n", app.Count(total.UnpricedCalls, "API call"), plural(total.UnpricedCalls, "is", "are"))
 		return err
 	}
 	return nil
@@ -258,7 +258,7 @@ func runBlocks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if *length <= 0 {
-		return usageError{fmt.Sprintf("blocks: --length %s is not positive", *length)}
+		return usageError{fmt.Sprintf("blocks: -length %s is not positive", *length)}
 	}
 	now := time.Now()
 	blocks := report.Blocks(calls, *length, now)

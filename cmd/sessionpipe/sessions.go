@@ -160,20 +160,20 @@ func parseRange(since, until string) (from, to time.Time, err error) {
 func parseRangeIn(since, until string, loc *time.Location) (from, to time.Time, err error) {
 	if since != "" {
 		if from, _, err = parseWhen(since, loc); err != nil {
-			return from, to, usageError{fmt.Sprintf("--since: %v", err)}
+			return from, to, usageError{fmt.Sprintf("-since: %v", err)}
 		}
 	}
 	if until != "" {
 		var day bool
 		if to, day, err = parseWhen(until, loc); err != nil {
-			return from, to, usageError{fmt.Sprintf("--until: %v", err)}
+			return from, to, usageError{fmt.Sprintf("-until: %v", err)}
 		}
 		if day {
 			y, m, d := to.Date()
 			to = time.Date(y, m, d+1, 0, 0, 0, 0, loc).Add(-time.Nanosecond) // a day of 23 or 25 hours too
 		}
 		if !from.IsZero() && to.Before(from) {
-			return from, to, usageError{"--until is before --since"}
+			return from, to, usageError{"-until is before -since"}
 		}
 	}
 	return from, to, nil

@@ -285,7 +285,7 @@ func (x *Exporter) open(ctx context.Context) error {
 		}
 	}
 	if errors.Is(err, bus.ErrStreamMismatch) {
-		return fmt.Errorf("%w: %s was exported from another incarnation of the stream; its sequences start over, and exporting into it would skip or overwrite files: export to a new --out directory (and archive), or move this one aside", err, x.cfg.Parquet.Dir)
+		return fmt.Errorf("%w: %s was exported from another incarnation of the stream; its sequences start over, and exporting into it would skip or overwrite files: export to a new -out directory (and archive), or move this one aside", err, x.cfg.Parquet.Dir)
 	}
 	if err != nil {
 		return err

@@ -636,7 +636,7 @@ func (rs *restorer) writeFile(rel string, data []byte) error {
 	root, dst := rs.out, filepath.Join(rs.cfg.Out, rel)
 	if !rs.cfg.Force {
 		if _, err := root.Lstat(rel); err == nil {
-			return fmt.Errorf("restore: %s exists (use --force to overwrite)", quoteUnprintable(dst))
+			return fmt.Errorf("restore: %s exists (use -force to overwrite)", quoteUnprintable(dst))
 		} else if !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("restore: %w", err)
 		}

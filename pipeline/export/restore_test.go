@@ -85,7 +85,7 @@ func TestRestore_SymlinksUnderOut(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, "new\n", string(data))
 			} else {
-				require.ErrorContains(t, err, "use --force")
+				require.ErrorContains(t, err, "use -force")
 			}
 			data, err := os.ReadFile(victim)
 			require.NoError(t, err)

@@ -204,7 +204,7 @@ func TestDecoder_TooLongInPlace(t *testing.T) {
 	l.Number, l.Offset, l.End = 2, 3<<20+1, 3<<20+1+int64(len(claudeUser))+1
 	require.NoError(t, d.Decode(l, got.fn))
 	require.Equal(t, []string{
-		"1@0-3145729:0: big.jsonl:1: offset 0: line of 3145728 bytes exceeds --max-line-bytes 1048576",
+		"1@0-3145729:0: big.jsonl:1: offset 0: line of 3145728 bytes exceeds -max-line-bytes 1048576",
 		"2@3145729-3145854:1:claude-code",
 	}, got.results)
 

@@ -40,7 +40,7 @@ type LineTooLongError struct {
 
 func (e *LineTooLongError) Error() string {
 	if e.Limit > 0 {
-		return fmt.Sprintf("line of %d bytes exceeds --max-line-bytes %d", e.Length, e.Limit)
+		return fmt.Sprintf("line of %d bytes exceeds -max-line-bytes %d", e.Length, e.Limit)
 	}
 	return fmt.Sprintf("line of %d bytes exceeds the line limit", e.Length)
 }

@@ -61,7 +61,7 @@ func TestReadFile_OverLongLineNamesTheLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 1)
 	require.Len(t, errs, 1)
-	require.Equal(t, path+":1: offset 0: line of 3083 bytes exceeds --max-line-bytes 1024", errs[0].Error())
+	require.Equal(t, path+":1: offset 0: line of 3083 bytes exceeds -max-line-bytes 1024", errs[0].Error())
 	require.Equal(t, int64(1), st.Errors)
 }
 

@@ -206,11 +206,11 @@ func ParseBy(s string) (By, error) {
 	}
 	if name, ok := strings.CutPrefix(s, "label:"); ok {
 		if err := schema.ValidateLabel(name, "x"); err != nil {
-			return "", fmt.Errorf("--by %s: %w", s, err)
+			return "", fmt.Errorf("-by %s: %w", s, err)
 		}
 		return By(s), nil
 	}
-	return "", fmt.Errorf("--by %q: want agent, model, project, host or label:NAME", s)
+	return "", fmt.Errorf("-by %q: want agent, model, project, host or label:NAME", s)
 }
 
 // key returns the value of c that b splits by.

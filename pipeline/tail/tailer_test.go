@@ -161,7 +161,7 @@ func TestTailer_BadAndLongLinesGoToDeadLetters(t *testing.T) {
 	require.Equal(t, int64(3), dead[0].Line)
 	require.Contains(t, string(dead[0].Head), "broken")
 	require.Equal(t, int64(4), dead[1].Line)
-	require.Contains(t, dead[1].Error, "exceeds --max-line-bytes 4096")
+	require.Contains(t, dead[1].Error, "exceeds -max-line-bytes 4096")
 	require.Equal(t, int64(2), h.tl.Metrics().Snapshot().BadLines)
 }
 
