@@ -7,6 +7,7 @@
 //	sessionpipe sessions [flags] [PATH...] per-session turns, tokens and cost
 //	sessionpipe daily|weekly|monthly [flags] [PATH...]  tokens and cost per period
 //	sessionpipe blocks [flags] [PATH...]   five-hour usage blocks
+//	sessionpipe statusline [flags]         Claude Code's status line (hook JSON on stdin)
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
 //	sessionpipe top [flags]                live view of a running indexer
 //	sessionpipe export -out DIR PATH...    Parquet and archive, offline
@@ -32,9 +33,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 const usage = `sessionpipe turns AI-agent session transcripts (Claude Code, pi/OpenClaw,
 Codex CLI, Fluux Agent, m4dtimes) into normalised entries and exact
 per-session token and cost aggregates.
@@ -47,6 +45,8 @@ Usage:
   sessionpipe daily|weekly|monthly [flags] [PATH...]
                                          tokens and cost per day, week or month (offline)
   sessionpipe blocks [flags] [PATH...]   five-hour usage blocks, as Claude Code's limits count
+  sessionpipe statusline [flags]         a line for Claude Code's status line: session, today,
+                                         block cost (from the indexer, else the files)
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe top [flags]                live view of a running indexer: active sessions,
                                          spend today, burn rate, alerts
@@ -61,7 +61,7 @@ Usage:
                                          permissions, inotify limits, NATS, clock, disk
   sessionpipe stream info|update [flags] the stream's settings, state and cluster; update
                                          changes retention, limits, duplicate window, replicas
-  sessionpipe version                    print the version
+  sessionpipe version                    the version, commit and build of this binary
 
 Every flag of run (and of the tailer, indexer and exporter) has an
 environment variable and a key in the config file (docs/CONFIG.md).
@@ -112,6 +112,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runCalendar(ctx, report.Month, rest, stdout, stderr)
 	case "blocks":
 		err = runBlocks(ctx, rest, stdout, stderr)
+	case "statusline":
+		err = runStatusline(ctx, rest, os.Stdin, stdout, stderr)
 	case "entries":
 		err = runEntries(ctx, rest, stdout, stderr)
 	case "run":
@@ -131,7 +133,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "stream":
 		err = runStream(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, "sessionpipe", version)
+		fmt.Fprintln(stdout, app.VersionLine("sessionpipe"))
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 	default:
