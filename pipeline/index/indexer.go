@@ -669,4 +669,3 @@ func (ix *Indexer) Sessions() (all []Session, err error) {
 	})
 	return all, err
 }
-

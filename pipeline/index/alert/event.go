@@ -51,8 +51,8 @@ type Event struct {
 	Host      string        `json:"host,omitempty"`
 	Format    schema.Format `json:"format,omitempty"`
 	SessionID string        `json:"session_id,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Seq       uint64 `json:"seq,omitempty"` // stream sequence of that observation
+	Model     string        `json:"model,omitempty"`
+	Seq       uint64        `json:"seq,omitempty"` // stream sequence of that observation
 
 	// For projected_cost_usd: the budget period, what was spent in it so
 	// far and the burn rate the projection used.
