@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"testing"
 	"time"
 
@@ -254,4 +255,69 @@ func viaJSON(t *testing.T, s index.Session) index.Session {
 	var out index.Session
 	require.NoError(t, json.Unmarshal(data, &out))
 	return out
+}
+
+// TestIndexer_RebuildsAStateOfLayout1 starts an indexer on a state that
+// the code before layout 2 wrote (testdata/identity/layout1: the entries
+// of testdata/identity applied, host a's files then host b's, one message
+// each, sessions keyed by format and id, so that b's session-alpha and
+// 12345 were merged into a's). The indexer must not resume it (its keys
+// would be misread and its sessions stay merged) but rebuild it from the
+// stream: the sessions are then the offline ones, and a restart resumes
+// the rebuilt state without rebuilding again. doctor's CheckStore reports
+// the layout.
+func TestIndexer_RebuildsAStateOfLayout1(t *testing.T) {
+	want, _ := offlineByHost(t)
+	var entries []*schema.Entry
+	for _, host := range identityHosts {
+		for _, f := range readHost(t, "testdata/identity/"+host, host) {
+			for i := range f {
+				entries = append(entries, &f[i])
+			}
+		}
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/identity/layout1")))
+	sum, err := index.CheckStore(dir)
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Layout)
+	require.Equal(t, uint64(len(entries)), sum.Seq, "the state applied every entry")
+
+	js := newStream(t, bus.StreamConfig{})
+	last := publish(t, js, entries)
+	require.Equal(t, uint64(len(entries)), last)
+	cfg := index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond}
+	ix, stop := runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	require.Equal(t, uint64(1), ix.Stats().Rebuilds, "the state of layout 1 is rebuilt")
+	require.Equal(t, uint64(len(entries)), ix.Stats().Entries, "from the start of the stream")
+	got, err := ix.Sessions()
+	require.NoError(t, err)
+	require.ElementsMatch(t, want, got)
+	require.NoError(t, stop())
+
+	sum, err = index.CheckStore(dir)
+	require.NoError(t, err)
+	require.Equal(t, index.StoreLayout, sum.Layout)
+	ix, _ = runIndexer(t, cfg)
+	waitApplied(t, ix, last)
+	require.Zero(t, ix.Stats().Rebuilds, "a state of this layout is resumed")
+	require.Zero(t, ix.Stats().Entries)
+	got, err = ix.Sessions()
+	require.NoError(t, err)
+	require.ElementsMatch(t, want, got)
+}
+
+// An Aggregator refuses a store of another layout.
+func TestAggregator_RefusesAnotherLayout(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/identity/layout1")))
+	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = index.New(index.Config{Store: st})
+	var le *index.LayoutError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, index.LayoutError{Have: 1, Want: index.StoreLayout}, *le)
+	require.ErrorIs(t, err, index.ErrLayout)
 }
