@@ -87,7 +87,9 @@
 // or below the applied sequence is skipped. A state without a sequence is
 // built from the start of the stream. A state whose stream identity
 // differs from the stream's (deleted and recreated, another cluster), or
-// that does not decode, is discarded and rebuilt, never applied to.
+// that does not decode, is discarded and rebuilt, never applied to; so is a
+// state of another [StoreLayout] (one written before sessions were keyed
+// by host), whose keys would be misread.
 // Entries that aged out of the stream before they were applied are
 // reported (a log line, a metric): the aggregates lack them.
 //
