@@ -3,11 +3,8 @@ package index
 import (
 	"cmp"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -27,25 +24,6 @@ type SessionRef struct {
 // format/host/id, the host's '%' and '/' escaped ([alert.SessionKey]).
 // Session-scope alerts are keyed by it.
 func (r SessionRef) Key() string { return alert.SessionKey(r.Format, r.Host, r.SessionID) }
-
-// AmbiguousError is returned for a session id that names several
-// sessions (of several formats or hosts): the caller must say which.
-type AmbiguousError struct {
-	SessionID  string
-	Candidates []SessionRef // sorted by format, then host
-}
-
-func (e *AmbiguousError) Error() string {
-	names := make([]string, len(e.Candidates))
-	for i, c := range e.Candidates {
-		names[i] = fmt.Sprintf("format=%s host=%s", c.Format, c.Host)
-	}
-	return fmt.Sprintf("session %q is ambiguous: %d sessions have this id (%s); give format and host", e.SessionID, len(e.Candidates), strings.Join(names, "; "))
-}
-
-// ErrSessionNotFound is returned by [Indexer.Session] for a session it
-// does not know.
-var ErrSessionNotFound = errors.New("index: session not found")
 
 // hostScoped reports whether the record ids of format are unique only
 // within a host: m4dtimes names sessions by Telegram user id and records

@@ -364,22 +364,6 @@ const (
 //     keyed by [SessionRef.Key].
 const StoreLayout = 2
 
-// ErrLayout reports a state of another [StoreLayout]; see [LayoutError].
-var ErrLayout = errors.New("index: state of another layout")
-
-// LayoutError is a state whose layout is not [StoreLayout]: it must be
-// rebuilt from the stream (the indexer does so at start).
-type LayoutError struct {
-	Have, Want int
-}
-
-func (e *LayoutError) Error() string {
-	return fmt.Sprintf("index: the state has layout %d, this version reads layout %d: it must be rebuilt from the stream", e.Have, e.Want)
-}
-
-// Unwrap returns ErrLayout.
-func (e *LayoutError) Unwrap() error { return ErrLayout }
-
 // readLayout returns the layout of a state holding a seed: 1 when it
 // records none.
 func readLayout(st *Store) (int, error) {
