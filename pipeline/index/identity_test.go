@@ -321,3 +321,35 @@ func TestAggregator_RefusesAnotherLayout(t *testing.T) {
 	require.Equal(t, index.LayoutError{Have: 1, Want: index.StoreLayout}, *le)
 	require.ErrorIs(t, err, index.ErrLayout)
 }
+
+// A Claude Code transcript copied to a second host (a synced ~/.claude)
+// is one record set: its API calls count once, in the session of the
+// host that sorts first, whichever host's copy arrives first; an m4dtimes
+// file of the same name on two hosts is two conversations (its ids are
+// per host) and counts on each.
+func TestAggregator_CopyOnTwoHosts(t *testing.T) {
+	claude := "testdata/identity/a/claude"
+	m4d := "testdata/identity/a/m4dtimes"
+	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {
+		mem := index.NewAggregator(price.Default())
+		for _, host := range order {
+			for _, dir := range []string{claude, m4d} {
+				for _, f := range readHost(t, dir, host) {
+					for i := range f {
+						mem.Add(&f[i])
+					}
+				}
+			}
+		}
+		calls := map[index.SessionRef]int64{}
+		for _, s := range mem.Sessions() {
+			calls[refOf(s)] = s.APICalls
+		}
+		require.Equal(t, map[index.SessionRef]int64{
+			{Format: schema.FormatClaudeCode, Host: "a", SessionID: "session-alpha"}: 3,
+			{Format: schema.FormatClaudeCode, Host: "b", SessionID: "session-alpha"}: 0,
+			{Format: schema.FormatM4dtimes, Host: "a", SessionID: "12345"}:           2,
+			{Format: schema.FormatM4dtimes, Host: "b", SessionID: "12345"}:           2,
+		}, calls, "hosts read in the order %v", order)
+	}
+}
