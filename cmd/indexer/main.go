@@ -4,7 +4,7 @@
 //
 //	indexer serve [flags]            consume the stream, keep the state, serve the API
 //	indexer sessions [flags]         list sessions (GET /api/sessions)
-//	indexer session [flags] ID       one session with its turns
+//	indexer session [flags] ID       one session with its turns (-format, -host when ids collide)
 //	indexer usage [-by model] [flags] usage by host, format, model, project, day or hour
 //	indexer alerts [flags]           recent alerts
 //
@@ -16,6 +16,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -130,7 +131,11 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		str("limit", "sessions at most (default 100, at most 1000)")
 		str("cursor", "continue after the page that printed this cursor")
 	case "session":
-		str("format", "the session's format, when ids collide")
+		// Ids are unique only within an agent, and within a host for
+		// some: the API answers 409, listing the candidates, when a bare
+		// id names several sessions.
+		str("format", "the session's format (agent), when several sessions have the id")
+		str("host", "the session's host, when several sessions have the id")
 	case "usage":
 		by = fs.String("by", "day", "host, format, model, project, day, hour or label:NAME")
 		for _, f := range []string{"host", "format", "model", "project"} {
@@ -161,6 +166,9 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 	}
 	body, err := get(ctx, strings.TrimRight(*api, "/")+path, v, *token)
 	if err != nil {
+		if cmd == "session" && errors.Is(err, errAmbiguous) {
+			return fmt.Errorf("%w\nname one with -format and -host", err)
+		}
 		return err
 	}
 	if *asJSON {
@@ -216,6 +224,9 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 	return nil
 }
 
+// errAmbiguous is a session id the API found several sessions of.
+var errAmbiguous = errors.New("ambiguous session id")
+
 // get fetches a URL of the API; an error answer is returned as an error
 // with the API's message.
 func get(ctx context.Context, u string, v url.Values, token string) ([]byte, error) {
@@ -242,9 +253,13 @@ func get(ctx context.Context, u string, v url.Values, token string) ([]byte, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
-			Error string `json:"error"`
+			Error      string             `json:"error"`
+			Candidates []index.SessionRef `json:"candidates"`
 		}
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
+			if resp.StatusCode == http.StatusConflict && len(e.Candidates) > 0 {
+				return nil, fmt.Errorf("%w: %s: %s", errAmbiguous, resp.Status, app.Printable(e.Error))
+			}
 			return nil, fmt.Errorf("%s: %s", resp.Status, app.Printable(e.Error))
 		}
 		return nil, fmt.Errorf("%s", app.Printable(resp.Status))

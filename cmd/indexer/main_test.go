@@ -167,6 +167,19 @@ func TestIndexer_ServeAndQuery(t *testing.T) {
 	err := run(t.Context(), []string{"session", "-api", api, "no-such-session"}, env(nil), &out, &bytes.Buffer{})
 	require.ErrorContains(t, err, "404")
 	require.ErrorContains(t, err, "not found")
+
+	// ccusage's fixtures name a Claude Code and a Codex session
+	// session-alpha: the bare id is ambiguous, the format names one.
+	err = run(t.Context(), []string{"session", "-api", api, "session-alpha"}, env(nil), &out, &bytes.Buffer{})
+	require.ErrorContains(t, err, "409")
+	require.ErrorContains(t, err, "format=claude-code host=h; format=codex host=h")
+	require.ErrorContains(t, err, "name one with -format and -host")
+	for _, args := range [][]string{{"-format", "codex"}, {"-format", "claude-code", "-host", "h"}} {
+		out.Reset()
+		require.NoError(t, run(t.Context(), append(append([]string{"session", "-api", api}, args...), "session-alpha"), env(nil), &out, &bytes.Buffer{}), "%v", args)
+		require.Contains(t, out.String(), "TOTAL (1)")
+		require.Contains(t, out.String(), " "+args[1]+" ")
+	}
 }
 
 // The API is not opened to the network without a token.

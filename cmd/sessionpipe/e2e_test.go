@@ -26,6 +26,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // This file is the end-to-end test of `sessionpipe run`: the real binary,
@@ -290,8 +291,9 @@ func TestE2E_RunFollowsWritesAndAgreesWithOffline(t *testing.T) {
 	var over []string
 	for k, n := range final {
 		if n.Total > threshold {
-			_, id, _ := strings.Cut(k, "/")
-			over = append(over, id)
+			// A session-scope alert is keyed by format, host and id.
+			format, id, _ := strings.Cut(k, "/")
+			over = append(over, alert.SessionKey(schema.Format(format), e2eHost, id))
 		}
 	}
 	slices.Sort(over)

@@ -175,8 +175,16 @@ func statusFromIndexer(ctx context.Context, cfg top.Config, in hookInput, now ti
 	}
 	f.Block = activeBlock(calls, now)
 	if in.SessionID != "" {
+		// The id with its agent finds the session unless another host has
+		// one of the same id (409): then this host's.
 		var s struct{ Session index.Session }
-		if err := top.Get(ctx, cfg, "/api/sessions/"+url.PathEscape(in.SessionID), url.Values{"format": {string(schema.FormatClaudeCode)}}, &s); err == nil {
+		path, q := "/api/sessions/"+url.PathEscape(in.SessionID), url.Values{"format": {string(schema.FormatClaudeCode)}}
+		err := top.Get(ctx, cfg, path, q, &s)
+		if err != nil && strings.Contains(err.Error(), "409") {
+			q.Set("host", app.Hostname(""))
+			err = top.Get(ctx, cfg, path, q, &s)
+		}
+		if err == nil {
 			f.Session = &s.Session.CostUSD
 		} else {
 			f.SessionErr = err

@@ -465,6 +465,9 @@ func (d *Doctor) checkIndexState(r *report) {
 	case err != nil:
 		r.add(CheckFail, name, "fix what the error names (free space, permissions), then start the indexer: it resumes from the last state committed",
 			"indexer state %s cannot be read: %v", dir, err)
+	case sum.Keys > 0 && sum.Layout != index.StoreLayout:
+		r.add(CheckWarn, name, "start the indexer: it rebuilds the state from the stream (what aged out of the stream is lost)",
+			"indexer state %s has layout %d, this version reads layout %d (sessions keyed by format, host and id)", dir, sum.Layout, index.StoreLayout)
 	default:
 		r.ok(name, "indexer state %s reads back: %s in %s, %s, applied up to stream sequence %d",
 			dir, count(sum.Tables, "table"), HumanBytes(sum.Bytes), count(sum.Keys, "record"), sum.Seq)

@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
 // doctorState writes an indexer state of a few records under
@@ -22,6 +24,7 @@ func doctorState(t *testing.T, data string) string {
 	for i := range 2000 {
 		require.NoError(t, db.Set(fmt.Appendf(nil, "s%08d", i), fmt.Appendf(nil, "session %d with some bytes in it", i), nil))
 	}
+	require.NoError(t, db.Set([]byte("mlayout"), []byte(strconv.Itoa(index.StoreLayout)), nil))
 	require.NoError(t, db.Set([]byte("mseq"), []byte("42"), pebble.Sync))
 	require.NoError(t, db.Compact(t.Context(), []byte{0}, []byte{0xff}, true))
 	require.NoError(t, db.Close())
@@ -45,7 +48,17 @@ func TestDoctor_IndexerState(t *testing.T) {
 
 	doctorState(t, data)
 	requireCheck(t, check(data), CheckOK, "state", "reads back: 1 table in ")
-	requireCheck(t, check(data), CheckOK, "state", "2001 records, applied up to stream sequence 42")
+	requireCheck(t, check(data), CheckOK, "state", "2002 records, applied up to stream sequence 42")
+
+	// A state of the layout before sessions were keyed by host (it
+	// records none) is rebuilt by the indexer: doctor says so.
+	older := t.TempDir()
+	doctorState(t, older)
+	db, err := pebble.Open(filepath.Join(older, "indexer", "state"), &pebble.Options{})
+	require.NoError(t, err)
+	require.NoError(t, db.Delete([]byte("mlayout"), pebble.Sync))
+	require.NoError(t, db.Close())
+	requireCheck(t, check(older), CheckWarn, "state", "has layout 1, this version reads layout 2")
 
 	lock, err := dirlock.Acquire(filepath.Join(data, "indexer"), "indexer state")
 	require.NoError(t, err)

@@ -17,13 +17,13 @@ import (
 // Every value that came from a transcript is made [Printable].
 func WriteSessionsTable(w io.Writer, all []index.Session) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SESSION\tFORMAT\tLAST ACTIVE\tTURNS\tMSGS U/A\tCALLS\tTOOLS/ERR\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\tMODELS\t")
+	fmt.Fprintln(tw, "SESSION\tFORMAT\tHOST\tLAST ACTIVE\tTURNS\tMSGS U/A\tCALLS\tTOOLS/ERR\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\tMODELS\t")
 	var t index.Session
 	var unpriced int64
 	for _, s := range all {
 		cost := Dollars(s.CostUSD, s.UnpricedCalls > 0)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			short(s.SessionID), Printable(string(s.Format)), day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			short(s.SessionID), Printable(string(s.Format)), short(s.Host), day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
 			s.ToolCalls, s.ToolErrors, Thousands(s.InputTokens), Thousands(s.OutputTokens), Thousands(s.CacheReadTokens),
 			Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens), cost, models(s.Models))
 		t.Turns += s.Turns
@@ -44,7 +44,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 	if unpriced > 0 {
 		cost += "*"
 	}
-	fmt.Fprintf(tw, "TOTAL (%d)\t\t\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\t\n",
+	fmt.Fprintf(tw, "TOTAL (%d)\t\t\t\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\t\n",
 		len(all), t.Turns, t.UserMessages, t.AssistantMessages, t.APICalls, t.ToolCalls, t.ToolErrors,
 		Thousands(t.InputTokens), Thousands(t.OutputTokens), Thousands(t.CacheReadTokens), Thousands(t.CacheWriteTokens),
 		Thousands(t.TotalTokens), cost)
@@ -222,8 +222,13 @@ func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tRULE\tSCOPE\tKEY\tMETRIC\tVALUE\tTHRESHOLD\tHOST")
 	for _, e := range events {
+		key := short(e.Key)
+		if e.Scope == alert.ScopeSession && e.SessionID != "" {
+			// The key is format/host/id: the host has its column.
+			key = Printable(string(e.Format)) + " " + short(e.SessionID)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), Printable(e.Rule), Printable(string(e.Scope)),
-			short(e.Key), Printable(string(e.Metric)), e.Value, e.Threshold, Printable(e.Host))
+			key, Printable(string(e.Metric)), e.Value, e.Threshold, Printable(e.Host))
 	}
 	return tw.Flush()
 }

@@ -64,10 +64,17 @@ type Aggregator struct {
 	err     error // the first store failure: the Aggregator stops applying
 }
 
+// sessionKey identifies a session: session ids are unique only within
+// an agent (format), and within a host for some (m4dtimes names sessions
+// by Telegram user id, Fluux by JID).
 type sessionKey struct {
 	format schema.Format
+	host   string
 	id     string
 }
+
+// key returns the identity of s.
+func (s *session) key() sessionKey { return sessionKey{s.format, s.host, s.id} }
 
 type fileKey struct{ host, path string }
 
@@ -99,7 +106,8 @@ type Config struct {
 
 // New returns an Aggregator configured by cfg: empty, or resuming the
 // state in cfg.Store. It fails only with a store: unreadable, corrupt
-// (ErrCorruptState) or made with another seed.
+// (ErrCorruptState), of another layout (*LayoutError: rebuild it) or made
+// with another seed.
 func New(cfg Config) (*Aggregator, error) {
 	seed := cfg.Seed
 	for seed == 0 {
@@ -192,6 +200,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 	if c != (entryContrib{}) {
 		h := a.key.start()
 		h.string(string(e.Format))
+		h.scope(e)
 		h.string(e.EntryID)
 		h.int(at.ts.nano())
 		a.entries.add(h.sum(), s, at, 0, c)
@@ -203,6 +212,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		// be unique (Ollama reuses them).
 		h := a.key.start()
 		h.string(string(e.Format))
+		h.scope(e)
 		if e.Format == schema.FormatClaudeCode && e.MessageID != "" {
 			h.string(e.MessageID)
 		} else {
@@ -229,6 +239,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		}
 		h := a.key.start()
 		h.string(e.UsageKey)
+		h.scope(e)
 		a.usage.add(h.sum(), s, at, totalSat(u), uc)
 	}
 }
@@ -236,7 +247,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 // createdBefore orders sessions by creation: the header's time when known,
 // else the first entry's; then a parent before the session that names it;
 // then the one whose activity ended first (a resumed session goes on after
-// the session it copies); then by id.
+// the session it copies); then by id, format and host.
 func createdBefore(x, y *session) bool {
 	if x == y {
 		return false
@@ -245,10 +256,10 @@ func createdBefore(x, y *session) bool {
 	if !xc.Equal(yc) {
 		return xc.Before(yc)
 	}
-	if y.parentID.v == x.id {
+	if y.parentID.v == x.id && y.host == x.host && y.format == x.format {
 		return true
 	}
-	if x.parentID.v == y.id {
+	if x.parentID.v == y.id && x.host == y.host && x.format == y.format {
 		return false
 	}
 	if !x.lastTS.Equal(y.lastTS) {
@@ -257,13 +268,16 @@ func createdBefore(x, y *session) bool {
 	if x.id != y.id {
 		return x.id < y.id
 	}
-	return x.format < y.format
+	if x.format != y.format {
+		return x.format < y.format
+	}
+	return x.host < y.host
 }
 
 // session returns the session of e from the cache or the store, or a new
 // one.
 func (a *Aggregator) session(e *schema.Entry) *session {
-	k := sessionKey{e.Format, e.SessionID}
+	k := sessionKey{e.Format, e.Host, e.SessionID}
 	s := a.sessions[k]
 	if s == nil && a.store != nil {
 		s = a.loadSession(k)
@@ -273,6 +287,7 @@ func (a *Aggregator) session(e *schema.Entry) *session {
 			num:    a.nextNum,
 			id:     e.SessionID,
 			format: e.Format,
+			host:   e.Host,
 			models: make(map[string]int),
 		}
 		a.nextNum++
@@ -283,7 +298,7 @@ func (a *Aggregator) session(e *schema.Entry) *session {
 
 // cacheSession puts s in the cache.
 func (a *Aggregator) cacheSession(s *session) {
-	a.sessions[sessionKey{s.format, s.id}] = s
+	a.sessions[s.key()] = s
 	a.byNum[s.num] = s
 	s.used = a.gen
 }
@@ -375,14 +390,18 @@ func (a *Aggregator) Sessions() []Session {
 		if c := cmp.Compare(x.SessionID, y.SessionID); c != 0 {
 			return c
 		}
-		return cmp.Compare(x.Format, y.Format)
+		if c := cmp.Compare(x.Format, y.Format); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Host, y.Host)
 	})
 	return out
 }
 
-// Session returns the aggregates of one session and whether it is known.
-func (a *Aggregator) Session(format schema.Format, id string) (Session, bool) {
-	k := sessionKey{format, id}
+// Session returns the aggregates of the session of format, host and id,
+// and whether it is known. [Aggregator.Find] finds the sessions of an id.
+func (a *Aggregator) Session(format schema.Format, host, id string) (Session, bool) {
+	k := sessionKey{format, host, id}
 	s := a.sessions[k]
 	if s == nil && a.store != nil {
 		s = a.loadSession(k)
@@ -415,12 +434,14 @@ const implementationPrefix = "Implement the following plan"
 // classify marks Claude Code sessions as plan or implementation and links
 // them: a session whose first real prompt starts with
 // "Implement the following plan" is an implementation; the other sessions
-// sharing its slug are its plan.
+// of its host sharing its slug are its plan.
 func classify(all []Session) {
-	bySlug := make(map[string][]int)
+	type hostSlug struct{ host, slug string } // slugs link the sessions of one host
+	bySlug := make(map[hostSlug][]int)
 	for i := range all {
 		if all[i].Format == schema.FormatClaudeCode && all[i].Slug != "" {
-			bySlug[all[i].Slug] = append(bySlug[all[i].Slug], i)
+			k := hostSlug{all[i].Host, all[i].Slug}
+			bySlug[k] = append(bySlug[k], i)
 		}
 	}
 	for _, idx := range bySlug {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // The HTTP API of the indexer. Every answer is JSON (errors too:
@@ -37,12 +38,22 @@ import (
 //
 //	GET /
 //	GET /api/sessions?host=&format=&model=&project=&label=&since=&until=&sort=&limit=&cursor=
-//	GET /api/sessions/{id}?format=
+//	GET /api/sessions/{id}?format=&host=
 //	GET /api/usage?group_by=host|format|model|project|day|hour|label:<name>&since=&until=&host=&format=&model=&project=&label=
 //	GET /api/alerts?limit=
 //	GET /api/events
 //	GET /healthz
 //	GET /metrics
+//
+// A session is identified by its format, host and id (ids are unique only
+// within an agent, and within a host for some): GET /api/sessions/{id}
+// with format and host names one session; a bare id (or an id with only
+// one of them) names the session if it is the only one matching, and is
+// answered 409 Conflict otherwise, with the candidates listed:
+// {"error": "...", "candidates": [{"format", "host", "session_id"}]}. The
+// id is one path segment: escape a '/' in it as %2F (Fluux ids hold one).
+// Every session row carries its format and host; alerts name a session
+// by all three.
 //
 // Times (since, until) are RFC 3339 timestamps or YYYY-MM-DD dates (UTC;
 // an until date is inclusive). A label filter is name:value, e.g.
@@ -356,6 +367,11 @@ func parseTime(name, s string, end bool) (time.Time, error) {
 	return time.Time{}, badRequest{fmt.Errorf("%s %q: want an RFC 3339 time or a YYYY-MM-DD date", name, s)}
 }
 
+// session answers GET /api/sessions/{id}?format=&host=: the session of
+// id, format and host. A bare id (or one with only the format) names the
+// session if it is the only one matching; several match: 409 with the
+// candidates (format, host) listed, so that the client asks again with
+// both.
 func (a *api) session(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	v, err := queryValues(r)
@@ -363,12 +379,28 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) {
 		a.answer(w, nil, err)
 		return
 	}
-	s, turns, found, err := a.ix.Session(v.Get("format"), id)
+	format := schema.Format(v.Get("format"))
+	if format != "" && !format.Valid() {
+		a.answer(w, nil, badRequest{fmt.Errorf("format %q: want one of %s", format, formatNames())})
+		return
+	}
+	var host *string
+	if v.Has("host") {
+		h := v.Get("host")
+		host = &h
+	}
+	s, turns, err := a.ix.Session(id, format, host)
+	var amb *AmbiguousError
 	switch {
+	case errors.As(err, &amb):
+		a.reply(w, http.StatusConflict, struct {
+			Error      string       `json:"error"`
+			Candidates []SessionRef `json:"candidates"`
+		}{amb.Error(), amb.Candidates})
+	case errors.Is(err, ErrSessionNotFound):
+		a.fail(w, http.StatusNotFound, fmt.Errorf("session %q not found", id))
 	case err != nil:
 		a.fail(w, http.StatusInternalServerError, err)
-	case !found:
-		a.fail(w, http.StatusNotFound, fmt.Errorf("session %q not found", id))
 	default:
 		if turns == nil {
 			turns = []Turn{}
@@ -378,6 +410,15 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) {
 			Turns   []Turn  `json:"turns"`
 		}{s, turns})
 	}
+}
+
+// formatNames lists the formats, for error messages.
+func formatNames() string {
+	var names []string
+	for _, f := range schema.Formats() {
+		names = append(names, string(f))
+	}
+	return strings.Join(names, ", ")
 }
 
 func (a *api) usage(w http.ResponseWriter, r *http.Request) {

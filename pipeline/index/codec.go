@@ -23,8 +23,11 @@ import (
 // times as stamps (seconds since year 1, nanoseconds), which name every
 // time; versions 1 and 2 wrote Unix nanoseconds, 0 for none, and are read
 // as such (a time of theirs outside 1677–2262 was wrapped when written,
-// and 1970-01-01T00:00:00Z read as none).
-const recordVersion = 3
+// and 1970-01-01T00:00:00Z read as none). Version 4 writes a session's
+// host, part of its identity, after its format, where versions 1 to 3 wrote
+// the host of its earliest entry as a choice; other records are as in
+// version 3. (States of layout 1 are rebuilt, not read: see StoreLayout.)
+const recordVersion = 4
 
 // minRecordVersion is the oldest record version read.
 const minRecordVersion = 1
@@ -337,11 +340,12 @@ func encodeSession(b []byte, s *session) []byte {
 	e := encoder{b: append(b, recordVersion)}
 	e.uvarint(s.num)
 	e.string(string(s.format))
+	e.string(s.host)
 	e.string(s.id)
 	e.time(s.headerTS)
 	e.time(s.firstTS)
 	e.time(s.lastTS)
-	for _, c := range []*choice[string]{&s.host, &s.cwd, &s.parentID, &s.title, &s.slug, &s.firstPrompt} {
+	for _, c := range []*choice[string]{&s.cwd, &s.parentID, &s.title, &s.slug, &s.firstPrompt} {
 		e.stringChoice(c)
 	}
 	e.bool(s.origin.ok)
@@ -382,9 +386,16 @@ func encodeSession(b []byte, s *session) []byte {
 func decodeSession(b []byte) (*session, error) {
 	d := decoder{b: b}
 	d.version()
-	s := &session{num: d.uvarint(), format: schema.Format(d.string()), id: d.string()}
+	s := &session{num: d.uvarint(), format: schema.Format(d.string())}
+	if d.v >= 4 {
+		s.host = d.string()
+	}
+	s.id = d.string()
 	s.headerTS, s.firstTS, s.lastTS = d.time(), d.time(), d.time()
-	for _, c := range []*choice[string]{&s.host, &s.cwd, &s.parentID, &s.title, &s.slug, &s.firstPrompt} {
+	if d.v < 4 {
+		s.host = d.stringChoice().v
+	}
+	for _, c := range []*choice[string]{&s.cwd, &s.parentID, &s.title, &s.slug, &s.firstPrompt} {
 		*c = d.stringChoice()
 	}
 	if s.origin.ok = d.bool(); s.origin.ok {

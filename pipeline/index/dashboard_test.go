@@ -184,7 +184,8 @@ func TestIndexer_Dashboard(t *testing.T) {
 		// What the script asks for, path by path, as it builds the requests.
 		requests := map[string][]string{
 			"/api/sessions": {"/api/sessions?limit=25", "/api/sessions?since=" + url.QueryEscape(hourAgo) + "&limit=200"},
-			"/api/sessions/": {"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format),
+			"/api/sessions/": {"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format) + "&host=" + url.QueryEscape(s.Host),
+				"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format),
 				"/api/sessions/" + url.PathEscape(s.SessionID)},
 			"/api/usage":  {"/api/usage?group_by=day&since=" + today, "/api/usage?group_by=model&since=" + now.AddDate(0, 0, -6).Format(time.DateOnly)},
 			"/api/alerts": {"/api/alerts?limit=500"},

@@ -42,8 +42,20 @@
 //
 // Session fields drawn from several entries follow the same idea: the
 // working directory of a header, else of the earliest main-transcript
-// entry, else of the earliest sidechain entry; the host of the earliest
-// entry; the latest title, slug and parent; the earliest real prompt.
+// entry, else of the earliest sidechain entry; the latest title, slug and
+// parent; the earliest real prompt.
+//
+// # Identity
+//
+// A session is identified by its format (the agent), its host and its id:
+// ids are unique only within an agent, and within a host for some
+// (m4dtimes names sessions by Telegram user id, Fluux by JID), so two
+// agents or two hosts may each have a session "session-alpha", and they
+// are two sessions. The facts of m4dtimes and Fluux, whose record ids are
+// unique only within a host as well, include the host in their identity;
+// those of the other formats (UUIDs, content-derived usage keys) do not,
+// so a transcript copied to a second host counts once (rule 4 ends with
+// the host). [Aggregator.Find] lists the sessions of an id.
 //
 // Whether a real user input starts a turn depends on the inputs and
 // replies before it in its own file, so the entries of one file must be
@@ -75,7 +87,9 @@
 // or below the applied sequence is skipped. A state without a sequence is
 // built from the start of the stream. A state whose stream identity
 // differs from the stream's (deleted and recreated, another cluster), or
-// that does not decode, is discarded and rebuilt, never applied to.
+// that does not decode, is discarded and rebuilt, never applied to; so is a
+// state of another [StoreLayout] (one written before sessions were keyed
+// by host), whose keys would be misread.
 // Entries that aged out of the stream before they were applied are
 // reported (a log line, a metric): the aggregates lack them.
 //

@@ -372,8 +372,18 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 	}
 	acfg := Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe}
 	agg, err := New(acfg)
-	if errors.Is(err, ErrCorruptState) {
+	var layout *LayoutError
+	switch {
+	case errors.As(err, &layout):
+		// Its keys would be misread (sessions of one id on two hosts or
+		// of two formats merged, or split from their facts): start over.
+		ix.log.Warn("indexer state has an older layout; rebuilding it from the stream",
+			"layout", layout.Have, "want", layout.Want)
+		ix.rebuilds.Add(1)
+	case errors.Is(err, ErrCorruptState):
 		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
+	}
+	if layout != nil || errors.Is(err, ErrCorruptState) {
 		if err = st.Reset(); err == nil {
 			seq = 0
 			agg, err = New(acfg)
@@ -455,7 +465,7 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 		}
 		ix.agg.Add(&d.Entry)
 		ix.applied = d.Seq
-		ix.changed[sessionKey{d.Entry.Format, d.Entry.SessionID}] = true
+		ix.changed[sessionKey{d.Entry.Format, d.Entry.Host, d.Entry.SessionID}] = true
 		ix.entries.Add(1)
 	}
 	ix.applied = max(ix.applied, b.Last)
@@ -529,7 +539,7 @@ func (ix *Indexer) commitLocked() error {
 	if len(ix.changed) > 0 {
 		changed := make([]Session, 0, len(ix.changed))
 		for k := range ix.changed {
-			if s, ok := ix.agg.Session(k.format, k.id); ok {
+			if s, ok := ix.agg.Session(k.format, k.host, k.id); ok {
 				changed = append(changed, s)
 				ix.hub.publish("session", s)
 			}
@@ -609,20 +619,45 @@ func (ix *Indexer) Usage(q UsageQuery) (rows []UsageRow, err error) {
 	return rows, err
 }
 
-// Session returns one session with its turns. An empty format looks in
-// every format (session ids of different formats do not collide in
-// practice; the first format in schema order wins if they do).
-func (ix *Indexer) Session(format, id string) (s Session, turns []Turn, found bool, err error) {
+// Session returns one session with its turns: the session of id, format
+// and host. An empty format matches every format, a nil host every host
+// (the API's bare id): when several sessions match, the error is an
+// *[AmbiguousError] listing them; when none does, [ErrSessionNotFound].
+func (ix *Indexer) Session(id string, format schema.Format, host *string) (s Session, turns []Turn, err error) {
 	err = ix.with(func(a *Aggregator) error {
-		for _, f := range formatsToTry(format) {
-			if s, found = a.Session(f, id); found {
-				turns, _, err = a.Turns(f, id)
+		var matches []SessionRef
+		if format != "" && host != nil {
+			matches = []SessionRef{{Format: format, Host: *host, SessionID: id}}
+		} else {
+			all, err := a.Find(id)
+			if err != nil {
 				return err
 			}
+			for _, r := range all {
+				if (format == "" || r.Format == format) && (host == nil || r.Host == *host) {
+					matches = append(matches, r)
+				}
+			}
 		}
-		return nil
+		switch len(matches) {
+		case 0:
+			return ErrSessionNotFound
+		case 1:
+		default:
+			return &AmbiguousError{SessionID: id, Candidates: matches}
+		}
+		r := matches[0]
+		var found bool
+		if s, found = a.Session(r.Format, r.Host, r.SessionID); !found {
+			if err := a.Err(); err != nil {
+				return err
+			}
+			return ErrSessionNotFound
+		}
+		turns, _, err = a.Turns(r.Format, r.Host, r.SessionID)
+		return err
 	})
-	return s, turns, found, err
+	return s, turns, err
 }
 
 // Sessions returns every session, as [Aggregator.Sessions] (for `run
@@ -633,12 +668,4 @@ func (ix *Indexer) Sessions() (all []Session, err error) {
 		return a.Err()
 	})
 	return all, err
-}
-
-// formatsToTry is the format given, or every format.
-func formatsToTry(format string) []schema.Format {
-	if format != "" {
-		return []schema.Format{schema.Format(format)}
-	}
-	return schema.Formats()
 }

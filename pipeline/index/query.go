@@ -163,7 +163,7 @@ func (h *sessionHeap) Pop() any {
 
 func (q *SessionQuery) matches(s *session) bool {
 	switch {
-	case q.Host != "" && s.host.v != q.Host,
+	case q.Host != "" && s.host != q.Host,
 		q.Format != "" && string(s.format) != q.Format,
 		q.Project != "" && s.cwd.v != q.Project,
 		!q.Since.IsZero() && s.lastTS.Before(q.Since),
@@ -224,12 +224,13 @@ func (a *Aggregator) classifyPage(page []Session) {
 	if len(slugs) == 0 {
 		return
 	}
+	type hostID struct{ host, id string }
 	var group []Session
-	index := make(map[string]int) // session id → position in group
+	index := make(map[hostID]int) // Claude Code session → position in group
 	add := func(s *session) {
 		if s.conversation && s.format == "claude-code" && slugs[s.slug.v] {
-			if _, dup := index[s.id]; !dup {
-				index[s.id] = len(group)
+			if _, dup := index[hostID{s.host, s.id}]; !dup {
+				index[hostID{s.host, s.id}] = len(group)
 				group = append(group, s.snapshot())
 			}
 		}
@@ -260,7 +261,7 @@ func (a *Aggregator) classifyPage(page []Session) {
 	}
 	classify(group)
 	for i := range page {
-		if j, ok := index[page[i].SessionID]; ok && page[i].Format == "claude-code" {
+		if j, ok := index[hostID{page[i].Host, page[i].SessionID}]; ok && page[i].Format == "claude-code" {
 			page[i].SessionKind = group[j].SessionKind
 			page[i].PlanSessionIDs = group[j].PlanSessionIDs
 			page[i].ImplementationSessionIDs = group[j].ImplementationSessionIDs

@@ -63,7 +63,7 @@ type UsageChange struct {
 
 func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChange {
 	u := UsageChange{
-		Sign: sign, SessionID: s.id, Format: s.format, Host: s.host.v, Project: c.project, Model: c.model,
+		Sign: sign, SessionID: s.id, Format: s.format, Host: s.host, Project: c.project, Model: c.model,
 		Tokens:  schema.Usage{Input: c.input, Output: c.output, CacheRead: c.cacheRead, CacheWrite: c.cacheWrite},
 		CostUSD: usd(c.cost), Unpriced: c.unpriced, Labels: c.labels.toMap(),
 	}
@@ -73,7 +73,7 @@ func usageChange(s *session, c *usageContrib, at *origin, sign int64) UsageChang
 
 // rollup adds (sign 1) or removes a call from its cell.
 func (a *Aggregator) rollup(s *session, c *usageContrib, at *origin, sign int64) {
-	k := rollKey{hour: hourOf(at.ts), host: s.host.v, format: string(s.format), model: c.model, project: c.project, labels: c.labels}
+	k := rollKey{hour: hourOf(at.ts), host: s.host, format: string(s.format), model: c.model, project: c.project, labels: c.labels}
 	cell := a.rollups[k]
 	if cell == nil && a.store != nil {
 		cell = a.loadCell(k)

@@ -70,6 +70,7 @@ type session struct {
 	num    uint64 // the session's number in the store
 	id     string
 	format schema.Format
+	host   string // with format and id, what identifies the session
 
 	cached
 	refs        int       // occurrences of cached facts in this session: it stays cached while any
@@ -83,7 +84,6 @@ type session struct {
 	firstTS  time.Time
 	lastTS   time.Time
 
-	host     choice[string] // of the earliest entry
 	cwd      choice[string] // a header's, else the earliest main-transcript entry's, else a sidechain's
 	parentID choice[string] // named by the latest main-transcript entry
 	title    choice[string] // the latest title line
@@ -186,7 +186,6 @@ func (s *session) observe(e *schema.Entry, labels labelSet, at origin) {
 	if e.Sidechain {
 		class = fromSidechain
 	}
-	s.host.earliest(e.Host, fromMain, at)
 	if len(e.Labels) > 0 {
 		s.labels.earliest(labels, fromMain, at)
 	}
@@ -303,7 +302,7 @@ func (s *session) snapshot() Session {
 	out := Session{
 		SessionID:         s.id,
 		Format:            s.format,
-		Host:              s.host.v,
+		Host:              s.host,
 		CWD:               s.cwd.v,
 		FirstTS:           s.firstTS,
 		LastTS:            s.lastTS,

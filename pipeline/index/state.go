@@ -34,7 +34,8 @@ import (
 // history, as an mmap'ed B-tree's resident pages would), and a batch
 // commits atomically with fsync.
 //
-// Keys: 'm'+name meta; 's'+num session; 'S'+format+0+id session number;
+// Keys: 'm'+name meta; 's'+num session; 'S'+id+format+host session
+// number (id and format length-prefixed);
 // 'f'+kind+16 bytes fact; 'F'+host+0+path file turn state; 'c'+num+kind+16
 // bytes contested-fact index; 't'+last activity+num and 'g'+slug+0+num
 // session indexes; 'r'+hour+cell rollups; 'k'+num+ts+kind+fact turn
@@ -323,12 +324,6 @@ func sessionNumKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{'s'}, num)
 }
 
-func sessionIDKey(k sessionKey) []byte {
-	b := append([]byte{'S'}, k.format...)
-	b = append(b, 0)
-	return append(b, k.id...)
-}
-
 func factStoreKey(kind factKind, k factKey) []byte {
 	b := make([]byte, 0, 18)
 	b = append(b, 'f', byte(kind))
@@ -355,10 +350,37 @@ func contestedKey(num uint64, kind factKind, k factKey) []byte {
 const (
 	metaSeed    = "seed"
 	metaNextNum = "next_session"
+	metaLayout  = "layout"
 )
 
+// StoreLayout is the version of the store's key layout and fact
+// identities, recorded in a new state. A state of another layout is not
+// read (its keys would be misread): [New] refuses it with a
+// *[LayoutError] and the indexer rebuilds it from the stream.
+//
+//   - 1 (states without the record): sessions keyed by format and id.
+//   - 2: sessions keyed by format, host and id (the 'S' keys); the facts
+//     of m4dtimes and Fluux include the host; session-scope alerts are
+//     keyed by [SessionRef.Key].
+const StoreLayout = 2
+
+// readLayout returns the layout of a state holding a seed: 1 when it
+// records none.
+func readLayout(st *Store) (int, error) {
+	v, err := st.Meta(metaLayout)
+	if err != nil || v == nil {
+		return 1, err
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("%w: layout %q", ErrCorruptState, v)
+	}
+	return n, nil
+}
+
 // attach makes the Aggregator a write-back cache over st, reading its
-// seed and session counter, or writing them for a new state.
+// seed and session counter, or writing them (and the layout) for a new
+// state. A state of another layout is refused with a *LayoutError.
 func (a *Aggregator) attach(st *Store, seed uint64) error {
 	a.store = st
 	v, err := st.Meta(metaSeed)
@@ -370,7 +392,13 @@ func (a *Aggregator) attach(st *Store, seed uint64) error {
 		b := st.db.NewBatch()
 		b.Set(metaKey(metaSeed), []byte(strconv.FormatUint(a.key.seed, 10)), nil)
 		b.Set(metaKey(metaNextNum), []byte("1"), nil)
+		b.Set(metaKey(metaLayout), []byte(strconv.Itoa(StoreLayout)), nil)
 		return st.commit(b)
+	}
+	if layout, err := readLayout(st); err != nil {
+		return err
+	} else if layout != StoreLayout {
+		return &LayoutError{Have: layout, Want: StoreLayout}
 	}
 	stored, err := strconv.ParseUint(string(v), 10, 64)
 	if err != nil || stored == 0 {
@@ -589,7 +617,7 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 		buf = encodeSession(buf[:0], s)
 		b.Set(sessionNumKey(s.num), buf, nil)
 		if !s.stored {
-			b.Set(sessionIDKey(sessionKey{s.format, s.id}), []byte(strconv.FormatUint(s.num, 10)), nil)
+			b.Set(sessionIDKey(s.key()), []byte(strconv.FormatUint(s.num, 10)), nil)
 		}
 		if !s.stored || !s.indexedTS.Equal(s.lastTS) {
 			if s.stored {
@@ -704,7 +732,7 @@ func (a *Aggregator) evict(maxFacts int) {
 		for num, s := range a.byNum {
 			if s.refs == 0 && !s.dirty && s.used+1 < a.gen {
 				delete(a.byNum, num)
-				delete(a.sessions, sessionKey{s.format, s.id})
+				delete(a.sessions, s.key())
 			}
 		}
 	}

@@ -181,10 +181,10 @@ func readPages(t *testing.T, a *index.Aggregator, q index.SessionQuery) []index.
 func requireSameTurns(t *testing.T, want, got *index.Aggregator) {
 	t.Helper()
 	for _, s := range want.Sessions() {
-		w, ok, err := want.Turns(s.Format, s.SessionID)
+		w, ok, err := want.Turns(s.Format, s.Host, s.SessionID)
 		require.NoError(t, err)
 		require.True(t, ok)
-		g, ok, err := got.Turns(s.Format, s.SessionID)
+		g, ok, err := got.Turns(s.Format, s.Host, s.SessionID)
 		require.NoError(t, err)
 		require.True(t, ok)
 		require.Equal(t, w, g, "session %s", s.SessionID)

@@ -22,6 +22,9 @@ type StoreSummary struct {
 	Bytes  int64  // their size
 	Keys   int64  // records read back
 	Seq    uint64 // last stream sequence committed (0: none)
+	// Layout is the state's [StoreLayout] (1 for a state that records
+	// none). The indexer rebuilds a state of another layout at start.
+	Layout int
 }
 
 // CheckStore reads the state in dir (the directory [StoreConfig].Dir
@@ -64,7 +67,8 @@ func CheckStore(dir string) (StoreSummary, error) {
 	if err != nil {
 		return sum, fault.set(brokenAsCorrupt(err))
 	}
-	seqKey := metaKey(metaSeq)
+	seqKey, layoutKey := metaKey(metaSeq), metaKey(metaLayout)
+	sum.Layout = 1
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
@@ -72,8 +76,11 @@ func CheckStore(dir string) (StoreSummary, error) {
 			return sum, fault.set(brokenAsCorrupt(err))
 		}
 		sum.Keys++
-		if bytes.Equal(it.Key(), seqKey) {
+		switch {
+		case bytes.Equal(it.Key(), seqKey):
 			sum.Seq, _ = strconv.ParseUint(string(v), 10, 64)
+		case bytes.Equal(it.Key(), layoutKey):
+			sum.Layout, _ = strconv.Atoi(string(v))
 		}
 	}
 	if err := s.closeIter(it); err != nil {

@@ -95,7 +95,7 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 		require.True(t, ts.Equal(s.Session.LastTS), "%s last_ts %v, want %v", id, s.Session.LastTS, ts)
 		require.Len(t, s.Turns, 1)
 		require.True(t, ts.Equal(s.Turns[0].Start), "%s turn start %v, want %v", id, s.Turns[0].Start, ts)
-		wantTurns, _, err := mem.Turns(schema.FormatPi, id)
+		wantTurns, _, err := mem.Turns(schema.FormatPi, "h", id)
 		require.NoError(t, err)
 		require.Equal(t, wantTurns, s.Turns)
 	}

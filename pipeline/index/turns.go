@@ -168,12 +168,12 @@ func decodeLedgerItem(b []byte, kind factKind) (ledgerItem, error) {
 	return it, d.end()
 }
 
-// Turns returns the turns of a session, oldest first, and whether the
-// session is known. Calls before the session's first real input (a
+// Turns returns the turns of the session of format, host and id, oldest
+// first, and whether the session is known. Calls before the session's first real input (a
 // resumed session's first reply, say) make a turn with no prompt and the
 // time of the first of them. It needs Config.Turns.
-func (a *Aggregator) Turns(format schema.Format, id string) ([]Turn, bool, error) {
-	k := sessionKey{format, id}
+func (a *Aggregator) Turns(format schema.Format, host, id string) ([]Turn, bool, error) {
+	k := sessionKey{format, host, id}
 	s := a.sessions[k]
 	if s == nil && a.store != nil {
 		s = a.loadSession(k)

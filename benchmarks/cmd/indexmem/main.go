@@ -178,7 +178,7 @@ func reopen(dir string) error {
 		return err
 	}
 	usage := time.Since(began)
-	turns, _, err := a.Turns(page[0].Format, page[0].SessionID)
+	turns, _, err := a.Turns(page[0].Format, page[0].Host, page[0].SessionID)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,9 @@
 //	             kept by name across reloads and restarts). Unique in the file.
 //	description  optional free text, carried by events.
 //	scope        required (but for unpriced_model): what the rule keeps one value
-//	             per. session: the session id; host: the host the entry was read
+//	             per. session: the session, named by format, host and id
+//	             ([SessionKey]: two agents or two hosts may use one id); host:
+//	             the host the entry was read
 //	             on; project: the session's working directory; model: the call's
 //	             model; format: the source format (claude-code, codex, …); fleet:
 //	             one value for everything (key "*"); label:<name>: the value of
@@ -150,13 +152,15 @@
 // (<prefix>.alerts.<rule>):
 //
 //	{"id":"5c0f…","rule":"big-session","kind":"threshold","scope":"session",
-//	 "metric":"total_tokens","key":"3f2a…","value":1204332,"threshold":1000000,
-//	 "time":"2026-11-23T09:59:00Z","fired_at":"2026-11-23T10:00:00Z",
-//	 "host":"build-01","session_id":"3f2a…","model":"claude-opus-4-6","seq":42}
+//	 "metric":"total_tokens","key":"claude-code/build-01/3f2a…","value":1204332,
+//	 "threshold":1000000,"time":"2026-11-23T09:59:00Z","fired_at":"2026-11-23T10:00:00Z",
+//	 "host":"build-01","format":"claude-code","session_id":"3f2a…",
+//	 "model":"claude-opus-4-6","seq":42}
 //
 // kind is "threshold" or "unpriced_model"; window is the rule's window as
-// written; host, session_id and model are those of the call that fired the
-// rule (for session scope session_id is the key); projected_cost_usd adds
+// written; host, format, session_id and model are those of the call that
+// fired the rule (for session scope the session the key names);
+// projected_cost_usd adds
 // period_start, period_end, spent_usd and burn_usd_per_hour. The id is a
 // hash of the rule, the key and the observation that fired it, so a
 // firing repeated after a crash has the same id: publish it as

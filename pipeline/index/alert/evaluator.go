@@ -132,6 +132,7 @@ type Evaluator struct {
 	seq   uint64 // last applied observation
 	part  int
 	stats Stats
+	kbuf  []byte // the key being looked up, reused: lookups do not allocate
 }
 
 // New returns an evaluator of cfg.Rules with empty state.
@@ -222,8 +223,9 @@ func (e *Evaluator) Observe(o Observation) []Event {
 // apply applies o to one rule, and returns the event if the rule fired.
 func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Event, bool) {
 	r := &rs.rule
-	key := o.key(r.Scope)
-	if key == "" {
+	e.kbuf = o.appendKey(e.kbuf[:0], r.Scope)
+	key := e.kbuf // a string of it only when it is stored or fires
+	if len(key) == 0 {
 		e.stats.NoKey++
 		return Event{}, false
 	}
@@ -236,7 +238,7 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 			return Event{}, false
 		}
 		ks.fired = true
-		return e.fire(rs, key, ks, 1, o, ts, now, nil)
+		return e.fire(rs, string(key), ks, 1, o, ts, now, nil)
 	}
 	delta := o.value(r.Metric)
 	if delta == 0 {
@@ -254,7 +256,7 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 	switch {
 	case !ks.fired && v.value > r.Above:
 		ks.fired = true
-		return e.fire(rs, key, ks, v.value, o, ts, now, &v)
+		return e.fire(rs, string(key), ks, v.value, o, ts, now, &v)
 	case ks.fired && rs.rearms(v.value):
 		ks.fired = false
 		e.stats.Rearmed++
@@ -287,6 +289,7 @@ func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64,
 		Time:        ts,
 		FiredAt:     now,
 		Host:        o.Host,
+		Format:      o.Format,
 		SessionID:   o.SessionID,
 		Model:       o.Model,
 		Seq:         o.Seq,
@@ -303,14 +306,14 @@ func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64,
 }
 
 // keyState returns the state of key, made when new.
-func (e *Evaluator) keyState(rs *ruleState, key string, now time.Time) *keyState {
-	ks, ok := rs.keys[key]
+func (e *Evaluator) keyState(rs *ruleState, key []byte, now time.Time) *keyState {
+	ks, ok := rs.keys[string(key)]
 	if !ok {
 		if len(rs.keys) >= e.maxKeys {
 			e.makeRoom(rs, now)
 		}
 		ks = rs.newKey()
-		rs.keys[key] = ks
+		rs.keys[string(key)] = ks
 	}
 	ks.seen = now.UnixNano()
 	return ks
@@ -454,7 +457,13 @@ func (e *Evaluator) reevaluate(rs *ruleState, now time.Time) []Event {
 			ks.fired = true
 			o := Observation{Seq: e.seq, Part: e.part}
 			if r.Scope == ScopeSession {
-				o.SessionID = k
+				// The key names the session (a key of a snapshot made
+				// before keys did is an id alone, and names it so).
+				if f, h, id, err := ParseSessionKey(k); err == nil {
+					o.Format, o.Host, o.SessionID = f, h, id
+				} else {
+					o.SessionID = k
+				}
 			}
 			if ev, ok := e.fire(rs, k, ks, v.value, &o, now, now, &v); ok {
 				events = append(events, ev)

@@ -30,9 +30,10 @@ func TestEvaluator_SessionFiresOncePerSession(t *testing.T) {
 	require.Equal(t, KindThreshold, ev.Kind)
 	require.Equal(t, ScopeSession, ev.Scope)
 	require.Equal(t, MetricTotalTokens, ev.Metric)
-	require.Equal(t, "s1", ev.Key)
+	require.Equal(t, "claude-code/h1/s1", ev.Key, "a session is keyed by format, host and id")
 	require.Equal(t, "s1", ev.SessionID)
 	require.Equal(t, "h1", ev.Host)
+	require.Equal(t, schema.FormatClaudeCode, ev.Format)
 	require.Equal(t, 1001.0, ev.Value)
 	require.Equal(t, 1000.0, ev.Threshold)
 	require.Equal(t, at(9, 59), ev.Time)
@@ -55,8 +56,47 @@ func TestEvaluator_SessionFiresOncePerSession(t *testing.T) {
 	require.Empty(t, evs, "s2 at 1000")
 	evs = e.Observe(obs("s2", "h1", clk.Now(), u, 0))
 	require.Equal(t, []string{"big-session"}, ruleNames(evs))
-	require.Equal(t, "s2", evs[0].Key)
+	require.Equal(t, "claude-code/h1/s2", evs[0].Key)
 	require.Equal(t, uint64(2), e.Stats().Fired)
+
+	// The same id on another host, or of another agent, is another
+	// session with its own total: it fires on its own.
+	for _, o := range []Observation{obs("s2", "h2", clk.Now(), u, 0), obs("s2", "h1", clk.Now(), u, 0)} {
+		if o.Host == "h1" {
+			o.Format = schema.FormatCodex
+		}
+		require.Empty(t, e.Observe(o), "%s/%s: at 500, not the other session's 1,500", o.Format, o.Host)
+		require.Empty(t, e.Observe(o))
+		evs = e.Observe(o)
+		require.Len(t, evs, 1, "%s/%s", o.Format, o.Host)
+		require.Equal(t, SessionKey(o.Format, o.Host, "s2"), evs[0].Key)
+		require.Equal(t, o.Format, evs[0].Format)
+	}
+}
+
+// A session key names format, host and id, whatever the host holds.
+func TestSessionKey_RoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		format     schema.Format
+		host, id   string
+		wantString string
+	}{
+		{schema.FormatCodex, "vm", "session-alpha", "codex/vm/session-alpha"},
+		{schema.FormatFluux, "a/b", "c", "fluux/a%2Fb/c"},
+		{schema.FormatFluux, "a", "b/c", "fluux/a/b/c"},
+		{schema.FormatM4dtimes, "50%", "12345", "m4dtimes/50%25/12345"},
+		{schema.FormatPi, "", "x", "pi//x"},
+	} {
+		k := SessionKey(tt.format, tt.host, tt.id)
+		require.Equal(t, tt.wantString, k)
+		f, h, id, err := ParseSessionKey(k)
+		require.NoError(t, err)
+		require.Equal(t, []string{string(tt.format), tt.host, tt.id}, []string{string(f), h, id})
+	}
+	for _, bad := range []string{"", "codex", "codex/vm", "/vm/x", "fluux/a%2/x"} {
+		_, _, _, err := ParseSessionKey(bad)
+		require.Error(t, err, bad)
+	}
 }
 
 func TestEvaluator_SessionMetrics(t *testing.T) {
@@ -302,7 +342,7 @@ func TestEvaluator_ProjectedWorkedExample(t *testing.T) {
 	require.InDelta(t, 13, *ev.BurnUSDPerHour, 1e-9)
 	require.Equal(t, day0, *ev.PeriodStart)
 	require.Equal(t, day0.Add(24*time.Hour), *ev.PeriodEnd)
-	require.Equal(t, "daily-budget: fleet projected_cost_usd $209.50 > $200.00 (window day): spent $60.00, burning $13.00/h until 2026-11-24T00:00:00Z (host h, session s)", ev.Text())
+	require.Equal(t, "daily-budget: fleet projected_cost_usd $209.50 > $200.00 (window day): spent $60.00, burning $13.00/h until 2026-11-24T00:00:00Z (host h, claude-code session s)", ev.Text())
 	require.Empty(t, call(at(12, 45), 4), "fired: once until re-armed")
 
 	// Then nothing: at 13:46 the last hour is empty and the projection is
@@ -335,7 +375,7 @@ func TestEvaluator_UnpricedModel(t *testing.T) {
 	require.Len(t, evs, 1)
 	require.Equal(t, KindUnpriced, evs[0].Kind)
 	require.Equal(t, "mystery-1", evs[0].Key)
-	require.Equal(t, "unpriced: model mystery-1 has no price: its calls are counted as unpriced, not in cost_usd (host h, session s)", evs[0].Text())
+	require.Equal(t, "unpriced: model mystery-1 has no price: its calls are counted as unpriced, not in cost_usd (host h, claude-code session s)", evs[0].Text())
 	require.Empty(t, e.Observe(o), "once per model")
 	o.Model = "mystery-2"
 	require.Len(t, e.Observe(o), 1)
@@ -470,15 +510,15 @@ func TestEvent_JSON(t *testing.T) {
 	data, err := json.Marshal(evs[0])
 	require.NoError(t, err)
 	require.JSONEq(t, `{"id":"`+evs[0].ID+`","rule":"big-session","description":"past a million","kind":"threshold",
-		"scope":"session","metric":"total_tokens","key":"s1","value":1204332,"threshold":1000000,
-		"time":"2026-11-23T09:59:00Z","fired_at":"2026-11-23T10:00:00Z","host":"build-01","session_id":"s1",
+		"scope":"session","metric":"total_tokens","key":"claude-code/build-01/s1","value":1204332,"threshold":1000000,
+		"time":"2026-11-23T09:59:00Z","fired_at":"2026-11-23T10:00:00Z","host":"build-01","format":"claude-code","session_id":"s1",
 		"model":"claude-opus-4-6","seq":42}`, string(data))
-	require.Equal(t, "big-session: session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million", evs[0].Text())
-	require.Equal(t, eventID("big-session", "s1", 42, 0, at(9, 59)), evs[0].ID, "the id depends on the observation only")
+	require.Equal(t, "big-session: claude-code session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million", evs[0].Text())
+	require.Equal(t, eventID("big-session", "claude-code/build-01/s1", 42, 0, at(9, 59)), evs[0].ID, "the id depends on the observation only")
 
 	body, err := evs[0].WebhookBody()
 	require.NoError(t, err)
-	require.JSONEq(t, `{"text":":rotating_light: big-session: session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million",
-		"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*big-session*: session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million"}},
+	require.JSONEq(t, `{"text":":rotating_light: big-session: claude-code session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million",
+		"blocks":[{"type":"section","text":{"type":"mrkdwn","text":"*big-session*: claude-code session s1 total_tokens 1,204,332 > 1,000,000 (host build-01): past a million"}},
 		{"type":"context","elements":[{"type":"mrkdwn","text":"rule `+"`big-session`"+` · scope session · 2026-11-23T09:59:00Z · id `+evs[0].ID+`"}]}]}`, string(body))
 }

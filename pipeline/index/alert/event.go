@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Event kinds.
@@ -33,7 +35,7 @@ type Event struct {
 	Kind        string  `json:"kind"` // KindThreshold or KindUnpriced
 	Scope       Scope   `json:"scope"`
 	Metric      Metric  `json:"metric"`
-	Key         string  `json:"key"`       // the scope's value: session id, host, …; "*" for fleet
+	Key         string  `json:"key"`       // the scope's value: SessionKey (format/host/id), host, …; "*" for fleet
 	Value       float64 `json:"value"`     // the metric's value when it fired (1 for unpriced_model)
 	Threshold   float64 `json:"threshold"` // the rule's above (0 for unpriced_model)
 	Window      string  `json:"window,omitempty"`
@@ -42,13 +44,15 @@ type Event struct {
 	// evaluator's clock when it fired.
 	Time    time.Time `json:"time"`
 	FiredAt time.Time `json:"fired_at"`
-	// Host, SessionID and Model are those of the observation that fired
-	// the rule: for a session-scope rule SessionID is the key; for other
-	// scopes it is the session that pushed the value over.
-	Host      string `json:"host,omitempty"`
-	SessionID string `json:"session_id,omitempty"`
-	Model     string `json:"model,omitempty"`
-	Seq       uint64 `json:"seq,omitempty"` // stream sequence of that observation
+	// Host, Format, SessionID and Model are those of the observation
+	// that fired the rule: for a session-scope rule Format, Host and
+	// SessionID are the session the key names; for other scopes they name
+	// the session that pushed the value over.
+	Host      string        `json:"host,omitempty"`
+	Format    schema.Format `json:"format,omitempty"`
+	SessionID string        `json:"session_id,omitempty"`
+	Model     string        `json:"model,omitempty"`
+	Seq       uint64        `json:"seq,omitempty"` // stream sequence of that observation
 
 	// For projected_cost_usd: the budget period, what was spent in it so
 	// far and the burn rate the projection used.
@@ -84,7 +88,7 @@ func eventID(rule, key string, seq uint64, part int, ts time.Time) string {
 
 // Text is the event in one line for a person, e.g.
 //
-//	big-session: session 3f2a… total_tokens 1,204,332 > 1,000,000 (host build-01)
+//	big-session: claude-code session 3f2a… total_tokens 1,204,332 > 1,000,000 (host build-01)
 func (ev *Event) Text() string {
 	var b strings.Builder
 	b.WriteString(ev.Rule)
@@ -92,9 +96,12 @@ func (ev *Event) Text() string {
 	if ev.Kind == KindUnpriced {
 		fmt.Fprintf(&b, "model %s has no price: its calls are counted as unpriced, not in cost_usd", ev.Key)
 	} else {
-		if ev.Scope == ScopeFleet {
+		switch {
+		case ev.Scope == ScopeFleet:
 			b.WriteString("fleet")
-		} else {
+		case ev.Scope == ScopeSession && ev.SessionID != "":
+			b.WriteString(ev.sessionText())
+		default:
 			fmt.Fprintf(&b, "%s %s", ev.Scope, ev.Key)
 		}
 		fmt.Fprintf(&b, " %s %s > %s", ev.Metric, formatValue(ev.Metric, ev.Value), formatValue(ev.Metric, ev.Threshold))
@@ -111,7 +118,7 @@ func (ev *Event) Text() string {
 		ctx = append(ctx, "host "+ev.Host)
 	}
 	if ev.SessionID != "" && ev.Scope != ScopeSession {
-		ctx = append(ctx, "session "+ev.SessionID)
+		ctx = append(ctx, ev.sessionText())
 	}
 	if len(ctx) > 0 {
 		b.WriteString(" (" + strings.Join(ctx, ", ") + ")")
@@ -120,6 +127,15 @@ func (ev *Event) Text() string {
 		b.WriteString(": " + ev.Description)
 	}
 	return b.String()
+}
+
+// sessionText names the event's session: "claude-code session 3f2a" (the
+// host is named beside it).
+func (ev *Event) sessionText() string {
+	if ev.Format == "" {
+		return "session " + ev.SessionID
+	}
+	return string(ev.Format) + " session " + ev.SessionID
 }
 
 // formatValue renders a metric's value: dollars with cents, tokens with
@@ -201,6 +217,9 @@ func (ev Event) LogValue() slog.Value {
 	}
 	if ev.Host != "" {
 		attrs = append(attrs, slog.String("host", ev.Host))
+	}
+	if ev.Format != "" {
+		attrs = append(attrs, slog.String("format", string(ev.Format)))
 	}
 	if ev.SessionID != "" {
 		attrs = append(attrs, slog.String("session_id", ev.SessionID))

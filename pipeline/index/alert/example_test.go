@@ -47,8 +47,8 @@ rules:
 		}
 	}
 	// Output:
-	// sessionpipe.alerts.big-session big-session: session 3f2a total_tokens 1,215,000 > 1,000,000 (host build-01)
-	// sessionpipe.alerts.host-hour host-hour: host build-01 cost_usd $24.00 > $20.00 (window 1h) (session 3f2a)
+	// sessionpipe.alerts.big-session big-session: claude-code session 3f2a total_tokens 1,215,000 > 1,000,000 (host build-01)
+	// sessionpipe.alerts.host-hour host-hour: host build-01 cost_usd $24.00 > $20.00 (window 1h) (claude-code session 3f2a)
 }
 
 func ExampleParse_invalid() {

@@ -1,6 +1,8 @@
 package alert
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -28,6 +30,8 @@ type Observation struct {
 	// evaluator's clock, counts as the clock's now.
 	Time time.Time
 
+	// Format, Host and SessionID identify the session (ids are unique
+	// only within an agent, and within a host for some).
 	SessionID string
 	Host      string
 	Project   string // the session's working directory (cwd)
@@ -66,25 +70,79 @@ func (o *Observation) value(m Metric) float64 {
 // FleetKey is the one key of fleet-scope rules.
 const FleetKey = "*"
 
-// key returns the observation's key in a scope, "" when it has none (an
-// entry without a model, or without the label).
-func (o *Observation) key(s Scope) string {
+// appendKey appends the observation's key in a scope to b; nothing when
+// it has none (an entry without a model, or without the label).
+func (o *Observation) appendKey(b []byte, s Scope) []byte {
 	switch s {
 	case ScopeSession:
-		return o.SessionID
+		if o.SessionID == "" {
+			return b
+		}
+		return appendSessionKey(b, o.Format, o.Host, o.SessionID)
 	case ScopeHost:
-		return o.Host
+		return append(b, o.Host...)
 	case ScopeProject:
-		return o.Project
+		return append(b, o.Project...)
 	case ScopeModel:
-		return o.Model
+		return append(b, o.Model...)
 	case ScopeFormat:
-		return string(o.Format)
+		return append(b, o.Format...)
 	case ScopeFleet:
-		return FleetKey
+		return append(b, FleetKey...)
 	}
 	if name, ok := s.Label(); ok {
-		return o.Labels[name]
+		return append(b, o.Labels[name]...)
 	}
-	return ""
+	return b
+}
+
+// SessionKey is the key of a session in session-scope rules (Event.Key):
+// format "/" host "/" id, with '%' and '/' of the host escaped as %25 and
+// %2F, so that no two sessions share a key (a format holds no '/', and the
+// id is the rest, '/' included). Two agents, or two hosts, may each have a
+// session "session-alpha": they are two keys.
+func SessionKey(format schema.Format, host, id string) string {
+	return string(appendSessionKey(nil, format, host, id))
+}
+
+func appendSessionKey(b []byte, format schema.Format, host, id string) []byte {
+	b = append(b, format...)
+	b = append(b, '/')
+	for i := 0; i < len(host); i++ {
+		switch host[i] {
+		case '%':
+			b = append(b, "%25"...)
+		case '/':
+			b = append(b, "%2F"...)
+		default:
+			b = append(b, host[i])
+		}
+	}
+	b = append(b, '/')
+	return append(b, id...)
+}
+
+// ParseSessionKey reads a [SessionKey].
+func ParseSessionKey(k string) (format schema.Format, host, id string, err error) {
+	f, rest, ok1 := strings.Cut(k, "/")
+	h, id, ok2 := strings.Cut(rest, "/")
+	if !ok1 || !ok2 || f == "" {
+		return "", "", "", fmt.Errorf("alert: session key %q: want format/host/id", k)
+	}
+	var b strings.Builder
+	for i := 0; i < len(h); i++ {
+		switch {
+		case h[i] != '%':
+			b.WriteByte(h[i])
+			continue
+		case strings.HasPrefix(h[i:], "%25"):
+			b.WriteByte('%')
+		case strings.HasPrefix(h[i:], "%2F"):
+			b.WriteByte('/')
+		default:
+			return "", "", "", fmt.Errorf("alert: session key %q: bad escape in the host", k)
+		}
+		i += 2
+	}
+	return schema.Format(f), b.String(), id, nil
 }

@@ -9,13 +9,13 @@ import (
 )
 
 // Scope says what a rule keeps one value for: each distinct value of the
-// scope (a session id, a host, …) is a key with its own value and its own
+// scope (a session, a host, …) is a key with its own value and its own
 // fired/armed state.
 type Scope string
 
 // The scopes. A label scope is written "label:<name>" (see [LabelScope]).
 const (
-	ScopeSession Scope = "session" // key: the session id; running totals, fires once per session
+	ScopeSession Scope = "session" // key: SessionKey (format/host/id); running totals, fires once per session
 	ScopeHost    Scope = "host"    // key: the host the entry was read on
 	ScopeProject Scope = "project" // key: the session's working directory (cwd)
 	ScopeModel   Scope = "model"   // key: the model of the API call

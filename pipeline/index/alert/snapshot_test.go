@@ -25,7 +25,7 @@ const restartRules = `
 func TestEvaluator_RestartNoRefireNoneLost(t *testing.T) {
 	var stream []Observation
 	for i := range 40 {
-		o := obs([]string{"s1", "s2", "s3"}[i%3], []string{"h1", "h2"}[i%2], at(10, i), tokens(90, 10), 0.7)
+		o := obs([]string{"s1", "s2", "s3"}[i%3], []string{"h1", "h2", "h1"}[i%3], at(10, i), tokens(90, 10), 0.7)
 		o.Seq = uint64(i + 1)
 		if i%7 == 3 {
 			o.Unpriced, o.Model = true, "mystery"
@@ -119,7 +119,9 @@ func TestEvaluator_RestoreChangedRules(t *testing.T) {
 	evs, err := r.Restore(snap)
 	require.NoError(t, err)
 	require.Len(t, evs, 1, "s2 is above the new threshold; s1 fired before")
-	require.Equal(t, "s2", evs[0].Key)
+	require.Equal(t, "claude-code/h2/s2", evs[0].Key)
+	require.Equal(t, "s2", evs[0].SessionID, "a session key read back names the session")
+	require.Equal(t, "h2", evs[0].Host)
 	require.Equal(t, 800.0, evs[0].Value)
 	require.Equal(t, 1, len(r.rules[0].keys)+len(r.rules[1].keys)-1, "host-hour starts empty")
 	require.Empty(t, r.rules[1].keys)
@@ -189,7 +191,9 @@ func TestEvaluator_Reload(t *testing.T) {
 	require.NoError(t, err)
 	// big-session kept its state: s1 fired already, s2 (700) is now above.
 	require.Equal(t, []string{"big-session"}, ruleNames(evs))
-	require.Equal(t, "s2", evs[0].Key)
+	require.Equal(t, "claude-code/h2/s2", evs[0].Key)
+	require.Equal(t, "s2", evs[0].SessionID, "a session key read back names the session")
+	require.Equal(t, "h2", evs[0].Host)
 	require.Equal(t, at(10, 0), evs[0].Time)
 	// host-hour: h1 (1200) is below 1500: re-armed, fires again past 1500.
 	require.Equal(t, uint64(1), e.Stats().Rearmed)
