@@ -84,6 +84,7 @@ type features struct {
 	msgTSNum    bool   // message.timestamp is a number (pi)
 	msgUsage    bool   // message.usage is an object
 	piUsage     bool   // usage has cacheRead/input (pi naming)
+	apiUsage    bool   // usage has input_tokens/output_tokens (Anthropic's naming)
 	nestedTools bool   // content blocks nest tool_call/tool_result objects (m4dtimes)
 }
 
@@ -232,6 +233,8 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 					switch string(s.Key()) {
 					case "cacheRead", "cacheWrite", "totalTokens":
 						f.piUsage = true
+					case "input_tokens", "output_tokens":
+						f.apiUsage = true
 					}
 				}
 			}
@@ -308,9 +311,12 @@ func (f *features) format() (format schema.Format, strong bool) {
 		}
 	case "":
 		// The minimal Claude Code usage line (old versions, ccusage
-		// fixtures): no type, a message with usage and a timestamp.
+		// fixtures): no type, a message with usage and a timestamp. With
+		// Claude's sessionId and Anthropic's usage names it decides at
+		// once (a live file is not held back waiting for a stronger
+		// line); without, it is a weak match.
 		if f.message && f.msgUsage && !f.piUsage && f.hasTS {
-			return schema.FormatClaudeCode, false
+			return schema.FormatClaudeCode, f.hasSessID && f.apiUsage
 		}
 	}
 	return "", false

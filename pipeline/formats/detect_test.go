@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -161,4 +162,36 @@ func TestDetect_OneLine(t *testing.T) {
 			require.Equal(t, tc.want, got, "detect(%s)", tc.line)
 		})
 	}
+}
+
+// The minimal typeless Claude Code usage line (ccusage's fixtures, old
+// versions) decides at once when it carries Claude's sessionId and
+// Anthropic's usage names: a live file of such lines is read as it
+// grows, not held until the tailer's detection wait ends. Without the
+// sessionId it stays a weak match.
+func TestDetect_TypelessClaudeUsageLine(t *testing.T) {
+	for _, tc := range []struct {
+		line   string
+		want   schema.Format
+		strong bool
+	}{
+		{`{"timestamp":"2026-01-09T10:00:00.000Z","sessionId":"s","message":{"role":"assistant","usage":{"input_tokens":1,"output_tokens":2}},"requestId":"r"}`, schema.FormatClaudeCode, true},
+		{`{"timestamp":"2026-01-09T10:00:00.000Z","message":{"role":"assistant","usage":{"input_tokens":1,"output_tokens":2}}}`, schema.FormatClaudeCode, false},
+		{`{"timestamp":"2026-01-09T10:00:00.000Z","sessionId":"s","message":{"usage":{}}}`, schema.FormatClaudeCode, false},
+		{`{"timestamp":"2026-01-09T10:00:00.000Z","sessionId":"s","message":{"usage":{"input":1,"cacheRead":0}}}`, "", false},
+	} {
+		var d detector
+		f, strong := d.line([]byte(tc.line))
+		require.Equal(t, tc.want, f, tc.line)
+		require.Equal(t, tc.strong, strong, tc.line)
+	}
+
+	// A growing file (not final) of such lines is decided by its first.
+	data, err := os.ReadFile("../../testdata/corpus/claude-code/ccusage/projects/project-alpha/session-alpha/chat.jsonl")
+	require.NoError(t, err)
+	d := mustDecoder(t, DecoderConfig{Config: parse.Config{Path: "chat.jsonl"}})
+	var got fed
+	require.NoError(t, d.Decode(lines(string(data[:bytes.IndexByte(data, '\n')]))[0], got.fn))
+	require.Equal(t, schema.FormatClaudeCode, d.Format())
+	require.Len(t, got.results, 1, "the line is decoded, not held")
 }
