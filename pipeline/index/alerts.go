@@ -81,9 +81,15 @@ type alerting struct {
 	webhook jetstream.Consumer // the webhook's durable consumer (webhook.go); nil: none
 	prefix  string
 	recent  []alert.Event // newest last, at most DefaultRecentAlerts
-	seq     uint64        // stream sequence of the entry being applied
-	part    int           // observations of that entry so far
-	fired   int           // events since the last commit
+	// suppressed are the last firings -alert-max-lag kept back (newest
+	// last, at most DefaultRecentAlerts), their total since start, and
+	// those not yet logged.
+	suppressed      []alert.Event
+	suppressedTotal uint64
+	suppressedNew   uint64
+	seq             uint64 // stream sequence of the entry being applied
+	part            int    // observations of that entry so far
+	fired           int    // events since the last commit
 }
 
 // startAlerts builds the evaluator from the rules, restores its snapshot
@@ -101,11 +107,9 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 	if len(ix.cfg.Rules) == 0 {
 		return ix.startWebhook(ctx, al) // what earlier runs published is still sent
 	}
-	lag := ix.cfg.AlertMaxLag
-	if lag == 0 {
-		lag = DefaultAlertMaxLag
-	}
-	ev, err := alert.New(alert.Config{Rules: ix.cfg.Rules, Now: ix.cfg.Now, MaxLag: max(lag, 0), Logger: ix.cfg.Logger})
+	lag := ix.alertMaxLag()
+	ev, err := alert.New(alert.Config{Rules: ix.cfg.Rules, Now: ix.cfg.Now, MaxLag: max(lag, 0), Logger: ix.cfg.Logger,
+		OnSuppressed: al.suppress})
 	if err != nil {
 		return err
 	}
@@ -133,6 +137,17 @@ func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
 		ix.mu.Unlock()
 	}
 	return nil
+}
+
+// suppress records a firing the max lag kept back (the evaluator calls it
+// from Observe, under ix.mu, or while restoring, before the indexer runs).
+func (al *alerting) suppress(e alert.Event) {
+	al.suppressed = append(al.suppressed, e)
+	if n := len(al.suppressed) - DefaultRecentAlerts; n > 0 {
+		al.suppressed = append(al.suppressed[:0], al.suppressed[n:]...)
+	}
+	al.suppressedTotal++
+	al.suppressedNew++
 }
 
 // negate returns u with every counter negated.
@@ -212,6 +227,11 @@ func (ix *Indexer) flushAlerts(meta map[string][]byte) error {
 		}
 		meta[metaAlerts] = snap
 	}
+	if al.suppressedNew > 0 {
+		ix.log.Info("alerts on history suppressed: recorded, not sent (listed by /api/alerts)",
+			"count", al.suppressedNew, "total", al.suppressedTotal, "alert_max_lag", ix.alertMaxLag())
+		al.suppressedNew = 0
+	}
 	if al.fired > 0 {
 		recent, err := json.Marshal(al.recent)
 		if err != nil {
@@ -235,6 +255,36 @@ func (ix *Indexer) stopAlerts() error {
 		return nil
 	}
 	return err
+}
+
+// alertMaxLag is the max lag in effect: the configured one, the default
+// for zero, none (0) for a negative one.
+func (ix *Indexer) alertMaxLag() time.Duration {
+	lag := ix.cfg.AlertMaxLag
+	if lag == 0 {
+		lag = DefaultAlertMaxLag
+	}
+	return max(lag, 0)
+}
+
+// SuppressedAlerts returns the most recent firings the max lag kept back
+// (each with its Suppressed reason), newest first, and how many there
+// were since the indexer started.
+func (ix *Indexer) SuppressedAlerts(limit int) ([]alert.Event, uint64) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if ix.alerts == nil {
+		return nil, 0
+	}
+	s := ix.alerts.suppressed
+	if limit <= 0 || limit > len(s) {
+		limit = len(s)
+	}
+	out := make([]alert.Event, 0, limit)
+	for i := len(s) - 1; i >= len(s)-limit; i-- {
+		out = append(out, s[i])
+	}
+	return out, ix.alerts.suppressedTotal
 }
 
 // Alerts returns the most recent alerts, newest first.

@@ -480,9 +480,15 @@ func (a *api) alerts(w http.ResponseWriter, r *http.Request) {
 	if list == nil {
 		list = []alert.Event{}
 	}
+	supp, total := a.ix.SuppressedAlerts(limit)
+	if supp == nil {
+		supp = []alert.Event{}
+	}
 	a.reply(w, http.StatusOK, struct {
-		Alerts []alert.Event `json:"alerts"`
-	}{list})
+		Alerts          []alert.Event `json:"alerts"`
+		Suppressed      []alert.Event `json:"suppressed"`
+		SuppressedTotal uint64        `json:"suppressed_total"`
+	}{list, supp, total})
 }
 
 // events streams session updates (after each commit) and alerts as

@@ -2,9 +2,12 @@ package index_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -383,4 +386,59 @@ func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
 	require.Equal(t, int64(1), all[0].UserMessages)
 	require.Equal(t, uint64(1), ix.Stats().Forged)
 	require.NoError(t, stop())
+}
+
+// History older than the max lag (the default hour) fires no alert: none
+// is published or listed, but each firing kept back is listed as
+// suppressed, with its reason, by Indexer.SuppressedAlerts and
+// /api/alerts, so a rule tried on history says what it would have done.
+func TestIndexer_AlertsOnHistorySuppressedAndListed(t *testing.T) {
+	files := readFiles(t, "../../testdata/corpus")
+	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
+	mem := mustNew(t, index.Config{})
+	for _, e := range stream {
+		mem.Add(e)
+	}
+	var big int
+	for _, s := range mem.Sessions() {
+		if s.TotalTokens > 10000 {
+			big++
+		}
+	}
+	require.Positive(t, big)
+	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
+	require.NoError(t, err)
+	js := newStream(t, bus.StreamConfig{})
+	last := publish(t, js, stream)
+	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, CommitInterval: 10 * time.Millisecond})
+	waitApplied(t, ix, last)
+
+	require.Empty(t, ix.Alerts(0), "the samples are older than an hour")
+	supp, total := ix.SuppressedAlerts(0)
+	require.Len(t, supp, big)
+	require.Equal(t, uint64(big), total)
+	for _, e := range supp {
+		require.Equal(t, "big-session", e.Rule)
+		require.Contains(t, e.Suppressed, "older than the max lag 1h0m0s")
+	}
+
+	rec := httptest.NewRecorder()
+	ix.Handler(index.APIConfig{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/alerts", nil))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var body struct {
+		Alerts          []alert.Event
+		Suppressed      []alert.Event
+		SuppressedTotal uint64 `json:"suppressed_total"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+	require.Empty(t, body.Alerts)
+	require.Len(t, body.Suppressed, big)
+	require.Equal(t, uint64(big), body.SuppressedTotal)
+	require.NoError(t, stop())
+
+	alerts, err := js.Stream(t.Context(), index.AlertStreamName(bus.DefaultStream))
+	require.NoError(t, err)
+	info, err := alerts.Info(t.Context())
+	require.NoError(t, err)
+	require.Zero(t, info.State.Msgs, "nothing published")
 }

@@ -45,6 +45,10 @@ type Config struct {
 	// late (an indexer catching up after an outage reports what happened
 	// while it was down).
 	MaxLag time.Duration
+	// OnSuppressed, when set, is given each firing MaxLag kept back, with
+	// its Suppressed reason, so that what history would have fired can be
+	// listed without being sent.
+	OnSuppressed func(Event)
 	// Logger receives evictions (Warn) and suppressed firings (Debug; nil:
 	// discard).
 	Logger *slog.Logger
@@ -125,6 +129,7 @@ type Evaluator struct {
 	idleTTL time.Duration
 	maxKeys int
 	maxLag  time.Duration
+	onSupp  func(Event)
 	log     *slog.Logger
 
 	mu    sync.Mutex
@@ -146,6 +151,7 @@ func New(cfg Config) (*Evaluator, error) {
 		idleTTL: cmp.Or(cfg.IdleTTL, DefaultIdleTTL),
 		maxKeys: cmp.Or(cfg.MaxKeys, DefaultMaxKeys),
 		maxLag:  cfg.MaxLag,
+		onSupp:  cfg.OnSuppressed,
 		log:     cfg.Logger,
 	}
 	if e.now == nil {
@@ -268,13 +274,17 @@ func (e *Evaluator) apply(rs *ruleState, o *Observation, ts, now time.Time) (Eve
 // back.
 func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64, o *Observation, ts, now time.Time, v *reading) (Event, bool) {
 	r := &rs.rule
-	if e.maxLag > 0 && now.Sub(ts) > e.maxLag {
+	suppressed := e.maxLag > 0 && now.Sub(ts) > e.maxLag
+	if suppressed {
 		e.stats.Suppressed++
 		e.log.Debug("alert: firing suppressed: observation older than max lag",
 			KeyRule, r.Name, KeyKey, key, KeyTime, ts, KeyLag, now.Sub(ts))
-		return Event{}, false
+		if e.onSupp == nil {
+			return Event{}, false
+		}
+	} else {
+		e.stats.Fired++
 	}
-	e.stats.Fired++
 	ev := Event{
 		ID:          eventID(r.Name, key, o.Seq, o.Part, ts),
 		Rule:        r.Name,
@@ -301,6 +311,12 @@ func (e *Evaluator) fire(rs *ruleState, key string, ks *keyState, value float64,
 		start, end := time.Unix(0, ks.start).In(r.Location), time.Unix(0, ks.end).In(r.Location)
 		spent, burn := v.spent, v.burnPerHour
 		ev.PeriodStart, ev.PeriodEnd, ev.SpentUSD, ev.BurnUSDPerHour = &start, &end, &spent, &burn
+	}
+	if suppressed {
+		ev.Suppressed = fmt.Sprintf("caused by an entry of %s, %s before the clock: older than the max lag %s (history, not sent)",
+			ts.UTC().Format(time.RFC3339), now.Sub(ts).Round(time.Second), e.maxLag)
+		e.onSupp(ev)
+		return Event{}, false
 	}
 	return ev, true
 }

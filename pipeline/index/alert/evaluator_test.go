@@ -474,6 +474,18 @@ func TestEvaluator_MaxLagSuppresses(t *testing.T) {
 	require.Equal(t, uint64(1), e.Stats().Suppressed)
 	require.Empty(t, e.Observe(obs("old", "h", at(10, 0), tokens(500, 0), 0)), "fired, though kept back")
 	require.Len(t, e.Observe(obs("new", "h", at(9, 30), tokens(500, 0), 0)), 1)
+
+	// With OnSuppressed, the firing kept back is handed over with its
+	// reason; it is still not returned.
+	var kept []Event
+	e, err = New(Config{Rules: mustRules(t, "  - {name: r, scope: session, metric: total_tokens, above: 100}\n"),
+		Now: clk.Now, MaxLag: time.Hour, OnSuppressed: func(ev Event) { kept = append(kept, ev) }})
+	require.NoError(t, err)
+	require.Empty(t, e.Observe(obs("old", "h", at(8, 0), tokens(500, 0), 0)))
+	require.Len(t, kept, 1)
+	require.Equal(t, "r", kept[0].Rule)
+	require.Equal(t, "caused by an entry of "+at(8, 0).UTC().Format(time.RFC3339)+", 2h0m0s before the clock: older than the max lag 1h0m0s (history, not sent)", kept[0].Suppressed)
+	require.Equal(t, Stats{Observations: 1, Suppressed: 1, Keys: 1}, e.Stats())
 }
 
 func TestEvaluator_InvalidConfig(t *testing.T) {

@@ -53,6 +53,10 @@ type Event struct {
 	SessionID string        `json:"session_id,omitempty"`
 	Model     string        `json:"model,omitempty"`
 	Seq       uint64        `json:"seq,omitempty"` // stream sequence of that observation
+	// Suppressed, when set, says why the firing was recorded but not
+	// sent ([Config].MaxLag: an entry too old, as when rebuilding from
+	// history).
+	Suppressed string `json:"suppressed,omitempty"`
 
 	// For projected_cost_usd: the budget period, what was spent in it so
 	// far and the burn rate the projection used.
