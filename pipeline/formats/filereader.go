@@ -57,11 +57,15 @@ func (c FileReaderConfig) Validate() error {
 type ReadStats struct {
 	FilesFound, BytesFound int64 // files found by the walk, and their size
 
-	Files      int64 // transcripts read
-	Stores     int64 // session stores read
-	Skipped    int64 // files that are not transcripts
-	NotRegular int64 // FIFOs, devices, sockets left out inside directories
-	Failed     int64 // files that could not be read, or only in part
+	Files   int64 // transcripts read
+	Stores  int64 // session stores read
+	Skipped int64 // files that are not transcripts (by their content)
+	// SkippedNames counts the files under the directories given that were
+	// not read because of their names (not transcript candidates nor
+	// session stores, [ErrNotCandidate]).
+	SkippedNames int64
+	NotRegular   int64 // FIFOs, devices, sockets left out inside directories
+	Failed       int64 // files that could not be read, or only in part
 
 	Bytes    int64 // bytes of the complete lines of the transcripts read
 	Lines    int64 // their lines
@@ -81,6 +85,7 @@ type FileReader struct {
 	batches                                    sync.Pool  // of []schema.Entry with room for a batch
 	found                                      atomic.Pointer[[2]int64]
 	files, stores, skipped, notRegular, failed atomic.Int64
+	skippedNames                               atomic.Int64
 	bytes, lines, entries, bad, pending        atomic.Int64
 }
 
@@ -101,7 +106,8 @@ func NewFileReader(cfg FileReaderConfig) (*FileReader, error) {
 func (r *FileReader) Stats() ReadStats {
 	st := ReadStats{
 		Files: r.files.Load(), Stores: r.stores.Load(), Skipped: r.skipped.Load(),
-		NotRegular: r.notRegular.Load(), Failed: r.failed.Load(),
+		SkippedNames: r.skippedNames.Load(),
+		NotRegular:   r.notRegular.Load(), Failed: r.failed.Load(),
 		Bytes: r.bytes.Load(), Lines: r.lines.Load(), Entries: r.entries.Load(),
 		BadLines: r.bad.Load(), Pending: r.pending.Load(),
 	}
@@ -264,8 +270,13 @@ func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Ent
 	}
 }
 
-// skip counts and reports a file left out.
+// skip counts and reports a file left out. A file left out by its name
+// is counted, not reported: a directory holds many of them.
 func (r *FileReader) skip(err error) {
+	if errors.Is(err, ErrNotCandidate) {
+		r.skippedNames.Add(1)
+		return
+	}
 	if errors.Is(err, ErrNotRegular) {
 		r.notRegular.Add(1)
 		r.report(r.cfg.OnFileError, err)

@@ -48,10 +48,48 @@ func TestWalk_Directory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, hostileTranscripts(dir), foundPaths(found))
 	require.True(t, found[1].Meta)
-	require.Len(t, skipped, 2, "the FIFO and the link to a device are counted skips")
-	for _, err := range skipped {
-		require.ErrorIs(t, err, ErrNotRegular)
+	require.Len(t, skipped, 3, "the FIFO, the link to a device and notes.txt are counted skips")
+	require.ErrorIs(t, skipped[0], ErrNotRegular)
+	require.ErrorIs(t, skipped[1], ErrNotCandidate, "notes.txt: left out by its name, and said so")
+	require.ErrorIs(t, skipped[2], ErrNotRegular)
+}
+
+func TestIsCandidate(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"s.jsonl", true},
+		{"s.jsonl.bak.2026-03-20T06-34-44.520Z", true},
+		{"s.jsonl.reset.2026-03-20T06-34-44.520Z", true},
+		{"s.jsonl.deleted.2026-03-20T06-34-44.520Z", true},
+		// OpenClaw's session file repair: ${sessionFile}.bak-${pid}-${Date.now()}.
+		{"8555a0a4-0b79-459d-939c-e17cdbbf4fe2.jsonl.bak-41873-1774012345678", true},
+		{"s.trajectory.jsonl", true},
+		{"s.jsonl.bak-", false},
+		{"s.jsonl.bak-12", false},
+		{"s.jsonl.bak-12-", false},
+		{"s.jsonl.bak-x-1", false},
+		{"s.jsonl.repair-12-34.tmp", false},
+		{"s.trajectory-path.json", false},
+		{"sessions.json", false},
 	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, IsCandidate(tc.name), "IsCandidate(%q)", tc.name)
+	}
+}
+
+func TestWalk_RepairBackupRead(t *testing.T) {
+	dir := t.TempDir()
+	bak := writeFile(t, filepath.Join(dir, "s.jsonl.bak-41873-1774012345678"), claudeUser+"\n")
+	ptr := writeFile(t, filepath.Join(dir, "s.trajectory-path.json"), "{}")
+	var skipped []error
+	found, err := Walk([]string{dir}, func(err error) { skipped = append(skipped, err) })
+	require.NoError(t, err)
+	require.Equal(t, []string{bak}, foundPaths(found))
+	require.Len(t, skipped, 1)
+	require.ErrorIs(t, skipped[0], ErrNotCandidate)
+	require.ErrorContains(t, skipped[0], ptr)
 }
 
 func TestWalk_NamedPaths(t *testing.T) {
@@ -90,7 +128,7 @@ func TestWalk_Glob(t *testing.T) {
 	found, err = Walk([]string{filepath.Join(dir, "?"), filepath.Join(dir, "a", "f*")}, func(err error) { skipped = append(skipped, err) })
 	require.NoError(t, err)
 	require.Len(t, found, 3, "each file once, whatever reaches it")
-	require.Len(t, skipped, 3)
+	require.Len(t, skipped, 4, "the FIFO twice, the device link, notes.txt")
 }
 
 func TestWalk_NamedFileWhateverItsName(t *testing.T) {
