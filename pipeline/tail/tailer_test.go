@@ -186,6 +186,25 @@ func TestTailer_SkipsNonTranscripts(t *testing.T) {
 	require.Equal(t, 1, skipped, "remembered across restarts")
 }
 
+// An OpenClaw repair backup (<file>.jsonl.bak-<pid>-<ms>) is followed;
+// every other file under a watch is either followed or counted as left
+// out by its name.
+func TestTailer_LeftOutByName(t *testing.T) {
+	h := newHarness(t)
+	h.write("s13.jsonl.bak-41873-1774012345678", piFile("s13", 0, 1))
+	h.write("s13.trajectory-path.json", `{"traceSchema":"openclaw-trajectory-pointer"}`+"\n")
+	h.write("notes.txt", "x\n")
+	h.start()
+	msgs := h.stays(2)
+	require.Equal(t, wantIDs("s13", 0, 1), ids(t, msgs, "s13"))
+	natstest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+		if n := h.tl.Metrics().Snapshot().SkippedNames; n != 2 {
+			return fmt.Errorf("skipped by name: %d, want 2", n)
+		}
+		return nil
+	})
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))
