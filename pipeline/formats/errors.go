@@ -24,12 +24,6 @@ var (
 	// the caller must fix the configuration, retrying cannot help.
 	ErrInvalidConfig = errors.New("formats: invalid configuration")
 
-	// ErrNotCandidate reports a file found under a directory that is not
-	// read because its name is not a transcript's (see [IsCandidate]) nor
-	// a session store's: a sidecar (.trajectory-path.json, .meta.json), a
-	// lock, an editor's backup. It is counted as skipped, not an error.
-	ErrNotCandidate = errors.New("formats: name not read as a transcript")
-
 	// ErrNoMatch reports a glob given as a path that matches nothing.
 	ErrNoMatch = errors.New("formats: no file matches")
 )

@@ -62,7 +62,7 @@ type ReadStats struct {
 	Skipped int64 // files that are not transcripts (by their content)
 	// SkippedNames counts the files under the directories given that were
 	// not read because of their names (not transcript candidates nor
-	// session stores, [ErrNotCandidate]).
+	// session stores, see [WalkAll]).
 	SkippedNames int64
 	NotRegular   int64 // FIFOs, devices, sockets left out inside directories
 	Failed       int64 // files that could not be read, or only in part
@@ -128,7 +128,7 @@ func (r *FileReader) Stats() ReadStats {
 // stops promptly, even in the middle of a long line. Bad lines and files
 // left out are counted and reported to the callbacks, not returned.
 func (r *FileReader) Read(ctx context.Context, paths []string, fn func(entries []schema.Entry)) error {
-	found, err := Walk(paths, r.skip)
+	found, err := WalkAll(paths, r.skip, func(string) { r.skippedNames.Add(1) })
 	if err != nil {
 		return err
 	}
@@ -270,13 +270,8 @@ func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Ent
 	}
 }
 
-// skip counts and reports a file left out. A file left out by its name
-// is counted, not reported: a directory holds many of them.
+// skip counts and reports a file left out.
 func (r *FileReader) skip(err error) {
-	if errors.Is(err, ErrNotCandidate) {
-		r.skippedNames.Add(1)
-		return
-	}
 	if errors.Is(err, ErrNotRegular) {
 		r.notRegular.Add(1)
 		r.report(r.cfg.OnFileError, err)

@@ -85,11 +85,20 @@ type Found struct {
 // nothing found). Inside a directory or among a glob's matches, what
 // cannot be read and what is not a regular file (a FIFO, a device, a
 // socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
-// onSkip and left out; so is every other file under a directory whose
-// name is neither a transcript candidate nor a session store (an error
-// wrapping [ErrNotCandidate]), so that nothing is left out unseen.
+// onSkip and left out. Files under a directory whose names are neither
+// transcript candidates nor session stores are left out silently: see
+// [WalkAll] to hear of them.
 func Walk(paths []string, onSkip func(error)) ([]Found, error) {
-	w := walker{seen: make(map[FileID]bool), onSkip: onSkip}
+	return WalkAll(paths, onSkip, nil)
+}
+
+// WalkAll is [Walk] that also calls leftOut, when not nil, with every file
+// under a directory given that is left out because of its name (neither
+// a transcript candidate, see [IsCandidate], nor a session store: a
+// sidecar such as .trajectory-path.json or .meta.json, a lock, notes), so
+// that every file a user pointed at is either read or counted.
+func WalkAll(paths []string, onSkip func(error), leftOut func(path string)) ([]Found, error) {
+	w := walker{seen: make(map[FileID]bool), onSkip: onSkip, leftOut: leftOut}
 	for _, p := range paths {
 		start := len(w.out)
 		if err := w.path(p); err != nil {
@@ -101,9 +110,10 @@ func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 }
 
 type walker struct {
-	out    []Found
-	seen   map[FileID]bool
-	onSkip func(error)
+	out     []Found
+	seen    map[FileID]bool
+	onSkip  func(error)
+	leftOut func(path string)
 }
 
 // path adds what one path given names.
@@ -180,7 +190,9 @@ func (w *walker) dir(root string) error {
 		name := d.Name()
 		meta := name == SessionsJSON
 		if !meta && !IsCandidate(name) {
-			w.onSkip(&fs.PathError{Op: "walk", Path: path, Err: ErrNotCandidate})
+			if w.leftOut != nil {
+				w.leftOut(path)
+			}
 			return nil
 		}
 		info, err := os.Stat(path) // follow links to files
