@@ -29,11 +29,16 @@ func TestDetect_Corpus(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
+		dirs := strings.Split(rel, string(filepath.Separator))
+		if dirs[0] == "generated" {
+			dirs = dirs[1:] // generated/<format>/…
+		}
 		want := map[string]schema.Format{
 			"claude-code": schema.FormatClaudeCode,
 			"codex":       schema.FormatCodex,
 			"pi":          schema.FormatPi,
-		}[strings.Split(rel, string(filepath.Separator))[0]]
+			"openclaw":    schema.FormatPi,
+		}[dirs[0]]
 		if strings.HasSuffix(path, ".trajectory.jsonl") {
 			want = schema.FormatTrajectory
 		}
