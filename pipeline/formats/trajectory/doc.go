@@ -50,7 +50,9 @@
 //
 // The transcript looked for is the one data.sessionFile names (an
 // absolute .jsonl path) and the file beside the trajectory with
-// ".trajectory" taken out of its name. The parser decides once per file,
+// ".trajectory" taken out of its name; a trajectory archived on reset or
+// delete (<session>.trajectory.jsonl.<reason>.<ts>, renamed together with
+// its transcript) looks for <session>.jsonl and its archives the same way. The parser decides once per file,
 // at its first prompt.submitted or model.completed, from what is on disk
 // then, and keeps the decision for the rest of the file: OpenClaw writes the transcript
 // before the run's model.completed, so a live file decides with the

@@ -116,6 +116,32 @@ func TestParser_CountsOnlyWithoutTranscript(t *testing.T) {
 	}
 }
 
+// OpenClaw archives a session's trajectory with its transcript on reset
+// (<session>.trajectory.jsonl.reset.<ts> beside <session>.jsonl.reset.<ts>):
+// the archived trajectory still finds the archived transcript.
+func TestParser_ArchivedTrajectory(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		transcript bool
+	}{{"WithArchivedTranscript", true}, {"Alone", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tc.transcript {
+				write(t, filepath.Join(dir, sess+".jsonl.reset.2026-09-05T06-34-44.520Z"), "{}\n")
+			}
+			data := strings.ReplaceAll(run(""), `"sessionId":"`+sess+`",`, "")
+			data = strings.ReplaceAll(data, `"traceId":"`+sess+`",`, "")
+			es := parseFile(t, write(t, filepath.Join(dir, sess+".trajectory.jsonl.reset.2026-09-05T06-34-44.521Z"), data))
+			require.Equal(t, sess, es[0].SessionID, "from the archive's name")
+			if tc.transcript {
+				requireMetadata(t, es)
+			} else {
+				requireCounts(t, es)
+			}
+		})
+	}
+}
+
 // The decision is made once per file: a transcript appearing after the
 // first run total does not turn later runs of the same file into
 // metadata (the two would disagree on the same session).

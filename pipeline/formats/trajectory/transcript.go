@@ -7,13 +7,20 @@ import (
 )
 
 // besideTranscript returns the transcript path of a trajectory file named
-// <stem>.trajectory.jsonl: <stem>.jsonl in the same directory.
+// <stem>.trajectory.jsonl, or an archive of one
+// (<stem>.trajectory.jsonl.<reason>.<ts>: OpenClaw archives a session's
+// trajectory with its transcript on reset and delete): <stem>.jsonl in
+// the same directory.
 func besideTranscript(path string) (string, bool) {
-	stem, ok := strings.CutSuffix(path, ".trajectory.jsonl")
-	if !ok || filepath.Base(stem) == "" || strings.HasSuffix(stem, string(filepath.Separator)) {
+	dir, name := filepath.Split(path)
+	i := strings.Index(name, ".trajectory.jsonl")
+	if i <= 0 {
 		return "", false
 	}
-	return stem + ".jsonl", true
+	if rest := name[i+len(".trajectory.jsonl"):]; rest != "" && rest[0] != '.' {
+		return "", false
+	}
+	return dir + name[:i] + ".jsonl", true
 }
 
 // sessionFromPath returns the session id a trajectory file name encodes:
@@ -24,8 +31,8 @@ func sessionFromPath(path string) string {
 	if path == "" || name == "." || name == string(filepath.Separator) {
 		return "unknown"
 	}
-	if stem, ok := strings.CutSuffix(name, ".trajectory.jsonl"); ok && stem != "" {
-		return stem
+	if t, ok := besideTranscript(name); ok {
+		return strings.TrimSuffix(t, ".jsonl")
 	}
 	if stem, ok := strings.CutSuffix(name, ".jsonl"); ok && stem != "" {
 		return stem
