@@ -41,14 +41,13 @@ type Parser struct {
 	transcripts []string
 	decided     bool // the counting decision is made
 	counts      bool // no transcript was found: the run totals count
-	exists      func(transcript string) bool
 }
 
 // New returns a parser for one trajectory file. cfg.Path names the file:
 // it gives the session id of lines without one, and the transcript beside
 // it (see the package doc).
 func New(cfg parse.Config) *Parser {
-	p := &Parser{cfg: cfg, log: cfg.Log().With("component", "trajectory"), exists: transcriptOnDisk}
+	p := &Parser{cfg: cfg, log: cfg.Log().With("component", "trajectory")}
 	p.fallback = sessionFromPath(cfg.Path)
 	if t, ok := besideTranscript(cfg.Path); ok {
 		p.transcripts = append(p.transcripts, t)
@@ -244,7 +243,7 @@ func (p *Parser) counted() bool {
 		p.decided = true
 		p.counts = true
 		for _, t := range p.transcripts {
-			if p.exists(t) {
+			if transcriptOnDisk(t) {
 				p.counts = false
 				break
 			}
