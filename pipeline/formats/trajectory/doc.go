@@ -44,7 +44,8 @@
 // per-call figures count and the trajectory adds only metadata: every
 // event is Kind event (Meta for the prompt), without usage. Where only
 // the trajectory survives, it counts: prompt.submitted is a user message
-// (a turn), and a model.completed with a non-zero usage is an assistant
+// (a turn; the prompt of a run submitted again by a retried attempt, same
+// runId as the previous prompt, is Meta), and a model.completed with a non-zero usage is an assistant
 // message marked as a run-level total, Subtype "run_total", with Usage,
 // StopReason and UsageKey "openclaw-trajectory:<session>:<runId>:<ts>".
 //

@@ -41,6 +41,8 @@ type Parser struct {
 	transcripts []string
 	decided     bool // the counting decision is made
 	counts      bool // no transcript was found: the run totals count
+
+	promptRun string // run id of the last prompt counted as user input
 }
 
 // New returns a parser for one trajectory file. cfg.Path names the file:
@@ -137,10 +139,16 @@ func (p *Parser) entry(e *schema.Entry, line jsonl.Line, obj int) error {
 				e.Text = parse.Str(d.text)
 			}
 		}
-		if p.counted() {
-			e.Kind, e.Role = schema.KindMessage, schema.RoleUser
-		} else {
+		switch {
+		case !p.counted():
 			e.Meta = true
+		case e.RequestID != "" && e.RequestID == p.promptRun:
+			// A run retried in a new attempt submits its prompt again:
+			// one user input.
+			e.Kind, e.Role, e.Meta = schema.KindMessage, schema.RoleUser, true
+		default:
+			e.Kind, e.Role = schema.KindMessage, schema.RoleUser
+			p.promptRun = e.RequestID
 		}
 	case r.typ.Equal("model.completed") && hasData:
 		if ferr := p.completed(e, d, r.dataOff); ferr != nil {

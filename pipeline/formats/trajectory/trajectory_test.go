@@ -172,3 +172,25 @@ func TestParser_OverrideDirName(t *testing.T) {
 	require.Equal(t, sess, es[0].SessionID, "traceId")
 	requireCounts(t, es)
 }
+
+// A run retried in a new attempt records prompt.submitted again, under
+// the same run id: one user input; each attempt's usage counts.
+func TestParser_RetriedAttemptOnePrompt(t *testing.T) {
+	lines := strings.Split(strings.TrimSpace(run("")), "\n")
+	retry := strings.ReplaceAll(strings.Join(lines[1:], "\n"), "10:00:09.000Z", "10:00:19.000Z")
+	path := write(t, filepath.Join(t.TempDir(), sess+".trajectory.jsonl"), run("")+retry+"\n")
+	p := trajectory.New(parse.Config{Path: path})
+	var es []schema.Entry
+	for _, line := range formattest.Lines(t, formattest.ReadFile(t, path)) {
+		var err error
+		es, err = p.Parse(es, line)
+		require.NoError(t, err)
+	}
+	require.Len(t, es, 5)
+	require.False(t, es[1].Meta, "the run's prompt")
+	require.True(t, es[3].Meta, "the same prompt, submitted again")
+	require.Equal(t, schema.RoleUser, es[3].Role)
+	require.NotNil(t, es[2].Usage)
+	require.NotNil(t, es[4].Usage)
+	require.NotEqual(t, es[2].UsageKey, es[4].UsageKey)
+}
