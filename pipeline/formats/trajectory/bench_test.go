@@ -38,4 +38,3 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
-
