@@ -10,17 +10,21 @@ const (
 	FormatCodex      Format = "codex"       // OpenAI Codex CLI rollouts
 	FormatFluux      Format = "fluux"       // Fluux Agent memory
 	FormatM4dtimes   Format = "m4dtimes"    // m4dtimes SDK sessions
+	// FormatTrajectory is OpenClaw's runtime trajectory
+	// (<session>.trajectory.jsonl): run events whose usage is a run's
+	// total, counted only where the session's transcript is gone.
+	FormatTrajectory Format = "openclaw-trajectory"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory:
 		return true
 	}
 	return false

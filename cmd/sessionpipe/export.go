@@ -90,6 +90,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if n := t.Skipped; n > 0 {
 			fmt.Fprintf(stderr, "; %d files skipped (not transcripts)", n)
 		}
+		if n := t.SkippedNames; n > 0 {
+			fmt.Fprintf(stderr, "; %d files skipped (names not read as transcripts)", n)
+		}
 		fmt.Fprintln(stderr)
 	}
 	return nil

@@ -178,6 +178,9 @@ func (o *offline) summary(elapsed time.Duration) {
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d skipped (not transcripts)", st.Skipped)
 	}
+	if st.SkippedNames > 0 {
+		fmt.Fprintf(&b, "; %d skipped (names not read as transcripts)", st.SkippedNames)
+	}
 	if st.NotRegular > 0 {
 		fmt.Fprintf(&b, "; %d skipped (not regular files)", st.NotRegular)
 	}

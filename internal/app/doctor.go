@@ -393,6 +393,9 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 		r.add(CheckFail, name, fmt.Sprintf("make them readable by uid %d (chmod a+r FILE), or run the tailer as their owner", os.Getuid()),
 			"%d of %d transcript files cannot be opened for reading: %s", len(bad), total, firstFew(bad))
 	}
+	if len(sv.LeftOut) > 0 {
+		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
+	}
 	if len(sv.Errors) > 0 {
 		errs := make([]string, len(sv.Errors))
 		for i, err := range sv.Errors {

@@ -144,6 +144,11 @@ func DefaultGlobs(home string, env Env) []string {
 			filepath.Join(home, d, "sessions", "*"),
 		)
 	}
+	if d := env("OPENCLAW_TRAJECTORY_DIR"); d != "" {
+		// OpenClaw's trajectories moved out of the sessions directories
+		// (<session>.jsonl there; see formats/trajectory).
+		g = append(g, filepath.Join(d, "*.jsonl"))
+	}
 	g = append(g, filepath.Join(home, "nexus", "state", "sessions", "**", "*"))
 	return g
 }

@@ -48,6 +48,17 @@ func TestWatches(t *testing.T) {
 		_, _, err = Watches([]string{missing}, nil, env)
 		require.NoError(t, err)
 	})
+	t.Run("OpenClaw trajectories moved elsewhere are watched", func(t *testing.T) {
+		dir := filepath.Join(home, "trajectories")
+		globs := DefaultGlobs(home, func(k string) string {
+			if k == "OPENCLAW_TRAJECTORY_DIR" {
+				return dir
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join(dir, "*.jsonl"))
+		require.NotContains(t, DefaultGlobs(home, env), filepath.Join(dir, "*.jsonl"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -32,7 +33,8 @@ func detect(head [][]byte) (schema.Format, error) {
 }
 
 // detector classifies lines one at a time. The rules are the detection
-// sections of the format specs: a header line decides at once
+// sections of the format specs: an OpenClaw trajectory line (traceSchema
+// "openclaw-trajectory") decides at once, as does a header line
 // (pi/OpenClaw `session` with id and cwd, Fluux `session` with jid,
 // m4dtimes `session` with a numeric userId, Codex `session_meta`), and so
 // does a line whose shape belongs to one format only (a Claude Code line
@@ -73,6 +75,7 @@ type features struct {
 	hasLeaf   bool
 	hasTS     bool
 	roleTop   bool // a top-level "role" (Fluux messages)
+	trace     bool // traceSchema is "openclaw-trajectory"
 	ownField  bool // a field only a Claude Code bookkeeping line of this type has
 	keys      int
 
@@ -194,6 +197,8 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.hasTS = true
 		case "role":
 			f.roleTop = true
+		case "traceSchema":
+			f.trace = s.Value().Equal(trajectory.TraceSchema)
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -257,6 +262,10 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 
 // format classifies the line; strong reports a conclusive line.
 func (f *features) format() (format schema.Format, strong bool) {
+	if f.trace {
+		// An OpenClaw trajectory event names its schema on every line.
+		return schema.FormatTrajectory, true
+	}
 	switch f.typ {
 	case "session":
 		switch {

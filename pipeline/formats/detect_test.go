@@ -30,11 +30,19 @@ func TestDetect_Corpus(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
+		dirs := strings.Split(rel, string(filepath.Separator))
+		if dirs[0] == "generated" {
+			dirs = dirs[1:] // generated/<format>/…
+		}
 		want := map[string]schema.Format{
 			"claude-code": schema.FormatClaudeCode,
 			"codex":       schema.FormatCodex,
 			"pi":          schema.FormatPi,
-		}[strings.Split(rel, string(filepath.Separator))[0]]
+			"openclaw":    schema.FormatPi,
+		}[dirs[0]]
+		if strings.HasSuffix(path, ".trajectory.jsonl") {
+			want = schema.FormatTrajectory
+		}
 		data, err := os.ReadFile(path)
 		require.NoError(t, err)
 		got, err := detect(headLines(data))
@@ -63,6 +71,10 @@ func TestDetect(t *testing.T) {
 		{"M4dtimesHeaderless", `{"type":"message","id":"e5f6a7b8","timestamp":"2026-02-24T23:14:59Z","message":{"role":"user","content":[{"type":"tool_result","tool_result":{"tool_call_id":"t","content":"ok","is_error":false}}]}}`, schema.FormatM4dtimes},
 		{"CodexMeta", `{"timestamp":"2026-02-23T11:40:29.275Z","type":"session_meta","payload":{"id":"019c"}}`, schema.FormatCodex},
 		{"ClaudeAfterBookkeeping", "{\"type\":\"permission-mode\",\"permissionMode\":\"default\",\"sessionId\":\"s\"}\n{\"type\":\"user\",\"uuid\":\"u\",\"sessionId\":\"s\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}", schema.FormatClaudeCode},
+		{"Trajectory", `{"traceSchema":"openclaw-trajectory","schemaVersion":1,"traceId":"s","source":"runtime","type":"session.started","ts":"2026-09-04T10:00:00.000Z","seq":1,"sessionId":"s"}`, schema.FormatTrajectory},
+		// Key order is not fixed; a trajectory event with a "type" that
+		// another format knows is still a trajectory event.
+		{"TrajectorySchemaLast", `{"type":"message","ts":"2026-09-04T10:00:00.000Z","data":{},"traceSchema":"openclaw-trajectory"}`, schema.FormatTrajectory},
 		{"BrokenFirstLine", "{\"type\":\"sess\n{\"timestamp\":\"2026-02-23T11:40:29.275Z\",\"type\":\"session_meta\",\"payload\":{\"id\":\"019c\"}}", schema.FormatCodex},
 	}
 	for _, tc := range tests {

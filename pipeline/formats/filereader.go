@@ -57,11 +57,15 @@ func (c FileReaderConfig) Validate() error {
 type ReadStats struct {
 	FilesFound, BytesFound int64 // files found by the walk, and their size
 
-	Files      int64 // transcripts read
-	Stores     int64 // session stores read
-	Skipped    int64 // files that are not transcripts
-	NotRegular int64 // FIFOs, devices, sockets left out inside directories
-	Failed     int64 // files that could not be read, or only in part
+	Files   int64 // transcripts read
+	Stores  int64 // session stores read
+	Skipped int64 // files that are not transcripts (by their content)
+	// SkippedNames counts the files under the directories given that were
+	// not read because of their names (not transcript candidates nor
+	// session stores, see [WalkAll]).
+	SkippedNames int64
+	NotRegular   int64 // FIFOs, devices, sockets left out inside directories
+	Failed       int64 // files that could not be read, or only in part
 
 	Bytes    int64 // bytes of the complete lines of the transcripts read
 	Lines    int64 // their lines
@@ -81,6 +85,7 @@ type FileReader struct {
 	batches                                    sync.Pool  // of []schema.Entry with room for a batch
 	found                                      atomic.Pointer[[2]int64]
 	files, stores, skipped, notRegular, failed atomic.Int64
+	skippedNames                               atomic.Int64
 	bytes, lines, entries, bad, pending        atomic.Int64
 }
 
@@ -101,7 +106,8 @@ func NewFileReader(cfg FileReaderConfig) (*FileReader, error) {
 func (r *FileReader) Stats() ReadStats {
 	st := ReadStats{
 		Files: r.files.Load(), Stores: r.stores.Load(), Skipped: r.skipped.Load(),
-		NotRegular: r.notRegular.Load(), Failed: r.failed.Load(),
+		SkippedNames: r.skippedNames.Load(),
+		NotRegular:   r.notRegular.Load(), Failed: r.failed.Load(),
 		Bytes: r.bytes.Load(), Lines: r.lines.Load(), Entries: r.entries.Load(),
 		BadLines: r.bad.Load(), Pending: r.pending.Load(),
 	}
@@ -122,7 +128,7 @@ func (r *FileReader) Stats() ReadStats {
 // stops promptly, even in the middle of a long line. Bad lines and files
 // left out are counted and reported to the callbacks, not returned.
 func (r *FileReader) Read(ctx context.Context, paths []string, fn func(entries []schema.Entry)) error {
-	found, err := Walk(paths, r.skip)
+	found, err := WalkAll(paths, r.skip, func(string) { r.skippedNames.Add(1) })
 	if err != nil {
 		return err
 	}

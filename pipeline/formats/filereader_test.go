@@ -73,6 +73,7 @@ func TestFileReader_Read(t *testing.T) {
 	require.Equal(t, int64(1), st.Stores)
 	require.Equal(t, int64(1), st.Skipped, "notes.jsonl")
 	require.Equal(t, int64(2), st.NotRegular)
+	require.Equal(t, int64(1), st.SkippedNames, "notes.txt")
 	require.Equal(t, int64(1), st.Pending)
 	require.Equal(t, int64(1), st.BadLines)
 	require.Equal(t, int64(7), st.FilesFound)

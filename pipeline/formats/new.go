@@ -9,6 +9,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -26,6 +27,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return fluux.New(cfg), nil
 	case schema.FormatM4dtimes:
 		return m4dtimes.New(cfg), nil
+	case schema.FormatTrajectory:
+		return trajectory.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

@@ -15,8 +15,12 @@ import (
 
 // IsCandidate reports whether a file name may hold a transcript: it ends
 // in ".jsonl", or is a pi/OpenClaw archive of one (".jsonl.bak.<ts>",
-// ".jsonl.reset.<ts>", ".jsonl.deleted.<ts>"). Whether it really is a
-// transcript is decided from its content by a [Decoder].
+// ".jsonl.reset.<ts>", ".jsonl.deleted.<ts>", and the backup that
+// OpenClaw's session file repair writes before dropping malformed lines,
+// ".jsonl.bak-<pid>-<ms>"). Whether it really is a transcript is decided
+// from its content by a [Decoder]. A repair backup holds the whole file
+// as it was, so most of its records are also in the repaired file: the
+// consumers count each record once (by its key and usage key).
 func IsCandidate(name string) bool {
 	if strings.HasSuffix(name, ".jsonl") {
 		return true
@@ -31,7 +35,31 @@ func IsCandidate(name string) bool {
 			return true
 		}
 	}
-	return false
+	return isRepairBackup(rest)
+}
+
+// isRepairBackup reports whether rest, what follows ".jsonl." in a name,
+// is "bak-<pid>-<ms>" (OpenClaw's repairSessionFileIfNeeded:
+// `${sessionFile}.bak-${process.pid}-${Date.now()}`): two runs of digits.
+func isRepairBackup(rest string) bool {
+	tail, ok := strings.CutPrefix(rest, "bak-")
+	if !ok {
+		return false
+	}
+	pid, ms, ok := strings.Cut(tail, "-")
+	return ok && isDigits(pid) && isDigits(ms)
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Found is a file found by [Walk].
@@ -57,9 +85,20 @@ type Found struct {
 // nothing found). Inside a directory or among a glob's matches, what
 // cannot be read and what is not a regular file (a FIFO, a device, a
 // socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
-// onSkip and left out.
+// onSkip and left out. Files under a directory whose names are neither
+// transcript candidates nor session stores are left out silently: see
+// [WalkAll] to hear of them.
 func Walk(paths []string, onSkip func(error)) ([]Found, error) {
-	w := walker{seen: make(map[FileID]bool), onSkip: onSkip}
+	return WalkAll(paths, onSkip, nil)
+}
+
+// WalkAll is [Walk] that also calls leftOut, when not nil, with every file
+// under a directory given that is left out because of its name (neither
+// a transcript candidate, see [IsCandidate], nor a session store: a
+// sidecar such as .trajectory-path.json or .meta.json, a lock, notes), so
+// that every file a user pointed at is either read or counted.
+func WalkAll(paths []string, onSkip func(error), leftOut func(path string)) ([]Found, error) {
+	w := walker{seen: make(map[FileID]bool), onSkip: onSkip, leftOut: leftOut}
 	for _, p := range paths {
 		start := len(w.out)
 		if err := w.path(p); err != nil {
@@ -71,9 +110,10 @@ func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 }
 
 type walker struct {
-	out    []Found
-	seen   map[FileID]bool
-	onSkip func(error)
+	out     []Found
+	seen    map[FileID]bool
+	onSkip  func(error)
+	leftOut func(path string)
 }
 
 // path adds what one path given names.
@@ -150,6 +190,9 @@ func (w *walker) dir(root string) error {
 		name := d.Name()
 		meta := name == SessionsJSON
 		if !meta && !IsCandidate(name) {
+			if w.leftOut != nil {
+				w.leftOut(path)
+			}
 			return nil
 		}
 		info, err := os.Stat(path) // follow links to files

@@ -52,6 +52,49 @@ func TestWalk_Directory(t *testing.T) {
 	for _, err := range skipped {
 		require.ErrorIs(t, err, ErrNotRegular)
 	}
+
+	// WalkAll names the files left out by their names too.
+	var left []string
+	found, err = WalkAll([]string{dir}, func(error) {}, func(path string) { left = append(left, path) })
+	require.NoError(t, err)
+	require.Equal(t, hostileTranscripts(dir), foundPaths(found))
+	require.Equal(t, []string{filepath.Join(dir, "a", "notes.txt")}, left)
+}
+
+func TestIsCandidate(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"s.jsonl", true},
+		{"s.jsonl.bak.2026-03-20T06-34-44.520Z", true},
+		{"s.jsonl.reset.2026-03-20T06-34-44.520Z", true},
+		{"s.jsonl.deleted.2026-03-20T06-34-44.520Z", true},
+		// OpenClaw's session file repair: ${sessionFile}.bak-${pid}-${Date.now()}.
+		{"8555a0a4-0b79-459d-939c-e17cdbbf4fe2.jsonl.bak-41873-1774012345678", true},
+		{"s.trajectory.jsonl", true},
+		{"s.jsonl.bak-", false},
+		{"s.jsonl.bak-12", false},
+		{"s.jsonl.bak-12-", false},
+		{"s.jsonl.bak-x-1", false},
+		{"s.jsonl.repair-12-34.tmp", false},
+		{"s.trajectory-path.json", false},
+		{"sessions.json", false},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, IsCandidate(tc.name), "IsCandidate(%q)", tc.name)
+	}
+}
+
+func TestWalk_RepairBackupRead(t *testing.T) {
+	dir := t.TempDir()
+	bak := writeFile(t, filepath.Join(dir, "s.jsonl.bak-41873-1774012345678"), claudeUser+"\n")
+	ptr := writeFile(t, filepath.Join(dir, "s.trajectory-path.json"), "{}")
+	var left []string
+	found, err := WalkAll([]string{dir}, func(err error) { t.Error(err) }, func(path string) { left = append(left, path) })
+	require.NoError(t, err)
+	require.Equal(t, []string{bak}, foundPaths(found))
+	require.Equal(t, []string{ptr}, left)
 }
 
 func TestWalk_NamedPaths(t *testing.T) {

@@ -33,7 +33,11 @@
 // from its first lines; a file whose lines tell no format yet is waited
 // for (DetectWait), unless it was present at the first scan of a static
 // run (Config.Static), and files that are not transcripts are skipped and
-// remembered. Lines longer than the limit and lines that do not decode go
+// remembered. Files that a watch matches but whose names are not read
+// (see formats.IsCandidate: not .jsonl, nor an OpenClaw archive or repair
+// backup, nor sessions.json) are never opened: each is logged once and
+// counted (Snapshot.SkippedNames, sessionpipe_tail_files_skipped_names), so
+// no file under a watch is left out unseen. Lines longer than the limit and lines that do not decode go
 // to the dead-letter subject with their location and head; the file goes
 // on. A batch message larger than the connected server's max_payload is
 // split, down to one line; an entry too large for a message even alone is

@@ -13,6 +13,7 @@ import (
 type Metrics struct {
 	files         atomic.Int64                  // files followed (gauge)
 	skipped       atomic.Int64                  // files that are not transcripts
+	skippedNames  atomic.Int64                  // files under the watches not followed because of their names (gauge)
 	lines         atomic.Int64                  // lines read
 	bytes         atomic.Int64                  // bytes of lines read
 	sent          atomic.Int64                  // messages handed to the publisher
@@ -75,18 +76,23 @@ func (m *Metrics) Redacted() redact.Stats {
 // Snapshot is a copy of the counters.
 type Snapshot struct {
 	Files, Skipped, Lines, Bytes, Sent, Acked, BadLines, Truncated int64
-	Batches, Entries, AckedEntries                                 int64
-	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors      int64
-	Rescans                                                        int64
-	RawChunks, RawBytes, RawHoles, RawSkipped                      int64
-	WatchedDirs, LagBytes                                          int64
-	Watches                                                        []WatchFiles
+	// SkippedNames is the number of files under the watches, at the last
+	// rescan, not followed because of their names (not transcript
+	// candidates nor session stores); Skipped counts the files followed
+	// and found not to be transcripts by their content.
+	SkippedNames                                              int64
+	Batches, Entries, AckedEntries                            int64
+	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors int64
+	Rescans                                                   int64
+	RawChunks, RawBytes, RawHoles, RawSkipped                 int64
+	WatchedDirs, LagBytes                                     int64
+	Watches                                                   []WatchFiles
 }
 
 // Snapshot returns the current values.
 func (m *Metrics) Snapshot() Snapshot {
 	s := Snapshot{
-		Files: m.files.Load(), Skipped: m.skipped.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
+		Files: m.files.Load(), Skipped: m.skipped.Load(), SkippedNames: m.skippedNames.Load(), Lines: m.lines.Load(), Bytes: m.bytes.Load(),
 		Sent: m.sent.Load(), Acked: m.acked.Load(), Batches: m.batches.Load(), Entries: m.entries.Load(),
 		AckedEntries: m.ackedEntries.Load(), BadLines: m.badLines.Load(), Truncated: m.truncated.Load(),
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
@@ -117,6 +123,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	}{
 		{"sessionpipe_tail_files", prom.Gauge, "Files followed.", s.Files},
 		{"sessionpipe_tail_files_skipped_total", prom.Counter, "Files skipped as not transcripts.", s.Skipped},
+		{"sessionpipe_tail_files_skipped_names", prom.Gauge, "Files under the watches not followed because of their names (not transcript candidates), at the last rescan.", s.SkippedNames},
 		{"sessionpipe_tail_lines_read_total", prom.Counter, "Lines read.", s.Lines},
 		{"sessionpipe_tail_bytes_read_total", prom.Counter, "Bytes of lines read.", s.Bytes},
 		{"sessionpipe_tail_messages_sent_total", prom.Counter, "Messages handed to the publisher.", s.Sent},

@@ -3,6 +3,7 @@ package tail
 import (
 	"io/fs"
 	"os"
+	"slices"
 )
 
 // A Survey is what a [Tailer] given the same watches would find under
@@ -17,6 +18,11 @@ type Survey struct {
 	// watch that is a link to a directory another watch walks) counts
 	// once, as inotify watches it once.
 	Dirs int
+
+	// LeftOut lists the regular files the watches match that a Tailer
+	// would not follow because of their names (not transcript candidates,
+	// see formats.IsCandidate, nor session stores), sorted by path.
+	LeftOut []string
 
 	// Errors holds what could not be read under the watches (a
 	// directory without read or search permission...): a Tailer skips
@@ -66,6 +72,7 @@ func SurveyWatches(watches []string) (*Survey, error) {
 	}
 	ws := newWatchSet(watches)
 	sv := &Survey{Watches: make([]WatchSurvey, len(ws.watches))}
+	ws.left = func(path string) { sv.LeftOut = append(sv.LeftOut, path) }
 	seen := make(map[fileID]bool)
 	dirs := make(map[any]bool) // by identity: inotify watches an inode once, whatever the path
 	ws.walk(
@@ -90,6 +97,8 @@ func SurveyWatches(watches []string) (*Survey, error) {
 		func(err error) { sv.Errors = append(sv.Errors, err) },
 	)
 	sv.Dirs = len(dirs)
+	slices.Sort(sv.LeftOut)
+	sv.LeftOut = slices.Compact(sv.LeftOut)
 	for i, w := range ws.watches {
 		sv.Watches[i].Watch = w.given
 		sv.Watches[i].Dir, sv.Watches[i].Waits = ws.waitDir(i)

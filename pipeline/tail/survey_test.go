@@ -80,6 +80,14 @@ func TestSurveyWatches_MatchesTailer(t *testing.T) {
 		total += len(paths)
 	}
 	require.Equal(t, 10, total) // the links are the files they lead to
+
+	// A file the watches match but whose name is not read is reported,
+	// by the survey and the Tailer alike (under every path reaching it).
+	require.Equal(t, []string{
+		filepath.Join(root, "a", "b", "c", "z.txt"),
+		filepath.Join(root, "linkroot", "b", "c", "z.txt"),
+	}, sv.LeftOut)
+	require.EqualValues(t, len(sv.LeftOut), h.tl.Metrics().Snapshot().SkippedNames)
 	require.Equal(t, len(watched), sv.Dirs, "directories watched: %v", watched)
 	require.EqualValues(t, h.tl.watchedDirs(), sv.Dirs)
 

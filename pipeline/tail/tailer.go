@@ -64,6 +64,11 @@ type Tailer struct {
 	rejects       chan *bus.DeadLetter
 	wake          chan struct{}
 	rescanC       chan struct{}
+
+	// leftOut holds the files under the watches left out by their names
+	// (see watchSet.left), as the last rescan found them; a path in it
+	// is true while the current rescan has seen it. Owned by rescan.
+	leftOut map[string]bool
 }
 
 // New returns a Tailer for cfg. It opens the checkpoint store but reads
@@ -94,10 +99,21 @@ func New(cfg Config) (*Tailer, error) {
 		wake:    make(chan struct{}, 1),
 		rescanC: make(chan struct{}, 1),
 	}
+	t.leftOut = make(map[string]bool)
+	t.watches.left = t.noteLeftOut
 	t.m.lag = t.lagBytes
 	t.m.watchedDirs = t.watchedDirs
 	t.m.watchFiles = t.watchFiles
 	return t, nil
+}
+
+// noteLeftOut records a file under the watches that is not followed
+// because of its name, logging it the first time it is seen.
+func (t *Tailer) noteLeftOut(path string) {
+	if _, ok := t.leftOut[path]; !ok {
+		t.log.Info("not followed: its name is not a transcript's", KeyFile, path)
+	}
+	t.leftOut[path] = true
 }
 
 // Metrics returns the tailer's counters.
@@ -388,6 +404,14 @@ func (t *Tailer) rescan(watcher *fsnotify.Watcher) {
 		func(dir string) { t.watch(watcher, dir) },
 		func(err error) { t.log.Debug("rescan", KeyError, err) },
 	)
+	for path, seen := range t.leftOut {
+		if !seen {
+			delete(t.leftOut, path)
+			continue
+		}
+		t.leftOut[path] = false
+	}
+	t.m.skippedNames.Store(int64(len(t.leftOut)))
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.scanning = false

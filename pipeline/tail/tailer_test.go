@@ -186,6 +186,49 @@ func TestTailer_SkipsNonTranscripts(t *testing.T) {
 	require.Equal(t, 1, skipped, "remembered across restarts")
 }
 
+// An OpenClaw repair backup (<file>.jsonl.bak-<pid>-<ms>) is followed;
+// every other file under a watch is either followed or counted as left
+// out by its name.
+func TestTailer_LeftOutByName(t *testing.T) {
+	h := newHarness(t)
+	h.write("s13.jsonl.bak-41873-1774012345678", piFile("s13", 0, 1))
+	h.write("s13.trajectory-path.json", `{"traceSchema":"openclaw-trajectory-pointer"}`+"\n")
+	h.write("notes.txt", "x\n")
+	h.start()
+	msgs := h.stays(2)
+	require.Equal(t, wantIDs("s13", 0, 1), ids(t, msgs, "s13"))
+	natstest.CheckFor(t, 5*time.Second, 20*time.Millisecond, func() error {
+		if n := h.tl.Metrics().Snapshot().SkippedNames; n != 2 {
+			return fmt.Errorf("skipped by name: %d, want 2", n)
+		}
+		return nil
+	})
+}
+
+// An OpenClaw trajectory is followed like any transcript: detected from
+// its content, published under its own format, its appended lines read
+// live; with no transcript of its session on disk its run totals count.
+func TestTailer_FollowsTrajectory(t *testing.T) {
+	h := newHarness(t)
+	ev := func(seq int, typ, data string) string {
+		return fmt.Sprintf(`{"traceSchema":"openclaw-trajectory","schemaVersion":1,"traceId":"s14","source":"runtime","type":%q,"ts":"2026-09-04T10:00:%02d.000Z","seq":%d,"sessionId":"s14","runId":"r1","data":%s}`+"\n", typ, seq, seq, data)
+	}
+	path := h.write("s14.trajectory.jsonl", ev(1, "session.started", `{}`)+ev(2, "prompt.submitted", `{"prompt":"hi"}`))
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, ev(3, "model.completed", `{"usage":{"input":10,"output":20,"cacheRead":30,"cacheWrite":40,"total":100}}`))
+	msgs := h.waitMsgs(3)
+	var total *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatTrajectory, msgs[i].entry.Format)
+		if msgs[i].entry.Subtype == "run_total" {
+			total = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, total, "the run total of the appended line")
+	require.Equal(t, int64(100), total.Usage.Total())
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))

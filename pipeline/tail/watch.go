@@ -30,6 +30,13 @@ type watchSet struct {
 
 	known   map[string]int // path → watch index, of the paths walks saw
 	visited int            // paths the last walk matched
+
+	// left, when set, receives during walk every regular file that a
+	// watch's patterns match but that is not followed because of its name
+	// (not a transcript candidate, see formats.IsCandidate, nor a session
+	// store): a file under a watch is either followed or reported.
+	left    func(path string)
+	outside map[string]bool // path → a watch's patterns match it, of the names not read
 }
 
 // watch is one configured watch, resolved.
@@ -117,11 +124,16 @@ func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
+// isFollowedName reports whether a file name may be followed: a
+// transcript candidate or a session store.
+func isFollowedName(name string) bool {
+	return formats.IsCandidate(name) || name == formats.SessionsJSON
+}
+
 // match returns the index of the first watch that path matches, or -1.
 // Only names that may hold a transcript, and session stores, match.
 func (s *watchSet) match(path string) int {
-	name := filepath.Base(path)
-	if !formats.IsCandidate(name) && name != formats.SessionsJSON {
+	if !isFollowedName(filepath.Base(path)) {
 		return -1
 	}
 	p := filepath.ToSlash(path)
@@ -137,7 +149,7 @@ func (s *watchSet) match(path string) int {
 
 // cachedMatch is match, remembered across walks.
 func (s *watchSet) cachedMatch(path string) int {
-	if name := filepath.Base(path); !formats.IsCandidate(name) && name != formats.SessionsJSON {
+	if !isFollowedName(filepath.Base(path)) {
 		return -1
 	}
 	s.visited++
@@ -147,6 +159,27 @@ func (s *watchSet) cachedMatch(path string) int {
 		s.known[path] = w
 	}
 	return w
+}
+
+// leftOut reports whether path, a name not read, is matched by a watch's
+// patterns: a file the name filter alone leaves out. Remembered across
+// walks, as cachedMatch.
+func (s *watchSet) leftOut(path string) bool {
+	out, ok := s.outside[path]
+	if !ok {
+		p := filepath.ToSlash(path)
+	watches:
+		for i := range s.watches {
+			for _, pt := range s.watches[i].pats {
+				if ok, _ := doublestar.Match(pt.pat, p); ok {
+					out = true
+					break watches
+				}
+			}
+		}
+		s.outside[path] = out
+	}
+	return out
 }
 
 // wanted reports whether path is a file to follow.
@@ -186,6 +219,7 @@ func depthBelow(dir, base string) int {
 func (s *watchSet) walk(file func(path string, info fs.FileInfo, watch int), dir func(path string), onErr func(error)) {
 	if s.known == nil || len(s.known) > 2*s.visited+1024 {
 		s.known = make(map[string]int) // forget the paths gone since
+		s.outside = make(map[string]bool)
 	}
 	s.visited = 0
 	for _, root := range s.roots {
@@ -236,6 +270,11 @@ func (s *watchSet) walkDir(path string, file func(path string, info fs.FileInfo,
 		}
 		w := s.cachedMatch(p)
 		if w < 0 {
+			if s.left != nil && !isFollowedName(e.Name()) && s.leftOut(p) {
+				if info, err := os.Stat(p); err == nil && info.Mode().IsRegular() {
+					s.left(p)
+				}
+			}
 			continue
 		}
 		info, err := os.Stat(p)
@@ -280,8 +319,12 @@ func (s *watchSet) fileRoot(root string, file func(path string, info fs.FileInfo
 			}
 			continue
 		}
-		if w := s.match(path); w >= 0 && info.Mode().IsRegular() {
+		switch w := s.match(path); {
+		case !info.Mode().IsRegular():
+		case w >= 0:
 			file(path, info, w)
+		case s.left != nil:
+			s.left(path) // named by a watch, and its name is not read
 		}
 	}
 	return true

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,4 +145,41 @@ func TestTailer_DefaultWatchesQuiet(t *testing.T) {
 	})
 	h.waitMsgs(1)
 	require.NotContains(t, logs.String(), "level=WARN")
+}
+
+// A file is left out by its name only when a watch's patterns match it:
+// one a glob does not match is not the tailer's to report.
+func TestWatchSet_LeftOut(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"s.jsonl", "s.jsonl.bak-12-34", "notes.txt", "sub/x.meta.json", "sub/y.jsonl"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
+	}
+	for _, tc := range []struct {
+		name    string
+		watches []string
+		files   int
+		left    []string
+	}{
+		{"Directory", []string{dir}, 3, []string{"notes.txt", "sub/x.meta.json"}},
+		{"GlobOfEverything", []string{filepath.Join(dir, "*")}, 2, []string{"notes.txt"}},
+		{"GlobOfJSONL", []string{filepath.Join(dir, "**", "*.jsonl")}, 2, nil},
+		{"NamedFile", []string{filepath.Join(dir, "notes.txt")}, 0, []string{"notes.txt"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newWatchSet(tc.watches)
+			var left []string
+			ws.left = func(p string) {
+				rel, err := filepath.Rel(dir, p)
+				require.NoError(t, err)
+				left = append(left, filepath.ToSlash(rel))
+			}
+			files := 0
+			ws.walk(func(string, os.FileInfo, int) { files++ }, func(string) {}, func(err error) { t.Error(err) })
+			require.Equal(t, tc.files, files)
+			slices.Sort(left) // a walk does not sort
+			require.Equal(t, tc.left, left)
+		})
+	}
 }

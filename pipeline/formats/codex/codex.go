@@ -46,6 +46,16 @@ type Parser struct {
 	replay bool
 	cutoff int64 // Unix second of the child's header line
 
+	// The replayed prefix of a paginated subagent file: lines whose
+	// ordinal is below ordStart are the parent's history.
+	ordReplay bool
+	ordStart  int64
+
+	// inherits is set when the header names a parent thread or a history
+	// base: the file's cumulative counters may start from the totals of
+	// another file, so its first total is no delta by itself.
+	inherits bool
+
 	prev    counters // the last cumulative total
 	hasPrev bool
 }
@@ -101,9 +111,11 @@ func (p *Parser) entry(e *schema.Entry, line jsonl.Line, obj int) error {
 	replayed := false
 	if r.typ.Equal("session_meta") && !p.header {
 		p.sessionMeta(e, &r.pl, true)
-		p.openReplay(e, hasTS, &r.pl)
+		if !p.openOrdinalReplay(&r.pl) {
+			p.openReplay(e, hasTS, &r.pl)
+		}
 	} else {
-		replayed = p.replayed(e.TS, hasTS)
+		replayed = p.replayed(e.TS, hasTS, r.ordinal)
 		switch {
 		case r.typ.Equal("session_meta"):
 			p.sessionMeta(e, &r.pl, false)
@@ -170,6 +182,37 @@ func (p *Parser) sessionMeta(e *schema.Entry, pl *payload, first bool) {
 		p.session = id
 	}
 	p.provider = e.Provider
+	p.inherits = e.ParentSessionID != "" || pl.historyBase.Kind() == jsonl.Object
+	if e.ParentSessionID == "" {
+		// A paginated fork or continuation names the thread whose
+		// history it starts from (itself for a later page of a thread).
+		if base := p.historyBaseThread(pl.historyBase); base != p.session {
+			e.ParentSessionID = base
+		}
+	}
+}
+
+// historyBaseThread returns history_base.thread_id, or "".
+func (p *Parser) historyBaseThread(base jsonl.Value) string {
+	if base.Kind() != jsonl.Object {
+		return ""
+	}
+	s := &p.sub
+	s.Reset(base.Raw())
+	return findString(s, "thread_id")
+}
+
+// openOrdinalReplay opens the replay of a paginated subagent file, whose
+// header says where its own lines start: lines with a lower ordinal are
+// the parent's history. It reports false for a header without
+// subagent_history_start_ordinal (legacy files: see openReplay).
+func (p *Parser) openOrdinalReplay(pl *payload) bool {
+	n, ok := parse.Int(pl.historyStart)
+	if !ok || n < 0 {
+		return false
+	}
+	p.ordReplay, p.ordStart = true, n
+	return true
 }
 
 // openReplay opens the replay window when the file's header names a
@@ -192,10 +235,17 @@ func (p *Parser) openReplay(e *schema.Entry, hasTS bool, pl *payload) {
 }
 
 // replayed reports whether a line stamped ts is part of the parent history
-// replayed at the start of a child file, closing the window for good at
-// the first line stamped after the child's creation second. A line without
-// a timestamp inside the window counts as replayed.
-func (p *Parser) replayed(ts time.Time, hasTS bool) bool {
+// replayed at the start of a child file. In a paginated subagent file it
+// is the line's ordinal that tells, below the header's
+// subagent_history_start_ordinal (a line without an ordinal there is the
+// child's own). Otherwise the window closes for good at the first line
+// stamped after the child's creation second, and a line without a
+// timestamp inside the window counts as replayed.
+func (p *Parser) replayed(ts time.Time, hasTS bool, ordinal jsonl.Value) bool {
+	if p.ordReplay {
+		n, ok := parse.Int(ordinal)
+		return ok && n < p.ordStart
+	}
 	if !p.replay {
 		return false
 	}
@@ -226,12 +276,18 @@ func (p *Parser) gitBranch(git jsonl.Value) string {
 
 // parentSession returns the parent thread a session header names:
 // source.subagent.thread_spawn.parent_thread_id (spawned is then true),
-// else forked_from_id, else a top-level parent_thread_id (older headers).
+// else forked_from_id, else a top-level parent_thread_id (older headers,
+// and newer ones: with thread_source "subagent", spawned is true).
 func (p *Parser) parentSession(pl *payload) (id string, spawned bool) {
 	if pl.source.Kind() == jsonl.Object {
 		s := &p.sub
 		s.Reset(pl.source.Raw())
 		if id := findString(s, "subagent", "thread_spawn", "parent_thread_id"); id != "" {
+			return id, true
+		}
+	}
+	if pl.threadSource.Equal("subagent") {
+		if id := parse.Str(pl.parent); id != "" {
 			return id, true
 		}
 	}
@@ -275,8 +331,9 @@ func (p *Parser) turnContext(e *schema.Entry, pl *payload) {
 }
 
 // fallbackSession derives a session id from a file path: the thread id
-// that ends a rollout-<time>-<thread>.jsonl name, else the name without
-// its extension, else "unknown".
+// that ends a rollout-<time>-<thread>.jsonl name (of a subagent rollout
+// named rollout-<time>-<parent>_<child>.jsonl, the child's), else the name
+// without its extension, else "unknown".
 func fallbackSession(path string) string {
 	if path == "" {
 		return "unknown"
@@ -286,7 +343,7 @@ func fallbackSession(path string) string {
 	const idLen = 36 // a UUID
 	if strings.HasPrefix(name, "rollout-") && len(name) > len("rollout-")+idLen {
 		id := name[len(name)-idLen:]
-		if isUUID(id) && name[len(name)-idLen-1] == '-' {
+		if sep := name[len(name)-idLen-1]; isUUID(id) && (sep == '-' || sep == '_') {
 			return id
 		}
 	}

@@ -166,6 +166,7 @@ func TestParser_SessionID(t *testing.T) {
 		{name: "RolloutName", path: "/h/.codex/sessions/2026/02/23/rollout-2026-02-23T12-40-23-019c8a4c-ed82-79a1-aa28-7738fc5ab61a.jsonl", want: "019c8a4c-ed82-79a1-aa28-7738fc5ab61a"},
 		{name: "OtherName", path: "/x/2026-05-12T08-00-00-parent.jsonl", want: "2026-05-12T08-00-00-parent"},
 		{name: "RolloutWithoutUUID", path: "rollout-abc.jsonl", want: "rollout-abc"},
+		{name: "SubagentRollout", path: "/h/.codex/sessions/2026/10/02/rollout-2026-10-02T09-00-07-019e1a2b-3c4d-7e5f-8a6b-7c8d9e0f1a2b_019e1a2b-5f60-7a71-8b82-93a4b5c6d7e8.jsonl", want: "019e1a2b-5f60-7a71-8b82-93a4b5c6d7e8"},
 		{name: "NoPath", path: "", want: "unknown"},
 	}
 	for _, tt := range tests {

@@ -13,8 +13,10 @@
 //
 // # Lines
 //
-// Every line is {"timestamp", "type", "payload"}; fields may come in any
-// order. Entry ids are derived from the line number ([parse.LineID]):
+// Every line is {"timestamp", "type", "payload"}, and in paginated
+// rollouts (CLI 0.150 and later, session_meta history_mode "paginated";
+// codex-rs rollout/src/ordinal.rs, protocol RolloutLine) also "ordinal",
+// the line's position from 0; fields may come in any order. Entry ids are derived from the line number ([parse.LineID]):
 // rollouts are append-only and their lines carry no id. The session id of
 // every entry is the payload.id of the first session_meta of the file;
 // lines before it (or all lines of a file without one) use the thread id
@@ -24,7 +26,10 @@
 //   - session_meta: Kind session with CWD, AgentVersion (cli_version),
 //     Provider (model_provider), GitBranch (git.branch) and ParentSessionID
 //     (source.subagent.thread_spawn.parent_thread_id, else forked_from_id,
-//     else a top-level parent_thread_id).
+//     else a top-level parent_thread_id, else history_base.thread_id when
+//     it names another thread). A header with thread_source "subagent"
+//     and a parent_thread_id is a subagent's, as one with a thread_spawn
+//     source.
 //   - turn_context: Kind event, Subtype "turn_context", Model, RequestID =
 //     turn_id. Its model becomes the model of later usage.
 //   - response_item message: role assistant is the assistant message that
@@ -111,4 +116,24 @@
 // call completing within its creation second would be taken for replay;
 // a replay written over more than one second is counted from its second
 // second on (the key still catches copies that kept their timestamps).
+//
+// A paginated subagent rollout says where its own lines start
+// (session_meta subagent_history_start_ordinal; the lines below are the
+// parent's history "replayed so the child has context"): there the
+// ordinals decide, not the timestamps, and a line at or past the start is
+// the child's own whatever its time. A paginated fork, or a later page of
+// a thread, names the history it starts from (history_base: thread_id,
+// end_ordinal_exclusive) instead of copying it, and its cumulative
+// counters go on from that history's. So in a file whose header names a
+// parent or a history base, the first token_count with totals, when no
+// replayed token_count set a baseline, counts only its last_token_usage
+// (capped at the totals) and becomes the baseline; a file whose counters
+// start afresh is counted the same, as its first total is its first call.
+// Subagent rollouts may be named rollout-<time>-<parent>_<child>.jsonl: a
+// line before any session_meta takes the child's id. The upstream source
+// read (codex-rs rollout/src/ordinal.rs, RolloutLine with an optional
+// ordinal, ThreadHistoryMode, SessionMeta history_base and
+// subagent_history_start_ordinal) has no writer of the <parent>_<child>
+// name nor a statement that a fork's counters continue its base's: both
+// follow issue #21 and third-party readers of such files.
 package codex

@@ -11,6 +11,10 @@ type record struct {
 	tsOff int // offset of the timestamp value in the line
 	typ   jsonl.Value
 
+	// ordinal is the line's position in a paginated rollout (CLI 0.150
+	// and later: 0, 1, 2… from the session_meta on), absent in legacy ones.
+	ordinal jsonl.Value
+
 	hasPayload bool
 	pl         payload
 }
@@ -47,6 +51,11 @@ type payload struct {
 	localImgs  jsonl.Value
 	kind       jsonl.Value
 	reason     jsonl.Value
+
+	// Paginated session_meta (CLI 0.150 and later).
+	threadSource jsonl.Value // "user", "subagent", …
+	historyStart jsonl.Value // subagent_history_start_ordinal
+	historyBase  jsonl.Value // {thread_id, end_ordinal_exclusive, …}
 }
 
 // scanRecord reads the top-level object the scanner has just entered into
@@ -61,6 +70,8 @@ func scanRecord(s *jsonl.Scanner, r *record) bool {
 			r.ts = s.Value()
 		case "type":
 			r.typ = s.Value()
+		case "ordinal":
+			r.ordinal = s.Value()
 		case "payload":
 			if s.EnterObject() {
 				r.hasPayload = true
@@ -131,6 +142,12 @@ func scanPayload(s *jsonl.Scanner, p *payload) {
 			p.kind = s.Value()
 		case "reason":
 			p.reason = s.Value()
+		case "thread_source":
+			p.threadSource = s.Value()
+		case "subagent_history_start_ordinal":
+			p.historyStart = s.Value()
+		case "history_base":
+			p.historyBase = s.Value()
 		}
 	}
 }

@@ -28,6 +28,18 @@ func (c counters) sub(o counters) counters {
 	}
 }
 
+// atMost returns c with each component capped at o's.
+func (c counters) atMost(o counters) counters {
+	return counters{
+		input:      min(c.input, o.input),
+		cached:     min(c.cached, o.cached),
+		output:     min(c.output, o.output),
+		reasoning:  min(c.reasoning, o.reasoning),
+		total:      min(c.total, o.total),
+		cacheWrite: min(c.cacheWrite, o.cacheWrite),
+	}
+}
+
 // below reports whether any component of c is lower than in o: the
 // cumulative counter has been reset.
 func (c counters) below(o counters) bool {
@@ -81,7 +93,12 @@ func (p *Parser) tokenCount(e *schema.Entry, line jsonl.Line, pl *payload, repla
 	last := false
 	switch {
 	case in.hasTotal:
-		if replayed || !p.hasPrev {
+		if !replayed && !p.hasPrev && p.inherits && in.hasLast {
+			// A child, fork or later page without a replayed baseline:
+			// its totals may go on from another file's, so the first
+			// counts only its own call.
+			delta = in.last.atMost(in.total)
+		} else if replayed || !p.hasPrev {
 			delta = in.total
 		} else if in.total.below(p.prev) {
 			p.log.Debug("codex: token counter reset, new total counted from zero",

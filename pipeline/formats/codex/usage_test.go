@@ -332,3 +332,50 @@ func TestParser_ModelFallback(t *testing.T) {
 	assert.Equal(t, "gpt-5.2-codex", calls[0].Model)
 	assert.Equal(t, "gpt-5.3-codex", calls[1].Model)
 }
+
+// A paginated subagent rollout (CLI 0.150 and later) replays its
+// parent's history below subagent_history_start_ordinal, stamped when the
+// child wrote it (after its creation second, so the timestamp window
+// would take it for the child's own): the ordinals tell. Each call counts
+// once between parent and child.
+func TestParser_PaginatedSubagentReplayByOrdinal(t *testing.T) {
+	const (
+		parentID = "019e1a2b-3c4d-7e5f-8a6b-7c8d9e0f1a2b"
+		childID  = "019e1a2b-5f60-7a71-8b82-93a4b5c6d7e8"
+	)
+	parent := mustParse(t, parse.Config{}, mustReadCase(t, "paginated-parent"))
+	child := mustParse(t, parse.Config{Path: "rollout-2026-10-02T09-00-07-" + parentID + "_" + childID + ".jsonl"}, mustReadCase(t, "paginated-subagent"))
+
+	require.Equal(t, parentID, child[0].ParentSessionID)
+	for _, e := range child {
+		assert.Equal(t, childID, e.SessionID)
+		assert.True(t, e.Sidechain, "line %d: thread_source subagent", e.Line)
+		assert.Equal(t, e.Line >= 2 && e.Line <= 6, e.Copy, "line %d: ordinals 1-5 are the parent's", e.Line)
+	}
+	own := usages(child)
+	require.Len(t, own, 1)
+	assert.Equal(t, schema.Usage{Input: 2000, CacheRead: 1000, Output: 400, Reasoning: 50}, *own[0].Usage)
+	assert.Equal(t, "gpt-6.1-codex-mini", own[0].Model)
+
+	sum, calls := unionTotal(parent, child)
+	assert.Equal(t, 3, calls)
+	assert.Equal(t, int64(23500+3400), sum.Total(), "the parent's two calls and the child's one")
+}
+
+// A paginated fork or later page names the history it starts from
+// (history_base) instead of replaying it: its cumulative counters go on
+// from the base thread's, so its first token_count counts only its own
+// call (last_token_usage), and the next ones their deltas.
+func TestParser_HistoryBaseCountsOwnCalls(t *testing.T) {
+	fork := mustParse(t, parse.Config{}, mustReadCase(t, "paginated-fork"))
+	require.Equal(t, "019e1a2b-3c4d-7e5f-8a6b-7c8d9e0f1a2b", fork[0].ParentSessionID, "history_base.thread_id")
+	calls := usages(fork)
+	require.Len(t, calls, 2)
+	assert.Equal(t, schema.Usage{Input: 2000, CacheRead: 3000, Output: 600, Reasoning: 80}, *calls[0].Usage)
+	assert.Equal(t, schema.Usage{Input: 500, CacheRead: 3500, Output: 300, Reasoning: 20}, *calls[1].Usage)
+
+	parent := mustParse(t, parse.Config{}, mustReadCase(t, "paginated-parent"))
+	sum, n := unionTotal(parent, fork)
+	assert.Equal(t, 4, n)
+	assert.Equal(t, int64(23500+5600+4300), sum.Total())
+}

@@ -21,6 +21,10 @@
 // and renames the original to <file>.jsonl.bak.<ts>; such a headerless
 // file takes its session id from its file name ([SessionIDFromPath]), which
 // equals the header id of its .bak archive, so both are one session.
+// OpenClaw's session file repair, before dropping malformed lines, copies
+// the whole file to <file>.jsonl.bak-<pid>-<ms>: the backup is read like
+// any archive (its records keep their ids, so those also in the repaired
+// file count once, and those only it holds count too).
 //
 // # Mapping
 //

@@ -1,0 +1,12 @@
+package trajectory_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", trajectory.New)
+}
