@@ -8,6 +8,7 @@
 //	sessionpipe daily|weekly|monthly [flags] [PATH...]  tokens and cost per period
 //	sessionpipe blocks [flags] [PATH...]   five-hour usage blocks
 //	sessionpipe statusline [flags]         Claude Code's status line (hook JSON on stdin)
+//	sessionpipe alerts check -rules FILE [PATH...]  the alerts rules would fire on history
 //	sessionpipe entries [flags] PATH...    normalised entries as JSONL
 //	sessionpipe top [flags]                live view of a running indexer
 //	sessionpipe export -out DIR PATH...    Parquet and archive, offline
@@ -47,6 +48,8 @@ Usage:
   sessionpipe blocks [flags] [PATH...]   five-hour usage blocks, as Claude Code's limits count
   sessionpipe statusline [flags]         a line for Claude Code's status line: session, today,
                                          block cost (from the indexer, else the files)
+  sessionpipe alerts check -rules FILE [PATH...]
+                                         the alerts the rules would have fired on the files
   sessionpipe entries [flags] PATH...    normalised entries as JSONL (offline)
   sessionpipe top [flags]                live view of a running indexer: active sessions,
                                          spend today, burn rate, alerts
@@ -112,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = runCalendar(ctx, report.Month, rest, stdout, stderr)
 	case "blocks":
 		err = runBlocks(ctx, rest, stdout, stderr)
+	case "alerts":
+		err = runAlerts(ctx, rest, stdout, stderr)
 	case "statusline":
 		err = runStatusline(ctx, rest, os.Stdin, stdout, stderr)
 	case "entries":
