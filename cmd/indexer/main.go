@@ -117,6 +117,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 	api := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+app.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
 	token := fs.String("token", env("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
 	asJSON := fs.Bool("json", false, "print the API's JSON")
+	wide := fs.Bool("wide", false, "every column and whole ids (sessions; the table fits 120 columns without it)")
 	v := url.Values{}
 	str := func(name, help string) { fs.Func(name, help, func(s string) error { v.Set(name, s); return nil }) }
 	var by *string
@@ -184,7 +185,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
 		}
-		if err := app.WriteSessionsTable(stdout, page.Sessions); err != nil {
+		if err := app.WriteSessionsTable(stdout, page.Sessions, *wide); err != nil {
 			return err
 		}
 		if page.NextCursor != "" {
@@ -198,7 +199,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &s); err != nil {
 			return err
 		}
-		if err := app.WriteSessionsTable(stdout, []index.Session{s.Session}); err != nil {
+		if err := app.WriteSessionsTable(stdout, []index.Session{s.Session}, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)

@@ -147,7 +147,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			enc.SetEscapeHTML(false)
 			return enc.Encode(all)
 		}
-		return app.WriteSessionsTable(stdout, all)
+		return app.WriteSessionsTable(stdout, all, false)
 	}
 	return g.Wait()
 }

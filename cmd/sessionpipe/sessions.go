@@ -35,6 +35,7 @@ Flags:
 func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("sessions", sessionsUsage, stderr)
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
+	wide := fs.Bool("wide", false, "every column and whole ids (the table fits 120 columns without it)")
 	since := fs.String("since", "", "count only entries at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339)")
 	until := fs.String("until", "", "count only entries up to this date (inclusive) or time")
 	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
@@ -85,19 +86,19 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if !*shared.quiet {
 		o.summary(time.Since(start))
 	}
-	return writeSessions(stdout, all, *asJSON)
+	return writeSessions(stdout, all, *asJSON, *wide)
 }
 
 // writeSessions prints sessions as a table, or as an indented JSON array
 // when asJSON is set (`sessions --json`, `run -once -json`).
-func writeSessions(w io.Writer, all []index.Session, asJSON bool) error {
+func writeSessions(w io.Writer, all []index.Session, asJSON, wide bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(all)
 	}
-	return app.WriteSessionsTable(w, all)
+	return app.WriteSessionsTable(w, all, wide)
 }
 
 // gcBudget is the heap size at which the offline commands collect

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -13,19 +14,58 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
 
-// WriteSessionsTable prints sessions as an aligned table with a total row.
-// Every value that came from a transcript is made [Printable].
-func WriteSessionsTable(w io.Writer, all []index.Session) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "SESSION\tFORMAT\tHOST\tLAST ACTIVE\tTURNS\tMSGS U/A\tCALLS\tTOOLS/ERR\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\tMODELS\t")
+// WriteSessionsTable prints sessions as an aligned table with a total row,
+// in the order of their last activity (the column it shows). It fits 120
+// columns: ids cut to 13 characters, the token counters as one total, the
+// host only when the sessions are of several; wide prints every column
+// and whole ids. Every value that came from a transcript is made
+// [Printable].
+func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
+	rows := slices.Clone(all)
+	slices.SortStableFunc(rows, func(a, b index.Session) int { return a.LastTS.Compare(b.LastTS) })
+	hosts := wide
+	for i := 1; i < len(rows) && !hosts; i++ {
+		hosts = rows[i].Host != rows[0].Host
+	}
+	id, mods := short, func(m []string) string { return cutModels(m, 40) }
+	if wide {
+		id, mods = Printable, func(m []string) string { return ModelList(m, true) }
+	}
+	var head []string
+	head = append(head, "SESSION", "AGENT")
+	if hosts {
+		head = append(head, "HOST")
+	}
+	head = append(head, "LAST ACTIVE", "TURNS")
+	if wide {
+		head = append(head, "MSGS U/A", "CALLS", "TOOLS/ERR", "INPUT", "OUTPUT", "CACHE READ", "CACHE WRITE", "TOTAL")
+	} else {
+		head = append(head, "CALLS", "TOKENS")
+	}
+	head = append(head, "COST USD", "MODELS")
+	var lines [][]string
+	line := func(first []string, s *index.Session, unpriced bool, m string) {
+		cells := first
+		cells = append(cells, strconv.FormatInt(s.Turns, 10))
+		if wide {
+			cells = append(cells, fmt.Sprintf("%d/%d", s.UserMessages, s.AssistantMessages), strconv.FormatInt(s.APICalls, 10),
+				fmt.Sprintf("%d/%d", s.ToolCalls, s.ToolErrors), Thousands(s.InputTokens), Thousands(s.OutputTokens),
+				Thousands(s.CacheReadTokens), Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens))
+		} else {
+			cells = append(cells, strconv.FormatInt(s.APICalls, 10), Thousands(s.TotalTokens))
+		}
+		lines = append(lines, append(cells, Dollars(s.CostUSD, unpriced), m))
+	}
 	var t index.Session
 	var unpriced int64
-	for _, s := range all {
-		cost := Dollars(s.CostUSD, s.UnpricedCalls > 0)
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			short(s.SessionID), Printable(string(s.Format)), short(s.Host), day(s.LastTS), s.Turns, s.UserMessages, s.AssistantMessages, s.APICalls,
-			s.ToolCalls, s.ToolErrors, Thousands(s.InputTokens), Thousands(s.OutputTokens), Thousands(s.CacheReadTokens),
-			Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens), cost, models(s.Models))
+	for i := range rows {
+		s := &rows[i]
+		first := []string{id(s.SessionID), Printable(string(s.Format))}
+		if hosts {
+			first = append(first, short(s.Host))
+		}
+		first = append(first, day(s.LastTS))
+		line(first, s, s.UnpricedCalls > 0, mods(s.Models))
 		t.Turns += s.Turns
 		t.UserMessages += s.UserMessages
 		t.AssistantMessages += s.AssistantMessages
@@ -40,22 +80,63 @@ func WriteSessionsTable(w io.Writer, all []index.Session) error {
 		t.CostUSD += s.CostUSD
 		unpriced += s.UnpricedCalls
 	}
-	cost := fmt.Sprintf("%.2f", t.CostUSD)
-	if unpriced > 0 {
-		cost += "*"
+	first := []string{fmt.Sprintf("TOTAL (%d)", len(rows)), ""}
+	if hosts {
+		first = append(first, "")
 	}
-	fmt.Fprintf(tw, "TOTAL (%d)\t\t\t\t%d\t%d/%d\t%d\t%d/%d\t%s\t%s\t%s\t%s\t%s\t%s\t\t\n",
-		len(all), t.Turns, t.UserMessages, t.AssistantMessages, t.APICalls, t.ToolCalls, t.ToolErrors,
-		Thousands(t.InputTokens), Thousands(t.OutputTokens), Thousands(t.CacheReadTokens), Thousands(t.CacheWriteTokens),
-		Thousands(t.TotalTokens), cost)
+	first = append(first, "")
+	line(first, &t, unpriced > 0, "")
+	// Without -wide the models get what is left of 120 columns.
+	room := 1 << 30
+	if !wide {
+		room = 120 - 2 // the two spaces before the models
+		for c := range len(head) - 1 {
+			width := utf8.RuneCountInString(head[c])
+			for _, l := range lines {
+				width = max(width, utf8.RuneCountInString(l[c]))
+			}
+			room -= width + 2
+		}
+		room = max(room, 12)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, strings.Join(head[:len(head)-1], "\t")+"\t  "+head[len(head)-1])
+	for _, l := range lines {
+		m := l[len(l)-1]
+		if head, cut := firstRunes(m, room); cut {
+			head, _ = firstRunes(head, room-1)
+			m = head + "…"
+		}
+		// The last cell is not padded: two spaces part it.
+		fmt.Fprintln(tw, strings.Join(l[:len(l)-1], "\t")+"\t  "+m)
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if unpriced > 0 {
-		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", Count(unpriced, "API call"), isAre(unpriced))
-		return err
+		if _, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", Count(unpriced, "API call"), isAre(unpriced)); err != nil {
+			return err
+		}
+	}
+	if !wide {
+		for _, s := range rows {
+			if _, cut := firstRunes(s.SessionID, 13); cut {
+				_, err := fmt.Fprintln(w, "Ids are cut to fit: -wide prints them whole, with every column.")
+				return err
+			}
+		}
 	}
 	return nil
+}
+
+// cutModels returns the models joined, cut at n characters, made
+// [Printable].
+func cutModels(m []string, n int) string {
+	s := strings.Join(m, ",")
+	if head, cut := firstRunes(s, n); cut {
+		return Printable(head) + "…"
+	}
+	return Printable(s)
 }
 
 // short returns id, cut to its first 13 characters, made [Printable].
