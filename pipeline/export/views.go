@@ -249,7 +249,7 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     count_if(turn) FILTER (WHERE fact = 'e') AS turns,
     sum(len(tool_calls)) FILTER (WHERE fact = 'e') AS tool_calls,
     sum(len(list_filter(tool_results, r -> r.is_error))) FILTER (WHERE fact = 'e') AS tool_errors,
-    count_if(kind = 'compaction') FILTER (WHERE fact = 'e') AS compactions,
+    count_if(main_compaction) FILTER (WHERE fact = 'e') AS compactions,
     count(*) FILTER (WHERE fact = 'r') AS assistant_messages
   FROM winners
   GROUP BY format, session_id
@@ -308,7 +308,12 @@ e0 AS (
     coalesce(agent_id, '') AS agent,
     coalesce(path, '') AS file,
     kind = 'message' AND role IS NOT DISTINCT FROM 'user' AND NOT meta AND NOT sidechain AS real_input,
-    kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND NOT meta AND NOT sidechain AS assistant
+    -- Claude Code's own notices (model '<synthetic>') are no replies (index.isReply).
+    kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND model IS DISTINCT FROM '<synthetic>'
+      AND NOT meta AND NOT sidechain AS assistant,
+    kind = 'message' AND model IS DISTINCT FROM '<synthetic>' AS is_message,
+    -- A compaction of the conversation: the main transcript's (index.isCompaction).
+    kind = 'compaction' AND NOT sidechain AND coalesce(agent_id, '') = '' AS main_compaction
   FROM entry_copies
   WHERE session_id <> ''
 ),
@@ -341,7 +346,7 @@ info AS MATERIALIZED (
     first(slug ORDER BY ts_key DESC, agent DESC, line DESC, object DESC, file DESC)
       FILTER (WHERE slug IS NOT NULL AND NOT sidechain) AS slug,
     count(DISTINCT agent_id) FILTER (WHERE NOT copy) AS subagents,
-    bool_or(kind IN ('message', 'compaction') OR usage_key IS NOT NULL) AS conversation
+    bool_or(is_message OR kind = 'compaction' OR usage_key IS NOT NULL) AS conversation
   FROM e
   GROUP BY format, session_id
 ),
@@ -351,7 +356,7 @@ info AS MATERIALIZED (
 occurrences AS (
   SELECT 'e' AS fact, format AS k1, '' AS k2, entry_id AS k3, ts_id AS k4, 0::BIGINT AS total, * EXCLUDE (total)
   FROM e
-  WHERE NOT copy AND (real_input OR len(tool_calls) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR kind = 'compaction')
+  WHERE NOT copy AND (real_input OR len(tool_calls) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR main_compaction)
   UNION ALL BY NAME
   SELECT 'r' AS fact, format AS k1,
     CASE WHEN format = 'claude-code' AND message_id IS NOT NULL THEN message_id ELSE '' END AS k2,

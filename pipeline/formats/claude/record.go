@@ -52,7 +52,6 @@ type message struct {
 	hasUsage bool
 	usage    schema.Usage
 	cacheAll int64 // cache_creation_input_tokens
-	hasSplit bool  // usage.cache_creation present
 }
 
 // block holds the fields of one content block.
@@ -330,7 +329,6 @@ func (p *Parser) readUsage() {
 				}
 				continue
 			}
-			m.hasSplit = true
 			for s.NextField() {
 				switch string(s.Key()) {
 				case "ephemeral_5m_input_tokens":
