@@ -307,6 +307,7 @@ e0 AS (
     coalesce(epoch_us(ts), 0) AS ts_id,
     coalesce(agent_id, '') AS agent,
     coalesce(path, '') AS file,
+    coalesce(background, false) AS bg,
     kind = 'message' AND role IS NOT DISTINCT FROM 'user' AND NOT meta AND NOT sidechain AS real_input,
     -- Claude Code's own notices (model '<synthetic>') are no replies (index.isReply).
     kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND model IS DISTINCT FROM '<synthetic>'
@@ -371,8 +372,9 @@ occurrences AS (
   WHERE NOT copy AND usage_key IS NOT NULL AND total > 0
 ),
 -- The occurrence that counts, one per fact (index facts.better): for an API call the largest
--- total; then a main-transcript occurrence before a sidechain replay; then the earlier
--- timestamp (unknown last); then the session created first (index.createdBefore); then the
+-- total; then a main-transcript occurrence before a sidechain replay; then one not of a
+-- background session before a background session's replay; then the earlier timestamp
+-- (unknown last); then the session created first (index.createdBefore); then the
 -- position. First the best occurrence in each session, then those that tie for first place
 -- before the session order decides.
 top AS MATERIALIZED (
@@ -383,10 +385,10 @@ top AS MATERIALIZED (
   FROM (
     SELECT * FROM occurrences
     QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4, format, session_id
-                               ORDER BY total DESC, sidechain, ts_key, agent, line, object, file) = 1
+                               ORDER BY total DESC, sidechain, bg, ts_key, agent, line, object, file) = 1
   ) o
   JOIN info s USING (format, session_id)
-  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4 ORDER BY total DESC, sidechain, ts_key) = 1
+  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4 ORDER BY total DESC, sidechain, bg, ts_key) = 1
 ),
 -- How many other sessions' occurrences beat each one: createdBefore is applied pairwise, as
 -- its parent rule is no sort key.

@@ -151,7 +151,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		return
 	}
 	fs := a.file(e)
-	at := origin{ts: stampOf(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
+	at := origin{ts: stampOf(e.TS), sidechain: e.Sidechain, background: e.Background, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
 	s := a.session(e)
 	a.touchSession(s)
 	labels := a.labeler.of(e.Labels)

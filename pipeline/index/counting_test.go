@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
@@ -128,4 +130,71 @@ func TestAggregator_CompactionsOfTheConversation(t *testing.T) {
 	a := NewAggregator(nil)
 	addAll(a, copyFile, subFile)
 	require.Zero(t, one(t, a, "s").Compactions)
+}
+
+// Claude Code writes history again with the original uuids, timestamps
+// and message ids: a second /compact re-appends earlier history to the
+// transcript, and a background hand-off or --fork-session replays the
+// chain under a new sessionId ("sessionKind":"bg") while the original
+// may go on longer. Every API call still counts once, in the session
+// where it first happened: the sessions are what they are without the
+// repeats (but for the new compaction), and a copy counts only its own
+// lines.
+func TestAggregator_RepeatedHistoryCountsOnce(t *testing.T) {
+	gen := func() string {
+		dir := t.TempDir()
+		_, err := corpusgen.WriteTree(t.Context(), corpusgen.TreeConfig{
+			Dir: dir, Format: corpusgen.MixClaude, Bytes: 3 << 20, Seed: 19, ResumeRate: -1,
+			MinSessionBytes: 40 << 10, MaxSessionBytes: 200 << 10,
+		})
+		require.NoError(t, err)
+		return dir
+	}
+	plain, repeated := gen(), gen()
+	rep := testcorpus.WriteRepeats(t, repeated)
+	require.Positive(t, rep.Compactions)
+	require.NotEmpty(t, rep.Forks)
+
+	sessions := func(dir string) map[string]Session {
+		a := NewAggregator(price.Default())
+		for _, f := range readTree(t, dir) {
+			addAll(a, f)
+		}
+		out := map[string]Session{}
+		for _, s := range a.Sessions() {
+			out[s.SessionID] = s
+		}
+		return out
+	}
+	want, got := sessions(plain), sessions(repeated)
+	require.Len(t, got, len(want)+len(rep.Forks))
+	compactions := int64(0)
+	for id, w := range want {
+		g := got[id]
+		compactions += g.Compactions - w.Compactions
+		g.Compactions = w.Compactions
+		require.Equal(t, w, g, "session %s", id)
+	}
+	require.Equal(t, int64(rep.Compactions), compactions, "one compaction more per second /compact")
+	for id, orig := range rep.Forks {
+		require.Contains(t, want, orig)
+		g := got[id]
+		require.Equal(t, int64(rep.OwnCalls[id]), g.APICalls, "background copy %s counts only its own calls", id)
+	}
+}
+
+// readTree reads every transcript under dir, one slice per file in file
+// order, as `sessionpipe sessions` does.
+func readTree(tb testing.TB, dir string) [][]schema.Entry {
+	tb.Helper()
+	found, err := formats.Walk([]string{dir}, func(err error) { tb.Fatal(err) })
+	require.NoError(tb, err)
+	var out [][]schema.Entry
+	for _, f := range found {
+		if f.Meta {
+			continue
+		}
+		out = append(out, parseFile(tb, f.Path))
+	}
+	return out
 }

@@ -179,6 +179,7 @@ func (p *Parser) common(e *schema.Entry, span []byte) {
 	e.AgentVersion = p.version.get(r.version)
 	e.Slug = p.slug.get(r.slug)
 	e.Sidechain = r.sidechain
+	e.Background = r.background
 	if r.agentID.Kind() == jsonl.String && len(r.agentID.Raw()) > 0 {
 		e.AgentID = p.agent.get(r.agentID)
 	} else {

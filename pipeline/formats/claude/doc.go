@@ -87,6 +87,11 @@
 //     usage is never read. attachment: Subtype "attachment:<type>";
 //     queue-operation: Subtype "queue-operation:<operation>". Every other
 //     type, known or not, is Kind=event with Subtype = type.
+//   - "sessionKind":"bg" (a background session: a background job, or a
+//     session handed off to the background or forked, which replays the
+//     chain it continues byte for byte under its own sessionId) sets
+//     Background; the aggregator never lets such a replay take a record
+//     from the session it copies.
 //   - In a subagent file a line without agentId gets the id from the file
 //     name agent-<id>.jsonl; [Parser.SetAgentType] sets AgentType.
 //

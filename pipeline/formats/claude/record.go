@@ -20,6 +20,7 @@ type record struct {
 	snapTS time.Time // snapshot.timestamp of file-history-snapshot lines
 
 	sidechain, meta, compactSummary, apiError bool
+	background                                bool // "sessionKind":"bg"
 
 	cost    float64
 	hasCost bool
@@ -185,6 +186,8 @@ func (p *Parser) readObject() {
 			r.requestID = p.str("requestId")
 		case "isSidechain":
 			r.sidechain = p.boolean("isSidechain")
+		case "sessionKind":
+			r.background = p.loose().Equal("bg")
 		case "isMeta":
 			r.meta = p.boolean("isMeta")
 		case "isCompactSummary":
