@@ -198,3 +198,26 @@ func readTree(tb testing.TB, dir string) [][]schema.Entry {
 	}
 	return out
 }
+
+// An origin's flags take the byte that held the sidechain bool before
+// background existed: stored facts read the same, background round-trips,
+// and an unknown flag is a corrupt record.
+func TestOriginCodec_Flags(t *testing.T) {
+	for _, o := range []origin{{}, {sidechain: true}, {background: true}, {sidechain: true, background: true, line: 7, agent: "a"}} {
+		var e encoder
+		e.origin(&o)
+		d := decoder{b: e.b, v: recordVersion}
+		require.Equal(t, o, d.origin())
+		require.NoError(t, d.end())
+	}
+	var e encoder
+	e.origin(&origin{line: 3})
+	legacy := append(e.b[:len(e.b)-1:len(e.b)-1], 1) // e.bool(true), as written before
+	d := decoder{b: legacy, v: recordVersion}
+	require.True(t, d.origin().sidechain)
+	require.NoError(t, d.end())
+	bad := append(e.b[:len(e.b)-1:len(e.b)-1], 4)
+	d = decoder{b: bad, v: recordVersion}
+	d.origin()
+	require.Error(t, d.end())
+}
