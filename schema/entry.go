@@ -78,23 +78,19 @@ type Entry struct {
 	Reaction           *Reaction    `json:"reaction,omitempty"`
 
 	// Context.
-	Sender       string `json:"sender,omitempty"`
-	CWD          string `json:"cwd,omitempty"`
-	GitBranch    string `json:"git_branch,omitempty"`
-	AgentVersion string `json:"agent_version,omitempty"`
-	Sidechain    bool   `json:"sidechain,omitempty"`
-	// Background marks a record of a background session (Claude Code
-	// "sessionKind":"bg"): a background job, or a session handed off to
-	// the background or forked, which replays the chain it continues
-	// under its own session id.
-	Background  bool    `json:"background,omitempty"`
-	AgentID     string  `json:"agent_id,omitempty"`
-	AgentType   string  `json:"agent_type,omitempty"` // subagent type, e.g. "general-purpose"
-	Slug        string  `json:"slug,omitempty"`
-	Command     string  `json:"command,omitempty"`      // slash command name, e.g. "/compact"
-	CommandArgs string  `json:"command_args,omitempty"` // slash command arguments
-	Title       string  `json:"title,omitempty"`        // session title lines
-	Origin      *Origin `json:"origin,omitempty"`       // chat origin (OpenClaw sessions.json)
+	Sender       string  `json:"sender,omitempty"`
+	CWD          string  `json:"cwd,omitempty"`
+	GitBranch    string  `json:"git_branch,omitempty"`
+	AgentVersion string  `json:"agent_version,omitempty"`
+	Sidechain    bool    `json:"sidechain,omitempty"`
+	Background   bool    `json:"background,omitempty"` // a background session's record (Claude Code "sessionKind":"bg"): it may replay the chain it was handed off or forked from
+	AgentID      string  `json:"agent_id,omitempty"`
+	AgentType    string  `json:"agent_type,omitempty"` // subagent type, e.g. "general-purpose"
+	Slug         string  `json:"slug,omitempty"`
+	Command      string  `json:"command,omitempty"`      // slash command name, e.g. "/compact"
+	CommandArgs  string  `json:"command_args,omitempty"` // slash command arguments
+	Title        string  `json:"title,omitempty"`        // session title lines
+	Origin       *Origin `json:"origin,omitempty"`       // chat origin (OpenClaw sessions.json)
 
 	// Raw is the original JSON object, kept only when asked for.
 	Raw json.RawMessage `json:"raw,omitempty"`
