@@ -45,6 +45,7 @@ type ViewConfig struct {
 //   - api_calls: one row per usage_key with a non-zero token total: the
 //     occurrence with the largest total, in the session that wins it by
 //     the aggregator's rules (main transcript before a sidechain replay,
+//     not of a background session before a background session's replay,
 //     earlier timestamp, session created first, then position), copies
 //     counting nothing; with its tokens and cost.
 //   - sessions: one row per session holding a conversation, with the
@@ -200,10 +201,11 @@ CREATE OR REPLACE TEMP MACRO sessionpipe_anthropic_at(n) AS
 // dir, one per entry key.
 func writeEntries(b *strings.Builder, dir string) {
 	glob, loose := parquetGlob(dir)
-	b.WriteString(`-- Every entry once per file it was read from: rows with the same key and file are the same
--- entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past the
--- stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
--- resumed session, an archive) are rows of their own: the counting rules read them.
+	b.WriteString(`-- Every entry once per place it was read from: rows with the same key, file and line are the
+-- same entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past
+-- the stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
+-- resumed session, an archive) or at other lines of its file (history Claude Code re-appends
+-- on a second /compact) are rows of their own: the counting rules read them, as Go does.
 CREATE OR REPLACE TEMP VIEW entry_copies AS
 `)
 	if !loose {
@@ -214,7 +216,7 @@ CREATE OR REPLACE TEMP VIEW entry_copies AS
 		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
 			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
 	}
-	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path ORDER BY seq, line, object) = 1;\n\n")
+	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path, line, object ORDER BY seq) = 1;\n\n")
 	b.WriteString(`-- Every entry once: of the rows with the same key (copies in several files), the lowest seq.
 CREATE OR REPLACE TEMP VIEW entries AS
 SELECT * FROM entry_copies
