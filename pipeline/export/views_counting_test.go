@@ -81,3 +81,45 @@ func TestDuckDBInit_CountingRules(t *testing.T) {
 	require.Equal(t, [3]int64{2, 1, 2}, [3]int64{got["orig"].APICalls, got["orig"].UserMessages, got["orig"].AssistantMessages})
 	require.Equal(t, [3]int64{1, 0, 1}, [3]int64{got["bg"].APICalls, got["bg"].UserMessages, got["bg"].AssistantMessages})
 }
+
+// TestDuckDBInit_ReappendedHistory: a second /compact re-appends earlier
+// lines to the same file with their uuids and timestamps. The views read
+// each such line as the occurrence it is, at its own line, as the Go
+// aggregator does (they read one row per key and file before): each fact
+// counts once, and a re-appended block that ends with a user input is
+// followed by an input that starts no turn of its own in either.
+func TestDuckDBInit_ReappendedHistory(t *testing.T) {
+	t0 := time.Date(2026, 6, 3, 9, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	var entries []schema.Entry
+	add := func(e schema.Entry) {
+		e.Format, e.Host, e.SessionID, e.Path = schema.FormatClaudeCode, "h", "s", "/p/s.jsonl"
+		e.Line = int64(len(entries) + 1)
+		if e.Kind == "" {
+			e.Kind = schema.KindMessage
+		}
+		if e.Role == schema.RoleAssistant {
+			e.Model, e.MessageID = "claude-opus-4-6", e.EntryID+"-msg"
+			e.Usage, e.UsageKey = &schema.Usage{Input: 10, Output: 20}, "claude:"+e.EntryID+"-msg"
+		}
+		entries = append(entries, e)
+	}
+	add(schema.Entry{EntryID: "u1", Role: schema.RoleUser, Text: "one", TS: at(0)})
+	add(schema.Entry{EntryID: "a1", Role: schema.RoleAssistant, TS: at(1)})
+	add(schema.Entry{EntryID: "u2", Role: schema.RoleUser, Text: "two", TS: at(2)})
+	add(schema.Entry{EntryID: "a2", Role: schema.RoleAssistant, TS: at(2)})
+	add(schema.Entry{EntryID: "cb", Kind: schema.KindCompaction, Role: schema.RoleSystem, TS: at(3)})
+	add(schema.Entry{EntryID: "a1", Role: schema.RoleAssistant, TS: at(1)}) // re-appended
+	add(schema.Entry{EntryID: "u2", Role: schema.RoleUser, Text: "two", TS: at(2)})
+	add(schema.Entry{EntryID: "u3", Role: schema.RoleUser, Text: "three", TS: at(4)})
+	add(schema.Entry{EntryID: "a3", Role: schema.RoleAssistant, TS: at(5)})
+
+	want := goSessions(entries, price.Default())
+	require.Len(t, want, 1)
+	require.Equal(t, [5]int64{2, 3, 3, 3, 1},
+		[5]int64{want[0].Turns, want[0].UserMessages, want[0].APICalls, want[0].AssistantMessages, want[0].Compactions})
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	requireSameSessions(t, want, viewSessions(t, db))
+}

@@ -221,3 +221,30 @@ func TestOriginCodec_Flags(t *testing.T) {
 	d.origin()
 	require.Error(t, d.end())
 }
+
+// A background hand-off or --fork-session replays the chain under a new
+// session id ("sessionKind":"bg") with the same uuids, timestamps and
+// message ids. Both sessions start at the same time; the original goes
+// on longer than the copy. The shared calls count in the original, in
+// either arrival order; the copy counts its own.
+func TestAggregator_BackgroundCopyTakesNothingFromItsOriginal(t *testing.T) {
+	o := &builder{format: schema.FormatClaudeCode, session: "orig", path: "orig.jsonl"}
+	c := &builder{format: schema.FormatClaudeCode, session: "bg", path: "bg.jsonl"}
+	shared := func(b *builder) []schema.Entry {
+		es := []schema.Entry{b.user("u1", at(0), "plan it"), b.assistant("a1", at(1), "m1", schema.Usage{Input: 5, Output: 7})}
+		for i := range es {
+			es[i].Background = b == c
+		}
+		return es
+	}
+	orig := append(shared(o), o.user("u2", at(20), "go on"), o.assistant("a2", at(21), "m2", schema.Usage{Output: 3}))
+	own := c.assistant("a3", at(2), "m3", schema.Usage{Output: 11})
+	own.Background = true
+	copied := append(shared(c), own)
+	s := bothOrders(t, orig, copied)
+	require.Len(t, s, 2)
+	byID := map[string]Session{s[0].SessionID: s[0], s[1].SessionID: s[1]}
+	require.Equal(t, [4]int64{2, 2, 2, 2}, [4]int64{byID["orig"].Turns, byID["orig"].UserMessages, byID["orig"].AssistantMessages, byID["orig"].APICalls})
+	require.Equal(t, [4]int64{0, 0, 1, 1}, [4]int64{byID["bg"].Turns, byID["bg"].UserMessages, byID["bg"].AssistantMessages, byID["bg"].APICalls})
+	require.Equal(t, int64(11), byID["bg"].OutputTokens)
+}
