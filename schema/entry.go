@@ -83,6 +83,7 @@ type Entry struct {
 	GitBranch    string  `json:"git_branch,omitempty"`
 	AgentVersion string  `json:"agent_version,omitempty"`
 	Sidechain    bool    `json:"sidechain,omitempty"`
+	Background   bool    `json:"background,omitempty"` // a background session's record (Claude Code "sessionKind":"bg"): it may replay the chain it was handed off or forked from
 	AgentID      string  `json:"agent_id,omitempty"`
 	AgentType    string  `json:"agent_type,omitempty"` // subagent type, e.g. "general-purpose"
 	Slug         string  `json:"slug,omitempty"`
@@ -97,8 +98,10 @@ type Entry struct {
 
 // Usage holds the token counters of one model call. The four main counters
 // are disjoint, as Anthropic reports them: Input excludes cached input,
-// CacheWrite is the sum of CacheWrite5m and CacheWrite1h when the source
-// splits them, and Reasoning is already part of Output.
+// and Reasoning is already part of Output. CacheWrite5m and CacheWrite1h
+// are the cache writes whose tier the source names; CacheWrite is at
+// least their sum, and what it holds beyond it is a write of unknown tier
+// (priced at the 5-minute rate).
 type Usage struct {
 	Input        int64 `json:"input"`
 	Output       int64 `json:"output"`

@@ -141,6 +141,7 @@ func (e *Entry) AppendJSON(b []byte) []byte {
 	b = appendStringField(b, "git_branch", e.GitBranch)
 	b = appendStringField(b, "agent_version", e.AgentVersion)
 	b = appendBoolField(b, "sidechain", e.Sidechain)
+	b = appendBoolField(b, "background", e.Background)
 	b = appendStringField(b, "agent_id", e.AgentID)
 	b = appendStringField(b, "agent_type", e.AgentType)
 	b = appendStringField(b, "slug", e.Slug)

@@ -26,7 +26,7 @@ func fullEntry() Entry {
 		Attachments: []Attachment{{Filename: "a.png", MimeType: "image/png", Size: "1024"}, {MimeType: "application/pdf"}},
 		Reaction:    &Reaction{MessageID: "m9", Emojis: []string{"👍", "🎉"}},
 		Sender:      "alice@example.com", CWD: "/home/a", GitBranch: "main", AgentVersion: "2.1.39",
-		Sidechain: true, AgentID: "a881341", AgentType: "general-purpose", Slug: "modular-petting-thompson",
+		Sidechain: true, Background: true, AgentID: "a881341", AgentType: "general-purpose", Slug: "modular-petting-thompson",
 		Command: "/compact", CommandArgs: "keep tests", Title: "Refactor",
 		Origin: &Origin{Provider: "telegram", Surface: "dm", ChatType: "direct", From: "bob"},
 		Raw:    json.RawMessage(`{"type":"assistant"}`),

@@ -21,8 +21,9 @@ import (
 
 // Generate writes a generated tree of about size bytes under a new
 // temporary directory and returns it: mixed formats, with resumed and
-// forked copies (30% of sessions) and compaction and side-question
-// replays beside every Claude Code session.
+// forked copies (30% of sessions), compaction and side-question replays
+// beside every Claude Code session, and the history Claude Code writes
+// again ([WriteRepeats]: second compactions, background copies).
 func Generate(tb testing.TB, size int64, seed uint64) string {
 	tb.Helper()
 	dir := tb.TempDir()
@@ -32,6 +33,7 @@ func Generate(tb testing.TB, size int64, seed uint64) string {
 	})
 	require.NoError(tb, err)
 	require.Positive(tb, WriteReplays(tb, dir))
+	WriteRepeats(tb, dir)
 	return dir
 }
 

@@ -176,6 +176,8 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 		e.AgentVersion, err = d.str(true)
 	case "sidechain":
 		e.Sidechain, err = d.bool()
+	case "background":
+		e.Background, err = d.bool()
 	case "agent_id":
 		e.AgentID, err = d.str(true)
 	case "agent_type":
@@ -207,7 +209,7 @@ var entryFields = []string{"format", "host", "labels", "path", "offset", "line",
 	"parent_session_id", "ts", "kind", "role", "subtype", "text", "meta", "copy", "truncated", "model", "provider",
 	"message_id", "request_id", "usage", "usage_key", "cost_usd", "stop_reason", "tool_calls", "tool_results",
 	"tool_calls_omitted", "tool_results_omitted", "attachments", "reaction", "sender", "cwd", "git_branch",
-	"agent_version", "sidechain", "agent_id", "agent_type", "slug", "command", "command_args", "title", "origin", "raw"}
+	"agent_version", "sidechain", "background", "agent_id", "agent_type", "slug", "command", "command_args", "title", "origin", "raw"}
 
 // field decodes one field of an object through set, which knows the
 // field names in names: by the key itself, else by the name the key

@@ -96,7 +96,7 @@ func fullEntry(i int) schema.Entry {
 		ToolResults: []schema.ToolResult{{ToolCallID: "t1", IsError: true, Content: "boom"}, {ToolCallID: "t2"}},
 		Attachments: []schema.Attachment{{Filename: "a.png", MimeType: "image/png", Size: "1.2MB"}},
 		Reaction:    &schema.Reaction{MessageID: "m0", Emojis: []string{"👍", "🎉"}},
-		Sender:      "bob", CWD: "/home/x", GitBranch: "main", AgentVersion: "1.2.3", Sidechain: true, AgentID: "aid", AgentType: "general-purpose",
+		Sender:      "bob", CWD: "/home/x", GitBranch: "main", AgentVersion: "1.2.3", Sidechain: true, Background: true, AgentID: "aid", AgentType: "general-purpose",
 		Slug: "slug", Command: "/compact", CommandArgs: "now", Title: "title",
 		Origin: &schema.Origin{Provider: "telegram", Surface: "dm", ChatType: "direct", From: "x", Label: "lbl"},
 		Raw:    json.RawMessage(`{"id":"raw","n":[1,2]}`),
@@ -157,7 +157,7 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 	parent_session_id, ts, kind, role, subtype, text, meta, copy, truncated, model, provider, message_id, request_id,
 	usage, usage_key, cost_usd, stop_reason,
 	list_transform(tool_calls, x -> struct_pack(id := x.id, name := x.name, input := CAST(x.input AS VARCHAR))),
-	tool_results, attachments, reaction, sender, cwd, git_branch, agent_version, sidechain, agent_id, agent_type,
+	tool_results, attachments, reaction, sender, cwd, git_branch, agent_version, sidechain, background, agent_id, agent_type,
 	slug, command, command_args, title, origin, CAST(raw AS VARCHAR), labels
 	FROM ` + glob(dir) + ` ORDER BY seq`
 	rows, err := db.Query(q)
@@ -182,7 +182,7 @@ func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
 		require.NoError(tb, rows.Scan(&r.Seq, &r.Key, &format, &host, &date, &path, &e.Offset, &e.Line, &object,
 			&e.SessionID, &e.EntryID, &parentID, &parentSession, &ts, &kind, &role, &subtype, &text, &e.Meta, &e.Copy,
 			&e.Truncated, &model, &provider, &messageID, &requestID, &usage, &usageKey, &cost, &stopReason,
-			&toolCalls, &toolResults, &attachments, &reaction, &sender, &cwd, &gitBranch, &agentVersion, &e.Sidechain,
+			&toolCalls, &toolResults, &attachments, &reaction, &sender, &cwd, &gitBranch, &agentVersion, &e.Sidechain, &e.Background,
 			&agentID, &agentType, &slug, &command, &commandArgs, &title, &origin, &raw, &labels))
 		e.Format, e.Kind, e.Object = schema.Format(format), schema.Kind(kind), int(object)
 		e.Host, r.Date, e.Path, e.ParentID, e.ParentSessionID = host.String, date.String, path.String, parentID.String, parentSession.String

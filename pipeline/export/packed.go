@@ -58,6 +58,7 @@ const (
 	fCost
 	fReaction
 	fOrigin
+	fBackground
 )
 
 // prow is a buffered row without pointers: strings are spans of the
@@ -72,7 +73,7 @@ type prow struct {
 	usage                 [7]int64 // input, output, cache_read, cache_write, 5m, 1h, reasoning
 	cost                  float64
 	object                int32
-	flags                 uint8
+	flags                 uint16
 	hasTS                 bool // ts is a time (else none; 0 is also 1970-01-01T00:00:00Z)
 	s                     [nSpans]span
 	calls, results, atts  rng
@@ -159,6 +160,9 @@ func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 	}
 	if e.Sidechain {
 		r.flags |= fSidechain
+	}
+	if e.Background {
+		r.flags |= fBackground
 	}
 	if u := e.Usage; u != nil {
 		r.flags |= fUsage
@@ -252,7 +256,7 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 		Model: a.get(s[sModel]), Provider: a.get(s[sProvider]), MessageID: a.get(s[sMessage]),
 		RequestID: a.get(s[sRequest]), UsageKey: a.get(s[sUsageKey]), StopReason: a.get(s[sStopReason]),
 		Sender: a.get(s[sSender]), CWD: a.get(s[sCWD]), GitBranch: a.get(s[sGitBranch]),
-		AgentVersion: a.get(s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, AgentID: a.get(s[sAgentID]),
+		AgentVersion: a.get(s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, Background: r.flags&fBackground != 0, AgentID: a.get(s[sAgentID]),
 		AgentType: a.get(s[sAgentType]), Slug: a.get(s[sSlug]), Command: a.get(s[sCommand]),
 		CommandArgs: a.get(s[sCommandArgs]), Title: a.get(s[sTitle]), Raw: a.get(s[sRaw]),
 	}

@@ -69,6 +69,7 @@ type row struct {
 	GitBranch    string  `parquet:"git_branch,optional,dict"`
 	AgentVersion string  `parquet:"agent_version,optional,dict"`
 	Sidechain    bool    `parquet:"sidechain"`
+	Background   bool    `parquet:"background"`
 	AgentID      string  `parquet:"agent_id,optional,dict"`
 	AgentType    string  `parquet:"agent_type,optional,dict"`
 	Slug         string  `parquet:"slug,optional,dict"`

@@ -45,6 +45,7 @@ type ViewConfig struct {
 //   - api_calls: one row per usage_key with a non-zero token total: the
 //     occurrence with the largest total, in the session that wins it by
 //     the aggregator's rules (main transcript before a sidechain replay,
+//     not of a background session before a background session's replay,
 //     earlier timestamp, session created first, then position), copies
 //     counting nothing; with its tokens and cost.
 //   - sessions: one row per session holding a conversation, with the
@@ -200,10 +201,11 @@ CREATE OR REPLACE TEMP MACRO sessionpipe_anthropic_at(n) AS
 // dir, one per entry key.
 func writeEntries(b *strings.Builder, dir string) {
 	glob, loose := parquetGlob(dir)
-	b.WriteString(`-- Every entry once per file it was read from: rows with the same key and file are the same
--- entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past the
--- stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
--- resumed session, an archive) are rows of their own: the counting rules read them.
+	b.WriteString(`-- Every entry once per place it was read from: rows with the same key, file and line are the
+-- same entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past
+-- the stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
+-- resumed session, an archive) or at other lines of its file (history Claude Code re-appends
+-- on a second /compact) are rows of their own: the counting rules read them, as Go does.
 CREATE OR REPLACE TEMP VIEW entry_copies AS
 `)
 	if !loose {
@@ -214,7 +216,7 @@ CREATE OR REPLACE TEMP VIEW entry_copies AS
 		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
 			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
 	}
-	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path ORDER BY seq, line, object) = 1;\n\n")
+	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path, line, object ORDER BY seq) = 1;\n\n")
 	b.WriteString(`-- Every entry once: of the rows with the same key (copies in several files), the lowest seq.
 CREATE OR REPLACE TEMP VIEW entries AS
 SELECT * FROM entry_copies
@@ -249,7 +251,7 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     count_if(turn) FILTER (WHERE fact = 'e') AS turns,
     sum(len(tool_calls)) FILTER (WHERE fact = 'e') AS tool_calls,
     sum(len(list_filter(tool_results, r -> r.is_error))) FILTER (WHERE fact = 'e') AS tool_errors,
-    count_if(kind = 'compaction') FILTER (WHERE fact = 'e') AS compactions,
+    count_if(main_compaction) FILTER (WHERE fact = 'e') AS compactions,
     count(*) FILTER (WHERE fact = 'r') AS assistant_messages
   FROM winners
   GROUP BY format, session_id
@@ -307,8 +309,14 @@ e0 AS (
     coalesce(epoch_us(ts), 0) AS ts_id,
     coalesce(agent_id, '') AS agent,
     coalesce(path, '') AS file,
+    coalesce(background, false) AS bg,
     kind = 'message' AND role IS NOT DISTINCT FROM 'user' AND NOT meta AND NOT sidechain AS real_input,
-    kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND NOT meta AND NOT sidechain AS assistant
+    -- Claude Code's own notices (model '<synthetic>') are no replies (index.isReply).
+    kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND model IS DISTINCT FROM '<synthetic>'
+      AND NOT meta AND NOT sidechain AS assistant,
+    kind = 'message' AND model IS DISTINCT FROM '<synthetic>' AS is_message,
+    -- A compaction of the conversation: the main transcript's (index.isCompaction).
+    kind = 'compaction' AND NOT sidechain AND coalesce(agent_id, '') = '' AS main_compaction
   FROM entry_copies
   WHERE session_id <> ''
 ),
@@ -341,7 +349,7 @@ info AS MATERIALIZED (
     first(slug ORDER BY ts_key DESC, agent DESC, line DESC, object DESC, file DESC)
       FILTER (WHERE slug IS NOT NULL AND NOT sidechain) AS slug,
     count(DISTINCT agent_id) FILTER (WHERE NOT copy) AS subagents,
-    bool_or(kind IN ('message', 'compaction') OR usage_key IS NOT NULL) AS conversation
+    bool_or(is_message OR kind = 'compaction' OR usage_key IS NOT NULL) AS conversation
   FROM e
   GROUP BY format, session_id
 ),
@@ -351,7 +359,7 @@ info AS MATERIALIZED (
 occurrences AS (
   SELECT 'e' AS fact, format AS k1, '' AS k2, entry_id AS k3, ts_id AS k4, 0::BIGINT AS total, * EXCLUDE (total)
   FROM e
-  WHERE NOT copy AND (real_input OR len(tool_calls) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR kind = 'compaction')
+  WHERE NOT copy AND (real_input OR len(tool_calls) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR main_compaction)
   UNION ALL BY NAME
   SELECT 'r' AS fact, format AS k1,
     CASE WHEN format = 'claude-code' AND message_id IS NOT NULL THEN message_id ELSE '' END AS k2,
@@ -366,8 +374,9 @@ occurrences AS (
   WHERE NOT copy AND usage_key IS NOT NULL AND total > 0
 ),
 -- The occurrence that counts, one per fact (index facts.better): for an API call the largest
--- total; then a main-transcript occurrence before a sidechain replay; then the earlier
--- timestamp (unknown last); then the session created first (index.createdBefore); then the
+-- total; then a main-transcript occurrence before a sidechain replay; then one not of a
+-- background session before a background session's replay; then the earlier timestamp
+-- (unknown last); then the session created first (index.createdBefore); then the
 -- position. First the best occurrence in each session, then those that tie for first place
 -- before the session order decides.
 top AS MATERIALIZED (
@@ -378,10 +387,10 @@ top AS MATERIALIZED (
   FROM (
     SELECT * FROM occurrences
     QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4, format, session_id
-                               ORDER BY total DESC, sidechain, ts_key, agent, line, object, file) = 1
+                               ORDER BY total DESC, sidechain, bg, ts_key, agent, line, object, file) = 1
   ) o
   JOIN info s USING (format, session_id)
-  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4 ORDER BY total DESC, sidechain, ts_key) = 1
+  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4 ORDER BY total DESC, sidechain, bg, ts_key) = 1
 ),
 -- How many other sessions' occurrences beat each one: createdBefore is applied pairwise, as
 -- its parent rule is no sort key.

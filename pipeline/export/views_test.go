@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -107,8 +108,10 @@ func TestDuckDBInit_Samples(t *testing.T) {
 
 // TestDuckDBInit_Generated compares the views with the Go aggregator on
 // generated sessions of the three main formats with resumed and forked
-// copies (corpusgen, a copy share of 20%): a record copied into another
-// session counts once, in the session it was first written in.
+// copies (corpusgen, a copy share of 20%), Claude Code's compaction and
+// side-question replays, second compactions that re-append history and
+// background copies (testcorpus): a record copied into another session
+// counts once, in the session it was first written in.
 func TestDuckDBInit_Generated(t *testing.T) {
 	src := t.TempDir()
 	st, err := corpusgen.WriteTree(t.Context(), corpusgen.TreeConfig{
@@ -117,6 +120,10 @@ func TestDuckDBInit_Generated(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Positive(t, st.Resumed)
+	require.Positive(t, testcorpus.WriteReplays(t, src))
+	rep := testcorpus.WriteRepeats(t, src)
+	require.Positive(t, rep.Compactions)
+	require.NotEmpty(t, rep.Forks)
 	entries := offlineEntries(t, src)
 	// Resumed sessions repeat records of the sessions they resume: the
 	// same entry in several sessions, counted once.

@@ -159,14 +159,14 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		return
 	}
 	fs := a.file(e)
-	at := origin{ts: stampOf(e.TS), sidechain: e.Sidechain, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
+	at := origin{ts: stampOf(e.TS), sidechain: e.Sidechain, background: e.Background, agent: e.AgentID, line: e.Line, object: int32(e.Object), file: fs.hash}
 	s := a.session(e)
 	a.touchSession(s)
 	labels := a.labeler.of(e.Labels)
 	s.observe(e, labels, at)
 	role := fs.lastRole
 	realInput := e.Kind == schema.KindMessage && e.Role == schema.RoleUser && !e.Meta && !e.Sidechain
-	assistant := e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && !e.Meta && !e.Sidechain
+	assistant := isReply(e) && !e.Meta && !e.Sidechain
 	if e.Copy {
 		// A replay of another session's record: it keeps the turn
 		// sequence of its file but counts nothing here.
@@ -196,7 +196,7 @@ func (a *Aggregator) Add(e *schema.Entry) {
 			c.toolErrors++
 		}
 	}
-	c.compaction = e.Kind == schema.KindCompaction
+	c.compaction = isCompaction(e)
 	if c != (entryContrib{}) {
 		h := a.key.start()
 		h.string(string(e.Format))
@@ -242,6 +242,27 @@ func (a *Aggregator) Add(e *schema.Entry) {
 		h.scope(e)
 		a.usage.add(h.sum(), s, at, totalSat(u), uc)
 	}
+}
+
+// syntheticModel is the model Claude Code writes on the notices it makes
+// itself ("No response requested.", "Invalid API key", rate limits).
+const syntheticModel = "<synthetic>"
+
+// isReply reports whether e is a message a model wrote: an assistant
+// message, not one of Claude Code's own notices (model "<synthetic>"),
+// which its parser now makes events but entries written before (in a
+// stream or Parquet) still carry as messages.
+func isReply(e *schema.Entry) bool {
+	return e.Kind == schema.KindMessage && e.Role == schema.RoleAssistant && e.Model != syntheticModel
+}
+
+// isCompaction reports whether e is a compaction of the conversation:
+// a compaction entry of the main transcript. A subagent compacting its
+// own context (a line of a subagent file) and a compaction boundary
+// replayed in a sidechain file (the top of a compaction agent's copy)
+// are not; microcompactions are events, never compactions.
+func isCompaction(e *schema.Entry) bool {
+	return e.Kind == schema.KindCompaction && !e.Sidechain && e.AgentID == ""
 }
 
 // createdBefore orders sessions by creation: the header's time when known,

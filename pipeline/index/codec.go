@@ -181,11 +181,37 @@ func (e *encoder) origin(o *origin) {
 	e.fixed64(o.file)
 	e.string(o.agent)
 	e.varint(int64(o.object))
-	e.bool(o.sidechain)
+	// One byte of flags: records written before background existed hold
+	// the sidechain bool, 0 or 1, and read the same.
+	var flags byte
+	if o.sidechain {
+		flags |= originSidechain
+	}
+	if o.background {
+		flags |= originBackground
+	}
+	e.b = append(e.b, flags)
 }
 
+// Flags of an encoded origin.
+const (
+	originSidechain byte = 1 << iota
+	originBackground
+)
+
 func (d *decoder) origin() origin {
-	return origin{ts: d.stamp(), line: d.varint(), file: d.fixed64(), agent: d.string(), object: int32(d.varint()), sidechain: d.bool()}
+	o := origin{ts: d.stamp(), line: d.varint(), file: d.fixed64(), agent: d.string(), object: int32(d.varint())}
+	if len(d.b) < 1 {
+		d.fail("short origin flags")
+		return o
+	}
+	flags := d.b[0]
+	d.b = d.b[1:]
+	if flags&^(originSidechain|originBackground) != 0 {
+		d.fail("bad origin flags")
+	}
+	o.sidechain, o.background = flags&originSidechain != 0, flags&originBackground != 0
+	return o
 }
 
 // contribCodec encodes what one kind of fact contributes.

@@ -60,27 +60,37 @@ func fileHash(path string) uint64 {
 
 // origin is where an occurrence was read, for the tie-breaks that must
 // not depend on the order entries arrive in: a replay in a subagent file
-// (a sidechain) ranks after the main transcript, then the earlier
-// timestamp wins, then the session created first; when even that ties
+// (a sidechain) ranks after the main transcript, a record of a background
+// session (Claude Code "sessionKind":"bg", which replays the chain it was
+// handed off or forked from) after one of the session it copies, then the
+// earlier timestamp wins, then the session created first; when even that ties
 // (two verbatim copies of a file), the position decides: agent id, line,
 // object, then the file.
 type origin struct {
-	ts        stamp // zero when unknown
-	line      int64
-	file      uint64 // fileHash of the path
-	agent     string
-	object    int32
-	sidechain bool
+	ts         stamp // zero when unknown
+	line       int64
+	file       uint64 // fileHash of the path
+	agent      string
+	object     int32
+	sidechain  bool
+	background bool
 }
 
 // compareOrigin orders two occurrences of one fact by what the
 // occurrences themselves say (the session order is applied between the
 // timestamp and the position by the caller): a main-transcript occurrence
-// before a sidechain replay, a known timestamp before an unknown one, the
+// before a sidechain replay, one not of a background session before one
+// of a background session, a known timestamp before an unknown one, the
 // earlier before the later. It returns 0 when they tie on all of these.
 func compareOrigin(x, y *origin) int {
 	if x.sidechain != y.sidechain {
 		if y.sidechain {
+			return -1
+		}
+		return 1
+	}
+	if x.background != y.background {
+		if y.background {
 			return -1
 		}
 		return 1

@@ -169,7 +169,7 @@ func earlier(x, y *origin) bool {
 // observe records what every entry of the session tells about it,
 // whatever it counts; labels is the label set of e's labels.
 func (s *session) observe(e *schema.Entry, labels labelSet, at origin) {
-	if e.Kind == schema.KindMessage || e.Kind == schema.KindCompaction || e.UsageKey != "" {
+	if e.Kind == schema.KindMessage && e.Model != syntheticModel || e.Kind == schema.KindCompaction || e.UsageKey != "" {
 		s.conversation = true
 	}
 	if !e.TS.IsZero() {

@@ -34,6 +34,7 @@ const (
 	subtypeCompactBoundary = "compact_boundary"
 	subtypeCompactSummary  = "compact_summary"
 	subtypeAPIError        = "api_error"
+	subtypeSynthetic       = "synthetic"
 )
 
 // knownOther reports whether raw names a documented bookkeeping type
@@ -178,6 +179,7 @@ func (p *Parser) common(e *schema.Entry, span []byte) {
 	e.AgentVersion = p.version.get(r.version)
 	e.Slug = p.slug.get(r.slug)
 	e.Sidechain = r.sidechain
+	e.Background = r.background
 	if r.agentID.Kind() == jsonl.String && len(r.agentID.Raw()) > 0 {
 		e.AgentID = p.agent.get(r.agentID)
 	} else {
@@ -328,7 +330,12 @@ func (p *Parser) assistant(e *schema.Entry) {
 	e.Role = schema.RoleAssistant
 	e.Model = p.model.get(m.model)
 	synthetic := e.Model == SyntheticModel
-	if !synthetic {
+	if synthetic {
+		// Claude Code's own notice ("No response requested.", "Invalid
+		// API key", a rate limit): an event, never a model reply.
+		e.Kind = schema.KindEvent
+		e.Subtype = subtypeSynthetic
+	} else {
 		e.Provider = Provider
 	}
 	e.StopReason = p.labels.get("", m.stop)
@@ -339,11 +346,7 @@ func (p *Parser) assistant(e *schema.Entry) {
 	e.MessageID, e.RequestID = key.messageID, key.requestID
 	if m.hasUsage && !synthetic && r.badCount == nil {
 		u := m.usage
-		if m.hasSplit {
-			u.CacheWrite = u.CacheWrite5m + u.CacheWrite1h
-		} else {
-			u.CacheWrite = m.cacheAll
-		}
+		u.CacheWrite = cacheWrite(m)
 		e.Usage = p.newUsage(u)
 		e.UsageKey = key.key
 		if e.UsageKey == "" {
@@ -381,6 +384,16 @@ func (p *Parser) assistant(e *schema.Entry) {
 			e.Text = p.joinBlocks()
 		}
 	}
+}
+
+// cacheWrite returns the cache write of a usage object: the larger of
+// cache_creation_input_tokens and the sum of its cache_creation
+// breakdown. Anthropic's API writes both, equal; Anthropic-compatible
+// backends (MiniMax through Claude Code) write the total with a breakdown
+// of zeros. Usage.CacheWrite5m and CacheWrite1h keep the breakdown as
+// written: what exceeds it is a write whose tier the line does not tell.
+func cacheWrite(m *message) int64 {
+	return max(m.cacheAll, m.usage.CacheWrite5m+m.usage.CacheWrite1h)
 }
 
 // isToolUse reports whether b is a tool call written by the model

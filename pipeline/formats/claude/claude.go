@@ -12,8 +12,9 @@ import (
 const Provider = "anthropic"
 
 // SyntheticModel is the model name Claude Code writes on assistant lines it
-// generates itself (API errors, "Prompt is too long"). Such lines carry
-// all-zero usage that is never counted.
+// generates itself (API errors, "No response requested.", "Invalid API
+// key", rate limits). Such lines are events, never model replies: their
+// all-zero usage is never counted.
 const SyntheticModel = "<synthetic>"
 
 // Parser turns the lines of one Claude Code transcript into entries. It

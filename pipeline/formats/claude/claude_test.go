@@ -297,3 +297,52 @@ func TestParser_ErrorsAreNotJoined(t *testing.T) {
 	assert.True(t, errors.Is(err, parse.ErrBadField))
 	assert.True(t, bytes.Contains([]byte(err.Error()), []byte("uuid")), "the first bad field is named: %v", err)
 }
+
+// TestParser_CacheWrite checks the cache-write rule: the larger of
+// cache_creation_input_tokens and its breakdown's sum, the breakdown kept
+// as written (what exceeds it is of unknown tier).
+func TestParser_CacheWrite(t *testing.T) {
+	tests := []struct {
+		name, usage string
+		want        schema.Usage
+	}{
+		{"TotalOnly", `"cache_creation_input_tokens":3685`, schema.Usage{CacheWrite: 3685}},
+		{"BreakdownOfZeros", `"cache_creation_input_tokens":3685,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":0}`,
+			schema.Usage{CacheWrite: 3685}},
+		{"PartBreakdown", `"cache_creation_input_tokens":5000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":1000}`,
+			schema.Usage{CacheWrite: 5000, CacheWrite1h: 1000}},
+		{"Equal", `"cache_creation_input_tokens":8037,"cache_creation":{"ephemeral_5m_input_tokens":37,"ephemeral_1h_input_tokens":8000}`,
+			schema.Usage{CacheWrite: 8037, CacheWrite5m: 37, CacheWrite1h: 8000}},
+		{"BreakdownOverTotal", `"cache_creation_input_tokens":0,"cache_creation":{"ephemeral_5m_input_tokens":700,"ephemeral_1h_input_tokens":100}`,
+			schema.Usage{CacheWrite: 800, CacheWrite5m: 700, CacheWrite1h: 100}},
+		{"BreakdownOnly", `"cache_creation":{"ephemeral_5m_input_tokens":70}`, schema.Usage{CacheWrite: 70, CacheWrite5m: 70}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			line := `{"type":"assistant","uuid":"a","sessionId":"s","requestId":"r","message":{"id":"m","model":"MiniMax-M2.1","usage":{"input_tokens":1,` + tt.usage + `}}}`
+			e := mustOne(t, claude.New(parse.Config{}), 1, line)
+			require.NotNil(t, e.Usage)
+			tt.want.Input = 1
+			assert.Equal(t, tt.want, *e.Usage)
+		})
+	}
+}
+
+// TestParser_SyntheticIsAnEvent: Claude Code's own notices (model
+// "<synthetic>") are events, never assistant messages or API calls.
+func TestParser_SyntheticIsAnEvent(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"assistant","uuid":"a","sessionId":"s","message":{"id":"x","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"No response requested."}],"usage":{"input_tokens":0,"output_tokens":0}}}`,
+		`{"type":"assistant","uuid":"b","sessionId":"s","isApiErrorMessage":true,"message":{"id":"y","model":"<synthetic>","role":"assistant","content":[{"type":"text","text":"Invalid API key · Please run /login"}]}}`,
+	} {
+		e := mustOne(t, claude.New(parse.Config{Text: true}), 1, line)
+		assert.Equal(t, schema.KindEvent, e.Kind)
+		assert.Equal(t, schema.RoleAssistant, e.Role)
+		assert.Contains(t, []string{"synthetic", "api_error"}, e.Subtype)
+		assert.Equal(t, claude.SyntheticModel, e.Model)
+		assert.Empty(t, e.Provider)
+		assert.Nil(t, e.Usage)
+		assert.Empty(t, e.UsageKey)
+		assert.NotEmpty(t, e.Text, "the notice keeps its text")
+	}
+}

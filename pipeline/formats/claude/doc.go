@@ -56,16 +56,23 @@
 //     MessageID = message.id, RequestID = requestId, Model, StopReason,
 //     ToolCalls (tool_use and server_tool_use blocks), Text (text
 //     blocks; thinking is never text). isApiErrorMessage gives Subtype
-//     "api_error".
+//     "api_error". A line of model "<synthetic>" is Claude Code's own
+//     notice ("No response requested.", "Invalid API key · Please run
+//     /login", rate limits): Kind=event, Role=assistant, Subtype
+//     "synthetic" (or "api_error"), no Provider, no Usage, no UsageKey:
+//     never a model reply nor an API call.
 //   - Usage (assistant lines): Input = input_tokens, Output =
-//     output_tokens, CacheRead = cache_read_input_tokens, CacheWrite =
-//     ephemeral_5m + ephemeral_1h when usage.cache_creation is present,
-//     else cache_creation_input_tokens. UsageKey is "claude:<message.id>:
+//     output_tokens, CacheRead = cache_read_input_tokens, CacheWrite5m
+//     and CacheWrite1h = usage.cache_creation's ephemeral_5m and
+//     ephemeral_1h as written, CacheWrite = the larger of
+//     cache_creation_input_tokens and their sum (Anthropic-compatible
+//     backends write the total with a breakdown of zeros); what CacheWrite
+//     holds beyond the breakdown is a write of unknown tier, priced at the
+//     5-minute rate. UsageKey is "claude:<message.id>:
 //     <requestId>", "claude:<message.id>" without requestId, and
 //     "claude:uuid:<EntryID>" without message.id. Every line of a response
 //     split over several lines carries the same key; the aggregator keeps
-//     the largest. Model "<synthetic>" (locally generated errors) gets no
-//     Usage and no UsageKey. Top-level costUSD (old versions) is CostUSD.
+//     the largest. Top-level costUSD (old versions) is CostUSD.
 //   - A line without "type" (the minimal usage-only shape of old versions
 //     and ccusage fixtures) is read as an assistant line, or a user line
 //     when message.role is "user"; without a message it is an event.
@@ -80,6 +87,11 @@
 //     usage is never read. attachment: Subtype "attachment:<type>";
 //     queue-operation: Subtype "queue-operation:<operation>". Every other
 //     type, known or not, is Kind=event with Subtype = type.
+//   - "sessionKind":"bg" (a background session: a background job, or a
+//     session handed off to the background or forked, which replays the
+//     chain it continues byte for byte under its own sessionId) sets
+//     Background; the aggregator never lets such a replay take a record
+//     from the session it copies.
 //   - In a subagent file a line without agentId gets the id from the file
 //     name agent-<id>.jsonl; [Parser.SetAgentType] sets AgentType.
 //

@@ -20,6 +20,7 @@ type record struct {
 	snapTS time.Time // snapshot.timestamp of file-history-snapshot lines
 
 	sidechain, meta, compactSummary, apiError bool
+	background                                bool // "sessionKind":"bg"
 
 	cost    float64
 	hasCost bool
@@ -52,7 +53,6 @@ type message struct {
 	hasUsage bool
 	usage    schema.Usage
 	cacheAll int64 // cache_creation_input_tokens
-	hasSplit bool  // usage.cache_creation present
 }
 
 // block holds the fields of one content block.
@@ -186,6 +186,8 @@ func (p *Parser) readObject() {
 			r.requestID = p.str("requestId")
 		case "isSidechain":
 			r.sidechain = p.boolean("isSidechain")
+		case "sessionKind":
+			r.background = p.loose().Equal("bg")
 		case "isMeta":
 			r.meta = p.boolean("isMeta")
 		case "isCompactSummary":
@@ -330,7 +332,6 @@ func (p *Parser) readUsage() {
 				}
 				continue
 			}
-			m.hasSplit = true
 			for s.NextField() {
 				switch string(s.Key()) {
 				case "ephemeral_5m_input_tokens":
