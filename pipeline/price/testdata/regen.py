@@ -7,6 +7,7 @@ from the ccusage 20.0.24 native binary. Not run by `go test`; see README.md.
   python3 regen.py extract $BIN /tmp/ccusage-snapshots           # ~2 minutes
   python3 regen.py prices  /tmp/ccusage-snapshots > ../prices.json
   python3 regen.py fixture $BIN ../prices.json > ccusage-20.0.24.jsonl
+  python3 regen.py modelsdev /tmp/ccusage-snapshots ../prices.json 2026-09-22 > ../modelsdev.json
 
 ccusage embeds its LiteLLM and models.dev snapshots as raw-deflate streams
 (miniz_oxide); `extract` finds them by inflating at every offset of .rodata.
@@ -237,8 +238,36 @@ def run_codex(binary, cases):
     return {int(s['sessionFile'][-12:]): s for s in json.loads(out.stdout)['sessions']}
 
 
+def modelsdev(snapdir, prices_path, date):
+    """The models.dev snapshot ccusage embeds, as sessionpipe embeds it: every row with an input and an
+    output rate (USD per million tokens, as models.dev's providers/*/models/*.toml give them), but the
+    rows whose key is a LiteLLM key of prices.json (the LiteLLM row wins there, so they could never be
+    reached). `_snapshot` records where and when the rows were taken."""
+    md = json.load(open(os.path.join(snapdir, 'models-dev.json')))
+    lit = json.load(open(prices_path))
+    out = {'_snapshot': {'date': date, 'source': 'models.dev snapshot embedded in ccusage 20.0.24 (npm), '
+                         'extracted with pipeline/price/testdata/regen.py'}}
+    for k in sorted(md):
+        c = md[k].get('cost') or {}
+        if c.get('input') is None or c.get('output') is None or (c['input'], c['output']) == (0, 0) or k in lit:
+            continue
+        row = {'cost': {f: c[f] for f in ('input', 'output', 'cache_read', 'cache_write') if f in c}}
+        tiers = [t for t in c.get('tiers') or [] if (t.get('tier') or {}).get('type') == 'context'
+                 and (t['tier'].get('size') or 0) > 0]
+        if tiers:
+            t = min(tiers, key=lambda t: t['tier']['size'])
+            row['cost']['tiers'] = [dict({f: t[f] for f in ('input', 'output', 'cache_read', 'cache_write') if f in t},
+                                         tier={'type': 'context', 'size': t['tier']['size']})]
+        out[k] = row
+    sys.stdout.write('{\n')
+    items = list(out.items())
+    for i, (k, v) in enumerate(items):
+        sys.stdout.write('  %s: %s%s\n' % (json.dumps(k), json.dumps(v, separators=(', ', ': ')), ',' if i < len(items) - 1 else ''))
+    sys.stdout.write('}\n')
+
+
 def fixture(binary, prices_path):
-    names = list(json.load(open(prices_path)))
+    names = [n for n in json.load(open(prices_path)) if not n.startswith('_')]
     small = dict(input_tokens=1234, output_tokens=5678, cache_read_input_tokens=91011, cache_creation_input_tokens=1213,
                  cache_creation=dict(ephemeral_5m_input_tokens=1000, ephemeral_1h_input_tokens=213))
     big = dict(input_tokens=300000, output_tokens=250000, cache_read_input_tokens=400000, cache_creation_input_tokens=430000,
@@ -319,6 +348,8 @@ if __name__ == '__main__':
         extract(sys.argv[2], sys.argv[3])
     elif cmd == 'prices' and len(sys.argv) == 3:
         prices(sys.argv[2])
+    elif cmd == 'modelsdev' and len(sys.argv) == 5:
+        modelsdev(sys.argv[2], sys.argv[3], sys.argv[4])
     elif cmd == 'fixture' and len(sys.argv) == 4:
         fixture(sys.argv[2], sys.argv[3])
     else:
