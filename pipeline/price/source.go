@@ -71,9 +71,10 @@ func LocalProviders() []string { return append([]string(nil), localProviders...)
 //     entry's time ([Table.CostAt]).
 //
 // ok is false when none applies: the call is unpriced, and must be
-// counted so, never as $0. Entries without usage are not calls: ok false.
+// counted so, never as $0. Entries without usage, and "<synthetic>"
+// messages (Claude Code's own, not model calls), are not calls: ok false.
 func (t *Table) PriceEntry(e *schema.Entry) (usd float64, source string, ok bool) {
-	if e.Usage == nil {
+	if e.Usage == nil || e.Model == synthetic {
 		return 0, "", false
 	}
 	en := t.find(e.Model)

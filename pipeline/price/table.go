@@ -31,8 +31,8 @@ var embeddedHistory string
 
 // Layers of a table, in lookup order (see [Table.Lookup]).
 const (
-	layerLiteLLM = iota // LiteLLM-shaped rows, overrides of them, models only an override file has
-	layerModelsDev      // the models.dev snapshot's rows
+	layerLiteLLM   = iota // LiteLLM-shaped rows, overrides of them, models only an override file has
+	layerModelsDev        // the models.dev snapshot's rows
 	numLayers
 )
 

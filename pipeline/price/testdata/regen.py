@@ -8,6 +8,7 @@ from the ccusage 20.0.24 native binary. Not run by `go test`; see README.md.
   python3 regen.py prices  /tmp/ccusage-snapshots > ../prices.json
   python3 regen.py fixture $BIN ../prices.json > ccusage-20.0.24.jsonl
   python3 regen.py modelsdev /tmp/ccusage-snapshots ../prices.json 2026-09-22 > ../modelsdev.json
+  python3 regen.py fixture-modelsdev $BIN ../modelsdev.json > ccusage-modelsdev-20.0.24.jsonl
 
 ccusage embeds its LiteLLM and models.dev snapshots as raw-deflate streams
 (miniz_oxide); `extract` finds them by inflating at every offset of .rodata.
@@ -266,6 +267,21 @@ def modelsdev(snapdir, prices_path, date):
     sys.stdout.write('}\n')
 
 
+def fixture_modelsdev(binary, modelsdev_path):
+    """Prices every row of modelsdev.json, by its exact key, with ccusage: below and above its context tier."""
+    names = [n for n in json.load(open(modelsdev_path)) if not n.startswith('_')]
+    small = dict(input_tokens=1234, output_tokens=5678, cache_read_input_tokens=91011, cache_creation_input_tokens=1213)
+    big = dict(input_tokens=300000, output_tokens=25000, cache_read_input_tokens=400000, cache_creation_input_tokens=430000)
+    cases = [(n, u) for n in names for u in (small, big)]
+    sessions = run_claude(binary, cases)
+    for i, (m, u) in enumerate(cases):
+        s = sessions.get(i)
+        priced = bool(s and s['modelBreakdowns'] and not any(b.get('missingPricing') for b in s['modelBreakdowns']))
+        print(json.dumps(dict(source='claude', model=m, usage=dict(input=u['input_tokens'], output=u['output_tokens'],
+              cache_read=u['cache_read_input_tokens'], cache_write=u['cache_creation_input_tokens']),
+              usd=s['totalCost'] if s else 0.0, priced=priced), separators=(',', ':')))
+
+
 def fixture(binary, prices_path):
     names = [n for n in json.load(open(prices_path)) if not n.startswith('_')]
     small = dict(input_tokens=1234, output_tokens=5678, cache_read_input_tokens=91011, cache_creation_input_tokens=1213,
@@ -350,6 +366,8 @@ if __name__ == '__main__':
         prices(sys.argv[2])
     elif cmd == 'modelsdev' and len(sys.argv) == 5:
         modelsdev(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == 'fixture-modelsdev' and len(sys.argv) == 4:
+        fixture_modelsdev(sys.argv[2], sys.argv[3])
     elif cmd == 'fixture' and len(sys.argv) == 4:
         fixture(sys.argv[2], sys.argv[3])
     else:
