@@ -23,8 +23,10 @@ import (
 // times as stamps (seconds since year 1, nanoseconds), which name every
 // time; versions 1 and 2 wrote Unix nanoseconds, 0 for none, and are read
 // as such (a time of theirs outside 1677–2262 was wrapped when written,
-// and 1970-01-01T00:00:00Z read as none).
-const recordVersion = 3
+// and 1970-01-01T00:00:00Z read as none). Version 4 adds where a call's
+// price came from (after its labels) and a session's calls and cost by
+// price source (at the end of its record); older records have none.
+const recordVersion = 4
 
 // minRecordVersion is the oldest record version read.
 const minRecordVersion = 1
@@ -235,6 +237,7 @@ func (usageCodec) encode(e *encoder, c *usageContrib) {
 	e.string(c.project)
 	e.bool(c.unpriced)
 	e.string(string(c.labels))
+	e.string(c.source)
 }
 
 func (usageCodec) decode(d *decoder) usageContrib {
@@ -242,6 +245,9 @@ func (usageCodec) decode(d *decoder) usageContrib {
 		cost: d.varint(), model: d.string(), project: d.string(), unpriced: d.bool()}
 	if d.v >= 2 {
 		c.labels = labelSet(d.string())
+	}
+	if d.v >= 4 {
+		c.source = d.string()
 	}
 	return c
 }
@@ -376,6 +382,17 @@ func encodeSession(b []byte, s *session) []byte {
 	e.counts(s.unpr)
 	l := &s.labels
 	e.stringChoice(&choice[string]{v: string(l.v), at: l.at, class: l.class, ok: l.ok})
+	e.counts(s.srcCalls)
+	srcs := make([]string, 0, len(s.srcCost))
+	for k := range s.srcCost {
+		srcs = append(srcs, k)
+	}
+	slices.Sort(srcs)
+	e.uvarint(uint64(len(srcs)))
+	for _, k := range srcs {
+		e.string(k)
+		e.varint(s.srcCost[k])
+	}
 	return e.b
 }
 
@@ -412,6 +429,16 @@ func decodeSession(b []byte) (*session, error) {
 	if d.v >= 2 {
 		c := d.stringChoice()
 		s.labels = choice[labelSet]{v: labelSet(c.v), at: c.at, class: c.class, ok: c.ok}
+	}
+	if d.v >= 4 {
+		s.srcCalls = d.counts()
+		if n := d.count(); n > 0 {
+			s.srcCost = make(map[string]int64, n)
+			for range n {
+				k := d.string()
+				s.srcCost[k] = d.varint()
+			}
+		}
 	}
 	if err := d.end(); err != nil {
 		return nil, err
