@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
@@ -122,47 +123,67 @@ func sqlFloat(x float64) string {
 	return strconv.FormatFloat(x, 'e', -1, 64)
 }
 
-// writePrices writes the prices view: every model key t prices, with the
-// rates its row resolves to (defaults filled, tiers built).
+// writePrices writes the prices table: every price t holds
+// ([price.Table.Prices]), each model's base price and one row per dated
+// period, with the rates its row resolves to (defaults filled, tiers
+// built), where it comes from and the lookup layer of its row.
 func writePrices(b *strings.Builder, t *price.Table) {
-	b.WriteString(`-- The price table, one row per model key (pipeline/price, resolved rates in USD per token).
+	b.WriteString(`-- The price table (pipeline/price): one row per model key and period (valid_from and
+-- valid_until NULL: the base price), resolved rates in USD per token.
 CREATE OR REPLACE TEMP TABLE prices AS
 SELECT * FROM (VALUES
 `)
-	models := t.Models()
-	for i, m := range models {
-		p, _ := t.Lookup(m) // a key of the table: its own row
+	all := t.Prices()
+	bound := func(ts time.Time) string {
+		if ts.IsZero() {
+			return "NULL::TIMESTAMP"
+		}
+		return fmt.Sprintf("make_timestamp(%d::BIGINT)", ts.UnixMicro())
+	}
+	for i, p := range all {
 		l := &p.Long
-		fmt.Fprintf(b, "  (%s, %s, %s, %s, %s, %s, %s, %d, %t, %s, %s, %s, %s, %s)",
-			sqlString(m), sqlFloat(p.Input), sqlFloat(p.Output), sqlFloat(p.CacheRead),
+		fmt.Fprintf(b, "  (%s, %s, %s, %d, %s, %s, %s, %s, %s, %s, %s, %d, %t, %s, %s, %s, %s, %s)",
+			sqlString(p.Model), bound(p.ValidFrom), bound(p.ValidUntil), p.Layer, sqlString(p.Source),
+			sqlFloat(p.Input), sqlFloat(p.Output), sqlFloat(p.CacheRead),
 			sqlFloat(p.CacheWrite5m), sqlFloat(p.CacheWrite1h), sqlFloat(p.Fast),
 			l.Threshold, l.WholeRequest, sqlFloat(l.Input), sqlFloat(l.Output), sqlFloat(l.CacheRead),
 			sqlFloat(l.CacheWrite5m), sqlFloat(l.CacheWrite1h))
-		if i < len(models)-1 {
+		if i < len(all)-1 {
 			b.WriteString(",\n")
 		}
 	}
-	if len(models) == 0 {
+	if len(all) == 0 {
 		// An empty table prices nothing; VALUES needs a row.
-		b.WriteString("  (NULL::VARCHAR, 0e0, 0e0, 0e0, 0e0, 0e0, 1e0, 0::BIGINT, false, 0e0, 0e0, 0e0, 0e0, 0e0)")
+		b.WriteString("  (NULL::VARCHAR, NULL::TIMESTAMP, NULL::TIMESTAMP, 0, NULL::VARCHAR, 0e0, 0e0, 0e0, 0e0, 0e0, 1e0, 0::BIGINT, false, 0e0, 0e0, 0e0, 0e0, 0e0)")
 	}
 	b.WriteString(`
-) AS t(model, input, output, cache_read, cache_write_5m, cache_write_1h, fast,
+) AS t(model, valid_from, valid_until, layer, source, input, output, cache_read, cache_write_5m, cache_write_1h, fast,
        long_threshold, long_whole_request, long_input, long_output, long_cache_read,
        long_cache_write_5m, long_cache_write_1h)
 WHERE model IS NOT NULL;
 
 `)
-	b.WriteString(`-- The keys by normalised spelling (price.Table.Lookup, step 3); a spelling two keys share names neither.
+	b.WriteString(`-- The keys by normalised spelling in each lookup layer (price.Table.Lookup, step 3); a spelling
+-- two keys of a layer share names neither.
 CREATE OR REPLACE TEMP TABLE sessionpipe_norm_prices AS
-SELECT sessionpipe_norm(model) AS k, any_value(model) AS model
+SELECT layer, sessionpipe_norm(model) AS k, any_value(model) AS model
 FROM prices
-WHERE sessionpipe_norm(model) IS NOT NULL
+WHERE valid_from IS NULL AND valid_until IS NULL AND sessionpipe_norm(model) IS NOT NULL
 GROUP BY ALL
 HAVING count(*) = 1;
 
 `)
 	fmt.Fprintf(b, "-- nanoUSD's cap (math.MaxInt64/1e9 as a float64).\nCREATE OR REPLACE TEMP MACRO sessionpipe_max_usd() AS %s;\n\n", sqlFloat(math.MaxInt64/1e9))
+	quoted := make([]string, 0, len(price.LocalProviders()))
+	for _, p := range price.LocalProviders() {
+		quoted = append(quoted, sqlString(p))
+	}
+	fmt.Fprintf(b, `-- price.Local: a call through a local runtime costs 0 by rule, but Ollama's cloud models.
+CREATE OR REPLACE TEMP MACRO sessionpipe_local(provider, model) AS
+  lower(coalesce(provider, '')) IN (%s)
+  AND NOT (lower(coalesce(model, '')) LIKE '%%-cloud' OR lower(coalesce(model, '')) LIKE '%%:cloud');
+
+`, strings.Join(quoted, ", "))
 }
 
 // macros are the name normalisation of price.Table.Lookup, step by step.
@@ -236,7 +257,7 @@ SELECT
   usage.cache_read AS cache_read_tokens, usage.cache_write AS cache_write_tokens,
   usage.cache_write_5m AS cache_write_5m_tokens, usage.cache_write_1h AS cache_write_1h_tokens,
   usage.reasoning AS reasoning_tokens, usage.speed AS speed, total AS total_tokens,
-  cost_nano_usd, cost_nano_usd / 1e9 AS cost_usd, cost_nano_usd IS NULL AS unpriced, cost_recorded,
+  cost_nano_usd, cost_nano_usd / 1e9 AS cost_usd, cost_nano_usd IS NULL AS unpriced, cost_recorded, price_source,
   coalesce(cwd, session_cwd) AS cwd, sidechain, agent_id, labels, path, line, key, seq
 FROM calls;
 
@@ -264,6 +285,17 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     list_sort(list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND cost_nano_usd IS NULL)) AS unpriced_models
   FROM calls
   GROUP BY format, session_id
+), by_source AS (
+  -- The priced calls and their cost by price source (index.Session.PriceSources).
+  SELECT format, session_id,
+    list({'source': price_source, 'calls': calls, 'cost_usd': cost_nano_usd / 1e9} ORDER BY price_source) AS price_sources
+  FROM (
+    SELECT format, session_id, price_source, count(*) AS calls, sum(cost_nano_usd)::BIGINT AS cost_nano_usd
+    FROM calls
+    WHERE cost_nano_usd IS NOT NULL AND price_source IS NOT NULL
+    GROUP BY ALL
+  )
+  GROUP BY ALL
 )
 SELECT
   s.session_id, s.format, s.host, s.cwd, s.first_ts, s.last_ts,
@@ -283,6 +315,7 @@ SELECT
   coalesce(c.cost_nano_usd, 0)::BIGINT / 1e9 AS cost_usd,
   coalesce(c.unpriced_calls, 0)::BIGINT AS unpriced_calls,
   coalesce(c.unpriced_models, []) AS unpriced_models,
+  coalesce(ps.price_sources, []) AS price_sources,
   coalesce(c.models, []) AS models,
   coalesce(f.compactions, 0)::BIGINT AS compactions,
   s.subagents,
@@ -290,6 +323,7 @@ SELECT
 FROM info s
 LEFT JOIN counted f USING (format, session_id)
 LEFT JOIN spent c USING (format, session_id)
+LEFT JOIN by_source ps USING (format, session_id)
 WHERE s.conversation
 ORDER BY s.first_ts NULLS FIRST, s.session_id, s.format;
 `
@@ -428,17 +462,18 @@ candidates AS (
   UNION ALL SELECT name, 9, true, sessionpipe_strip_date(sessionpipe_strip_version(substr(rev, i + 11)))
     FROM bedrock WHERE i IS NOT NULL
 ),
+-- Every step on the LiteLLM layer (0) before the models.dev layer (1).
 model_prices AS (
-  SELECT c.name, arg_min(coalesce(x.model, m.model), c.step) AS price_model
+  SELECT c.name, arg_min(coalesce(x.model, m.model), coalesce(x.layer, m.layer) * 100 + c.step) AS price_model
   FROM candidates c
-  LEFT JOIN prices x ON NOT c.norm AND x.model = c.k
+  LEFT JOIN (SELECT model, layer FROM prices WHERE valid_from IS NULL AND valid_until IS NULL) x
+    ON NOT c.norm AND x.model = c.k
   LEFT JOIN sessionpipe_norm_prices m ON c.norm AND m.k = c.k
   WHERE coalesce(x.model, m.model) IS NOT NULL
   GROUP BY c.name
 ),
--- The counted calls with their cost: a recorded cost_usd as is, else the price table's
--- (price.Price.cost: the same float64 operations in the same order), in nano-dollars
--- (index.nanoUSD).
+-- The counted calls with their price: the period of the model's row that holds the call's
+-- time, else its base price (price.Table.LookupAt).
 rated AS (
   SELECT w.*, mp.price_model, s.cwd AS session_cwd, p.* EXCLUDE (model),
     greatest(usage.input, 0)::DOUBLE AS n_in, greatest(usage.output, 0)::DOUBLE AS n_out,
@@ -453,14 +488,35 @@ rated AS (
   FROM winners w
   LEFT JOIN model_prices mp ON mp.name = w.model
   LEFT JOIN prices p ON p.model = mp.price_model
+    AND (p.valid_from IS NULL AND p.valid_until IS NULL
+         OR w.ts IS NOT NULL AND (p.valid_from IS NULL OR epoch_us(w.ts) >= epoch_us(p.valid_from))
+                             AND (p.valid_until IS NULL OR epoch_us(w.ts) < epoch_us(p.valid_until)))
   LEFT JOIN info s USING (format, session_id)
   WHERE w.fact = 'u'
+  QUALIFY row_number() OVER (PARTITION BY w.k1 ORDER BY p.valid_from IS NULL AND p.valid_until IS NULL) = 1
 ),
+-- Where each call's price comes from (price.Table.PriceEntry): an override's row, a recorded
+-- cost above 0, a local runtime, the table's row; none: unpriced.
+sourced AS (
+  SELECT *,
+    CASE
+      WHEN model IS NOT DISTINCT FROM '<synthetic>' THEN NULL
+      WHEN source = 'override' THEN 'override'
+      WHEN cost_usd > 0 AND NOT isinf(cost_usd) AND NOT isnan(cost_usd) THEN 'recorded'
+      WHEN sessionpipe_local(provider, model) THEN 'local'
+      ELSE source
+    END AS price_source
+  FROM rated
+),
+-- The cost of each call: a recorded cost as is, a local call 0, else the price's
+-- (price.Price.cost: the same float64 operations in the same order), in nano-dollars
+-- (index.nanoUSD).
 dollars AS (
   SELECT *,
     CASE
-      WHEN cost_usd IS NOT NULL THEN cost_usd
-      WHEN price_model IS NULL THEN NULL
+      WHEN price_source IS NULL THEN NULL
+      WHEN price_source = 'recorded' THEN cost_usd
+      WHEN price_source = 'local' THEN 0e0
       WHEN long_threshold = 0 OR (long_whole_request AND n_in + n_cr + n_w5 + n_w1 <= long_threshold) THEN
         (n_in * input + n_out * output + n_w5 * cache_write_5m + n_w1 * cache_write_1h + n_cr * cache_read) * mult
       WHEN long_whole_request THEN
@@ -478,7 +534,7 @@ dollars AS (
        + CASE WHEN n_cr > long_threshold AND long_cache_read <> cache_read
               THEN long_threshold * cache_read + (n_cr - long_threshold) * long_cache_read ELSE n_cr * cache_read END) * mult
     END AS usd
-  FROM rated
+  FROM sourced
 ),
 calls AS MATERIALIZED (
   SELECT *,
@@ -488,6 +544,6 @@ calls AS MATERIALIZED (
       WHEN usd >= sessionpipe_max_usd() THEN 9223372036854775807
       ELSE round(usd * 1e9)::BIGINT
     END AS cost_nano_usd,
-    cost_usd IS NOT NULL AS cost_recorded
+    price_source = 'recorded' AS cost_recorded
   FROM dollars
 )`

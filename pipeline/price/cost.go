@@ -81,7 +81,7 @@ func (t *Table) CostAt(model string, ts time.Time, u schema.Usage) (usd float64,
 	if e == nil {
 		return 0, "", false
 	}
-	p := e.at(unixNano(ts))
+	p := e.at(ts)
 	return p.callCost(&u), p.Source, true
 }
 

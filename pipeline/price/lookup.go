@@ -63,16 +63,7 @@ func (t *Table) LookupAt(model string, ts time.Time) (Price, bool) {
 	if e == nil {
 		return Price{}, false
 	}
-	return *e.at(unixNano(ts)), true
-}
-
-// unixNano returns ts in Unix nanoseconds, 0 for the zero time (and for
-// times outside what a period can name).
-func unixNano(ts time.Time) int64 {
-	if ts.IsZero() || ts.Year() < 1970 || ts.Year() > 2200 {
-		return 0
-	}
-	return ts.UnixNano()
+	return *e.at(ts), true
 }
 
 // maxCached bounds how many distinct non-exact names a table remembers,

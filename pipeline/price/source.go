@@ -79,7 +79,7 @@ func (t *Table) PriceEntry(e *schema.Entry) (usd float64, source string, ok bool
 	}
 	en := t.find(e.Model)
 	if en != nil {
-		if p := en.at(unixNano(e.TS)); p.Source == SourceOverride {
+		if p := en.at(e.TS); p.Source == SourceOverride {
 			return p.callCost(e.Usage), SourceOverride, true
 		}
 	}
@@ -92,6 +92,6 @@ func (t *Table) PriceEntry(e *schema.Entry) (usd float64, source string, ok bool
 	if en == nil {
 		return 0, "", false
 	}
-	p := en.at(unixNano(e.TS))
+	p := en.at(e.TS)
 	return p.callCost(e.Usage), p.Source, true
 }

@@ -65,13 +65,13 @@ type entry struct {
 	periods []Price
 }
 
-// at returns the price of e at the time ns (Unix nanoseconds; 0: unknown,
-// the base price).
-func (e *entry) at(ns int64) *Price {
-	if ns != 0 {
+// at returns the price of e at ts: the period holding ts, else the base
+// price (also for the zero time, a call of unknown time).
+func (e *entry) at(ts time.Time) *Price {
+	if !ts.IsZero() {
 		for i := range e.periods {
 			p := &e.periods[i]
-			if (p.ValidFrom.IsZero() || ns >= p.ValidFrom.UnixNano()) && (p.ValidUntil.IsZero() || ns < p.ValidUntil.UnixNano()) {
+			if (p.ValidFrom.IsZero() || !ts.Before(p.ValidFrom)) && (p.ValidUntil.IsZero() || ts.Before(p.ValidUntil)) {
 				return p
 			}
 		}
@@ -690,7 +690,10 @@ func periodTime(v json.RawMessage, off int64) (int64, error) {
 	if err != nil {
 		t, err = time.Parse(time.DateOnly, s)
 	}
-	if err != nil || t.UnixNano() == 0 || t.Year() < 1970 || t.Year() > 2200 {
+	// Bounds are kept to the microsecond, as Parquet keeps times, so that
+	// the DuckDB views compare alike.
+	t = t.Truncate(time.Microsecond)
+	if err != nil || t.UnixNano() <= 0 || t.Year() > 2200 {
 		return 0, &locatedError{off, fmt.Errorf("%w: %q is not an RFC 3339 time or a date in 1970-2200", ErrPeriod, s)}
 	}
 	return t.UnixNano(), nil
