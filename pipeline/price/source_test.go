@@ -245,3 +245,15 @@ func TestTable_Fingerprint(t *testing.T) {
 	var zero price.Table
 	assert.NotEmpty(t, zero.Fingerprint())
 }
+
+func TestSnapshots(t *testing.T) {
+	s := price.Snapshots()
+	require.Len(t, s, 2)
+	assert.Equal(t, price.SourceLiteLLM, s[0].Source)
+	assert.Equal(t, price.SourceModelsDev, s[1].Source)
+	for _, x := range s {
+		_, err := time.Parse(time.DateOnly, x.Date)
+		assert.NoError(t, err, "%s snapshot date %q", x.Source, x.Date)
+		assert.Contains(t, x.From, "ccusage 20.0.24")
+	}
+}

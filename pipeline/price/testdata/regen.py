@@ -166,7 +166,8 @@ def prices(snapdir):
     out['claude-3-5-haiku-latest'] = dict(rows['claude-3-5-haiku'])
     out['claude-3-opus-latest'] = dict(rows['claude-3-opus'])
 
-    doc = {}
+    doc = {'_snapshot': {'date': '2026-09-22', 'source': "LiteLLM snapshot embedded in ccusage 20.0.24 (npm), "
+                         "with ccusage's built-in rows, extracted with pipeline/price/testdata/regen.py"}}
     for k, r in out.items():
         anthropic = 'anthropic' in k.split('-')[0] or k.startswith('claude-')
         d = {'litellm_provider': 'anthropic' if k.startswith('claude-') else
