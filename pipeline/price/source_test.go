@@ -156,6 +156,14 @@ func TestDefault_ModelsDev(t *testing.T) {
 	assert.Equal(t, price.SourceLiteLLM, p.Source, "a name the LiteLLM rows price keeps their price")
 	_, ok = table.Lookup("qwen3.5:9b")
 	assert.False(t, ok, "an Ollama tag is not the hosted qwen3.5-9b")
+	bySource := map[string]int{}
+	for _, p := range table.Prices() {
+		if p.ValidFrom.IsZero() && p.ValidUntil.IsZero() {
+			bySource[p.Source]++
+		}
+	}
+	t.Logf("models by source: %v", bySource)
+	assert.Greater(t, bySource[price.SourceModelsDev], 2000)
 }
 
 // TestTable_PriceEntry checks the order of the sources of a call's price.
