@@ -737,5 +737,5 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 	require.ErrorContains(t, err, "No files found")
 	var n int64
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
-	require.Equal(t, int64(price.Default().Len()), n, "the statements before the views ran")
+	require.Equal(t, int64(len(price.Default().Prices())), n, "the statements before the views ran")
 }

@@ -80,6 +80,7 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 	waitApplied(t, ix, last)
 	before, err := ix.Sessions()
 	require.NoError(t, err)
+	require.Equal(t, offline(t, cfg.Pricer, pricedCalls()), before, "the indexer prices as sessions does")
 	require.NoError(t, stop())
 
 	override, err := price.Load(strings.NewReader(`{"MiniMax-M2.1": {"input_cost_per_token": 1e-6},
@@ -95,6 +96,7 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 	require.InDelta(t, before[0].CostUSD-0.3+1+2, after[0].CostUSD, 1e-9)
 	require.Zero(t, after[0].UnpricedCalls)
 	require.Equal(t, index.PriceSource{Calls: 2, CostUSD: 3}, after[0].PriceSources[price.SourceOverride])
+	require.Equal(t, offline(t, cfg.Pricer, pricedCalls()), after, "repriced as sessions --prices prices")
 	require.NoError(t, stop())
 
 	ix, stop = runIndexer(t, cfg)
@@ -136,4 +138,14 @@ func TestIndexer_RepriceNeedsHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.InDelta(t, before[0].CostUSD+1, after[0].CostUSD, 1e-9, "old calls keep their cost, the new one takes the new table")
 	require.NoError(t, stop())
+}
+
+// offline aggregates entries in memory, as `sessionpipe sessions` does.
+func offline(t *testing.T, p index.Pricer, entries []*schema.Entry) []index.Session {
+	t.Helper()
+	a := mustNew(t, index.Config{Pricer: p})
+	for _, e := range entries {
+		a.Add(e)
+	}
+	return a.Sessions()
 }
