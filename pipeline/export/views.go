@@ -1,11 +1,11 @@
 package export
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
@@ -123,44 +123,55 @@ func sqlFloat(x float64) string {
 	return strconv.FormatFloat(x, 'e', -1, 64)
 }
 
+// priceRow is one row of the prices table as the script carries it.
+type priceRow struct {
+	Model     string      `json:"m"`
+	From      *int64      `json:"f"`
+	Until     *int64      `json:"u"`
+	Layer     int         `json:"l"`
+	Source    string      `json:"s"`
+	Rates     [11]float64 `json:"r"`
+	Threshold int64       `json:"t"`
+	Whole     bool        `json:"w"`
+}
+
 // writePrices writes the prices table: every price t holds
 // ([price.Table.Prices]), each model's base price and one row per dated
 // period, with the rates its row resolves to (defaults filled, tiers
 // built), where it comes from and the lookup layer of its row.
 func writePrices(b *strings.Builder, t *price.Table) {
+	// The rows travel as one JSON literal: DuckDB binds a VALUES list of
+	// thousands of rows slowly (seconds), and parses JSON numbers back to
+	// the same float64s (TestDuckDBInit_PriceTable checks every bit).
+	all := t.Prices()
+	rows := make([]priceRow, 0, len(all))
+	for _, p := range all {
+		l := &p.Long
+		r := priceRow{Model: p.Model, Layer: p.Layer, Source: p.Source,
+			Rates: [11]float64{p.Input, p.Output, p.CacheRead, p.CacheWrite5m, p.CacheWrite1h, p.Fast,
+				l.Input, l.Output, l.CacheRead, l.CacheWrite5m, l.CacheWrite1h},
+			Threshold: l.Threshold, Whole: l.WholeRequest}
+		if !p.ValidFrom.IsZero() {
+			r.From = new(p.ValidFrom.UnixMicro())
+		}
+		if !p.ValidUntil.IsZero() {
+			r.Until = new(p.ValidUntil.UnixMicro())
+		}
+		rows = append(rows, r)
+	}
+	doc, _ := json.Marshal(rows) // plain values: cannot fail
 	b.WriteString(`-- The price table (pipeline/price): one row per model key and period (valid_from and
 -- valid_until NULL: the base price), resolved rates in USD per token.
 CREATE OR REPLACE TEMP TABLE prices AS
-SELECT * FROM (VALUES
-`)
-	all := t.Prices()
-	bound := func(ts time.Time) string {
-		if ts.IsZero() {
-			return "NULL::TIMESTAMP"
-		}
-		return fmt.Sprintf("make_timestamp(%d::BIGINT)", ts.UnixMicro())
-	}
-	for i, p := range all {
-		l := &p.Long
-		fmt.Fprintf(b, "  (%s, %s, %s, %d, %s, %s, %s, %s, %s, %s, %s, %d, %t, %s, %s, %s, %s, %s)",
-			sqlString(p.Model), bound(p.ValidFrom), bound(p.ValidUntil), p.Layer, sqlString(p.Source),
-			sqlFloat(p.Input), sqlFloat(p.Output), sqlFloat(p.CacheRead),
-			sqlFloat(p.CacheWrite5m), sqlFloat(p.CacheWrite1h), sqlFloat(p.Fast),
-			l.Threshold, l.WholeRequest, sqlFloat(l.Input), sqlFloat(l.Output), sqlFloat(l.CacheRead),
-			sqlFloat(l.CacheWrite5m), sqlFloat(l.CacheWrite1h))
-		if i < len(all)-1 {
-			b.WriteString(",\n")
-		}
-	}
-	if len(all) == 0 {
-		// An empty table prices nothing; VALUES needs a row.
-		b.WriteString("  (NULL::VARCHAR, NULL::TIMESTAMP, NULL::TIMESTAMP, 0, NULL::VARCHAR, 0e0, 0e0, 0e0, 0e0, 0e0, 1e0, 0::BIGINT, false, 0e0, 0e0, 0e0, 0e0, 0e0)")
-	}
-	b.WriteString(`
-) AS t(model, valid_from, valid_until, layer, source, input, output, cache_read, cache_write_5m, cache_write_1h, fast,
-       long_threshold, long_whole_request, long_input, long_output, long_cache_read,
-       long_cache_write_5m, long_cache_write_1h)
-WHERE model IS NOT NULL;
+SELECT r.m AS model, make_timestamp(r.f) AS valid_from, make_timestamp(r.u) AS valid_until, r.l AS layer,
+  r.s AS source, r.r[1] AS input, r.r[2] AS output, r.r[3] AS cache_read, r.r[4] AS cache_write_5m,
+  r.r[5] AS cache_write_1h, r.r[6] AS fast, r.t AS long_threshold, r.w AS long_whole_request,
+  r.r[7] AS long_input, r.r[8] AS long_output, r.r[9] AS long_cache_read, r.r[10] AS long_cache_write_5m,
+  r.r[11] AS long_cache_write_1h
+FROM (SELECT unnest(from_json(`)
+	b.WriteString(sqlString(string(doc)))
+	b.WriteString(`, '[{"m": "VARCHAR", "f": "BIGINT", "u": "BIGINT", "l": "INTEGER", "s": "VARCHAR",
+  "r": "DOUBLE[]", "t": "BIGINT", "w": "BOOLEAN"}]')) AS r);
 
 `)
 	b.WriteString(`-- The keys by normalised spelling in each lookup layer (price.Table.Lookup, step 3); a spelling
