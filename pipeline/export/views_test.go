@@ -739,3 +739,18 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
 	require.Equal(t, int64(len(price.Default().Prices())), n, "the statements before the views ran")
 }
+
+// TestDuckDBScript_EmptyPriceTable checks that a table that prices
+// nothing gives a script whose calls are all unpriced, never $0.
+func TestDuckDBScript_EmptyPriceTable(t *testing.T) {
+	dir := t.TempDir()
+	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
+	db := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: dir, Prices: new(price.Table)}))
+	var n, priced int64
+	scalar(t, db, "SELECT count(*) FROM prices", &n)
+	require.Zero(t, n)
+	scalar(t, db, "SELECT count(*) FILTER (WHERE NOT unpriced) FROM api_calls", &priced)
+	require.Zero(t, priced)
+	scalar(t, db, "SELECT count(*) FROM api_calls", &n)
+	require.Positive(t, n)
+}
