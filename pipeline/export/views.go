@@ -53,8 +53,9 @@ type ViewConfig struct {
 //     and errors, the four token counters and their total, cost, models,
 //     compactions, subagents) and its host, cwd, first and last ts,
 //     parent session, title and slug.
-//   - prices (a table): the price table, one row per model key, with the
-//     rates its row resolves to, as the script embeds it.
+//   - prices (a table): the price table, one row per model key and dated
+//     period, with the rates its row resolves to, its source and lookup
+//     layer, as the script embeds it.
 //
 // Helper macros and tables are named sessionpipe_*. Everything is created
 // with CREATE OR REPLACE TEMP, so that running the script again replaces
@@ -62,10 +63,12 @@ type ViewConfig struct {
 // the files at each query; while no file matches, DuckDB refuses to
 // create entries and the views built on it.
 //
-// Costs are those of the Go code to the nano-dollar: a recorded cost_usd
-// is used as is, every other call is priced by the embedded table with
-// the same float64 operations in the same order, rounded to nano-dollars
-// per call, and summed as integers. docs/duckdb.md lists the few places
+// Costs are those of the Go code to the nano-dollar: each call's price
+// and price_source follow [price.Table.PriceEntry] (an override's row, a
+// recorded cost_usd above 0 as is, 0 for a local runtime, else the
+// table's row at the call's time), computed with the same float64
+// operations in the same order, rounded to nano-dollars per call, and
+// summed as integers. docs/duckdb.md lists the few places
 // where the SQL cannot see what the Go aggregator sees.
 //
 // cfg.Dir is quoted as a SQL string and the glob characters in it (*, ?,
