@@ -422,10 +422,7 @@ func (e *locatedError) Error() string { return e.err.Error() }
 
 // parseRow reads the fields a row keeps from one already-valid JSON value:
 // LiteLLM's rates, a models.dev "cost" object and "periods".
-func parseRow(raw json.RawMessage) (row, error) {
-	r, err := parseRates(raw, true)
-	return r, err
-}
+func parseRow(raw json.RawMessage) (row, error) { return parseRates(raw, true) }
 
 // parseRates reads the rates of a row or of a period (withPeriods false:
 // a period holds no periods of its own).
