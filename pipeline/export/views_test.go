@@ -267,7 +267,8 @@ func TestDuckDBInit_PriceTable(t *testing.T) {
 	db := openViews(t, export.DuckDBInit(dir))
 	rows, err := db.Query(`SELECT model, valid_from, valid_until, source, layer, input, output, cache_read, cache_write_5m,
 		cache_write_1h, fast, long_threshold, long_whole_request, long_input, long_output, long_cache_read,
-		long_cache_write_5m, long_cache_write_1h FROM prices ORDER BY model, valid_from NULLS FIRST`)
+		long_cache_write_5m, long_cache_write_1h FROM prices
+		ORDER BY model, valid_from IS NOT NULL OR valid_until IS NOT NULL, valid_from NULLS FIRST`)
 	require.NoError(t, err)
 	defer rows.Close()
 	var got []price.Price
