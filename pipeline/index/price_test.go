@@ -81,6 +81,12 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 	before, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, offline(t, cfg.Pricer, pricedCalls()), before, "the indexer prices as sessions does")
+	_, turns, found, err := ix.Session(string(schema.FormatPi), "s")
+	require.NoError(t, err)
+	require.True(t, found)
+	require.Len(t, turns, 1, "calls before any input make one turn")
+	require.Equal(t, map[string]int64{price.SourceRecorded: 1, price.SourceLocal: 1, price.SourceLiteLLM: 1,
+		price.SourceModelsDev: 3}, turns[0].PriceSources)
 	require.NoError(t, stop())
 
 	override, err := price.Load(strings.NewReader(`{"MiniMax-M2.1": {"input_cost_per_token": 1e-6},
