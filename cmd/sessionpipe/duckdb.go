@@ -33,7 +33,7 @@ Flags:
 
 func runDuckDB(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("duckdb", duckdbUsage, stderr)
-	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices (as for sessions)")
+	prices := fs.String("prices", "", "price file overriding the embedded prices (as for sessions; its dated periods are embedded too)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

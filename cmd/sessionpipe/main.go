@@ -16,7 +16,7 @@
 //	sessionpipe config [COMMAND] [flags]   effective configuration and its sources
 //	sessionpipe doctor [COMMAND] [flags]   check this machine and what it reaches
 //	sessionpipe stream info|update [flags] show or change the stream's settings
-//	sessionpipe version                    print the version
+//	sessionpipe version                    print the version and the price snapshots' dates
 //
 // PATH is a transcript file or a directory searched recursively. Run
 // `sessionpipe COMMAND -h` for the flags of a command.
@@ -64,7 +64,7 @@ Usage:
                                          permissions, inotify limits, NATS, clock, disk
   sessionpipe stream info|update [flags] the stream's settings, state and cluster; update
                                          changes retention, limits, duplicate window, replicas
-  sessionpipe version                    the version, commit and build of this binary
+  sessionpipe version                    the version, commit and build, the price snapshots' dates
 
 Every flag of run (and of the tailer, indexer and exporter) has an
 environment variable and a key in the config file (docs/CONFIG.md).
@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "stream":
 		err = runStream(ctx, rest, stdout, stderr)
 	case "version", "--version", "-version":
-		fmt.Fprintln(stdout, app.VersionLine("sessionpipe"))
+		err = runVersion(rest, stdout, stderr)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 	default:

@@ -38,7 +38,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	wide := fs.Bool("wide", false, "every column and whole ids (the table fits 120 columns without it)")
 	since := fs.String("since", "", "count only entries at or after this date or time (YYYY-MM-DD, YYYYMMDD or RFC 3339)")
 	until := fs.String("until", "", "count only entries up to this date (inclusive) or time")
-	prices := fs.String("prices", "", "LiteLLM-shaped price file overriding the embedded prices")
+	prices := fs.String("prices", "", "price file (LiteLLM- or models.dev-shaped rows, optional dated periods) overriding the embedded prices; every call is priced at its own time")
 	format := fs.String("format", "", "only sessions of this format: "+formatList())
 	workers := fs.Int("workers", 0, "files read in parallel (default: GOMAXPROCS)")
 	shared := addOfflineFlags(fs)

@@ -63,7 +63,7 @@ func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.Rules, "rules", env("SESSIONPIPE_RULES"), "alert rules file, YAML (env SESSIONPIPE_RULES); reloaded on SIGHUP")
 	fs.StringVar(&ix.Webhook, "webhook", env("SESSIONPIPE_WEBHOOK_URL"), "URL receiving a POST (Slack-compatible JSON) per alert, at least once, with the alert id as Idempotency-Key (env SESSIONPIPE_WEBHOOK_URL); what is not delivered yet is sent after a restart; a first webhook gets the alerts published from then on")
 	fs.StringVar(&ix.WebhookConsumer, "webhook-consumer", orDefault(env("SESSIONPIPE_WEBHOOK_CONSUMER"), index.DefaultWebhookConsumer), "durable consumer of the alerts stream that feeds -webhook (env SESSIONPIPE_WEBHOOK_CONSUMER); indexers sending to different webhooks need distinct names")
-	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "LiteLLM-shaped price file overriding the embedded prices (env SESSIONPIPE_PRICES)")
+	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "price file (LiteLLM- or models.dev-shaped rows, optional dated periods) overriding the embedded prices (env SESSIONPIPE_PRICES); a change reprices the history the stream holds")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", index.DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
 	fs.DurationVar(&ix.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an indexer of the same -consumer standing by takes over at most this long after the active one died")
 	limit := int64(DefaultMemoryLimitMiB)

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -53,8 +54,9 @@ type ViewConfig struct {
 //     and errors, the four token counters and their total, cost, models,
 //     compactions, subagents) and its host, cwd, first and last ts,
 //     parent session, title and slug.
-//   - prices (a table): the price table, one row per model key, with the
-//     rates its row resolves to, as the script embeds it.
+//   - prices (a table): the price table, one row per model key and dated
+//     period, with the rates its row resolves to, its source and lookup
+//     layer, as the script embeds it.
 //
 // Helper macros and tables are named sessionpipe_*. Everything is created
 // with CREATE OR REPLACE TEMP, so that running the script again replaces
@@ -62,10 +64,12 @@ type ViewConfig struct {
 // the files at each query; while no file matches, DuckDB refuses to
 // create entries and the views built on it.
 //
-// Costs are those of the Go code to the nano-dollar: a recorded cost_usd
-// is used as is, every other call is priced by the embedded table with
-// the same float64 operations in the same order, rounded to nano-dollars
-// per call, and summed as integers. docs/duckdb.md lists the few places
+// Costs are those of the Go code to the nano-dollar: each call's price
+// and price_source follow [price.Table.PriceEntry] (an override's row, a
+// recorded cost_usd above 0 as is, 0 for a local runtime, else the
+// table's row at the call's time), computed with the same float64
+// operations in the same order, rounded to nano-dollars per call, and
+// summed as integers. docs/duckdb.md lists the few places
 // where the SQL cannot see what the Go aggregator sees.
 //
 // cfg.Dir is quoted as a SQL string and the glob characters in it (*, ?,
@@ -123,47 +127,78 @@ func sqlFloat(x float64) string {
 	return strconv.FormatFloat(x, 'e', -1, 64)
 }
 
-// writePrices writes the prices view: every model key t prices, with the
-// rates its row resolves to (defaults filled, tiers built).
+// priceRow is one row of the prices table as the script carries it.
+type priceRow struct {
+	Model     string      `json:"m"`
+	From      *int64      `json:"f"`
+	Until     *int64      `json:"u"`
+	Layer     int         `json:"l"`
+	Source    string      `json:"s"`
+	Rates     [11]float64 `json:"r"`
+	Threshold int64       `json:"t"`
+	Whole     bool        `json:"w"`
+}
+
+// writePrices writes the prices table: every price t holds
+// ([price.Table.Prices]), each model's base price and one row per dated
+// period, with the rates its row resolves to (defaults filled, tiers
+// built), where it comes from and the lookup layer of its row.
 func writePrices(b *strings.Builder, t *price.Table) {
-	b.WriteString(`-- The price table, one row per model key (pipeline/price, resolved rates in USD per token).
-CREATE OR REPLACE TEMP TABLE prices AS
-SELECT * FROM (VALUES
-`)
-	models := t.Models()
-	for i, m := range models {
-		p, _ := t.Lookup(m) // a key of the table: its own row
+	// The rows travel as one JSON literal: DuckDB binds a VALUES list of
+	// thousands of rows slowly (seconds), and parses JSON numbers back to
+	// the same float64s (TestDuckDBInit_PriceTable checks every bit).
+	all := t.Prices()
+	rows := make([]priceRow, 0, len(all))
+	for _, p := range all {
 		l := &p.Long
-		fmt.Fprintf(b, "  (%s, %s, %s, %s, %s, %s, %s, %d, %t, %s, %s, %s, %s, %s)",
-			sqlString(m), sqlFloat(p.Input), sqlFloat(p.Output), sqlFloat(p.CacheRead),
-			sqlFloat(p.CacheWrite5m), sqlFloat(p.CacheWrite1h), sqlFloat(p.Fast),
-			l.Threshold, l.WholeRequest, sqlFloat(l.Input), sqlFloat(l.Output), sqlFloat(l.CacheRead),
-			sqlFloat(l.CacheWrite5m), sqlFloat(l.CacheWrite1h))
-		if i < len(models)-1 {
-			b.WriteString(",\n")
+		r := priceRow{Model: p.Model, Layer: p.Layer, Source: p.Source,
+			Rates: [11]float64{p.Input, p.Output, p.CacheRead, p.CacheWrite5m, p.CacheWrite1h, p.Fast,
+				l.Input, l.Output, l.CacheRead, l.CacheWrite5m, l.CacheWrite1h},
+			Threshold: l.Threshold, Whole: l.WholeRequest}
+		if !p.ValidFrom.IsZero() {
+			r.From = new(p.ValidFrom.UnixMicro())
 		}
+		if !p.ValidUntil.IsZero() {
+			r.Until = new(p.ValidUntil.UnixMicro())
+		}
+		rows = append(rows, r)
 	}
-	if len(models) == 0 {
-		// An empty table prices nothing; VALUES needs a row.
-		b.WriteString("  (NULL::VARCHAR, 0e0, 0e0, 0e0, 0e0, 0e0, 1e0, 0::BIGINT, false, 0e0, 0e0, 0e0, 0e0, 0e0)")
-	}
-	b.WriteString(`
-) AS t(model, input, output, cache_read, cache_write_5m, cache_write_1h, fast,
-       long_threshold, long_whole_request, long_input, long_output, long_cache_read,
-       long_cache_write_5m, long_cache_write_1h)
-WHERE model IS NOT NULL;
+	doc, _ := json.Marshal(rows) // plain values: cannot fail
+	b.WriteString(`-- The price table (pipeline/price): one row per model key and period (valid_from and
+-- valid_until NULL: the base price), resolved rates in USD per token.
+CREATE OR REPLACE TEMP TABLE prices AS
+SELECT r.m AS model, make_timestamp(r.f) AS valid_from, make_timestamp(r.u) AS valid_until, r.l AS layer,
+  r.s AS source, r.r[1] AS input, r.r[2] AS output, r.r[3] AS cache_read, r.r[4] AS cache_write_5m,
+  r.r[5] AS cache_write_1h, r.r[6] AS fast, r.t AS long_threshold, r.w AS long_whole_request,
+  r.r[7] AS long_input, r.r[8] AS long_output, r.r[9] AS long_cache_read, r.r[10] AS long_cache_write_5m,
+  r.r[11] AS long_cache_write_1h
+FROM (SELECT unnest(from_json(`)
+	b.WriteString(sqlString(string(doc)))
+	b.WriteString(`, '[{"m": "VARCHAR", "f": "BIGINT", "u": "BIGINT", "l": "INTEGER", "s": "VARCHAR",
+  "r": "DOUBLE[]", "t": "BIGINT", "w": "BOOLEAN"}]')) AS r);
 
 `)
-	b.WriteString(`-- The keys by normalised spelling (price.Table.Lookup, step 3); a spelling two keys share names neither.
+	b.WriteString(`-- The keys by normalised spelling in each lookup layer (price.Table.Lookup, step 3); a spelling
+-- two keys of a layer share names neither.
 CREATE OR REPLACE TEMP TABLE sessionpipe_norm_prices AS
-SELECT sessionpipe_norm(model) AS k, any_value(model) AS model
+SELECT layer, sessionpipe_norm(model) AS k, any_value(model) AS model
 FROM prices
-WHERE sessionpipe_norm(model) IS NOT NULL
+WHERE valid_from IS NULL AND valid_until IS NULL AND sessionpipe_norm(model) IS NOT NULL
 GROUP BY ALL
 HAVING count(*) = 1;
 
 `)
 	fmt.Fprintf(b, "-- nanoUSD's cap (math.MaxInt64/1e9 as a float64).\nCREATE OR REPLACE TEMP MACRO sessionpipe_max_usd() AS %s;\n\n", sqlFloat(math.MaxInt64/1e9))
+	quoted := make([]string, 0, len(price.LocalProviders()))
+	for _, p := range price.LocalProviders() {
+		quoted = append(quoted, sqlString(p))
+	}
+	fmt.Fprintf(b, `-- price.Local: a call through a local runtime costs 0 by rule, but Ollama's cloud models.
+CREATE OR REPLACE TEMP MACRO sessionpipe_local(provider, model) AS
+  lower(coalesce(provider, '')) IN (%s)
+  AND NOT (lower(coalesce(model, '')) LIKE '%%-cloud' OR lower(coalesce(model, '')) LIKE '%%:cloud');
+
+`, strings.Join(quoted, ", "))
 }
 
 // macros are the name normalisation of price.Table.Lookup, step by step.
@@ -238,7 +273,7 @@ SELECT
   usage.cache_read AS cache_read_tokens, usage.cache_write AS cache_write_tokens,
   usage.cache_write_5m AS cache_write_5m_tokens, usage.cache_write_1h AS cache_write_1h_tokens,
   usage.reasoning AS reasoning_tokens, usage.speed AS speed, total AS total_tokens,
-  cost_nano_usd, cost_nano_usd / 1e9 AS cost_usd, cost_nano_usd IS NULL AS unpriced, cost_recorded,
+  cost_nano_usd, cost_nano_usd / 1e9 AS cost_usd, cost_nano_usd IS NULL AS unpriced, cost_recorded, price_source,
   coalesce(cwd, session_cwd) AS cwd, sidechain, agent_id, labels, path, line, key, seq
 FROM calls;
 
@@ -266,6 +301,17 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     list_sort(list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND cost_nano_usd IS NULL)) AS unpriced_models
   FROM calls
   GROUP BY format, session_id
+), by_source AS (
+  -- The priced calls and their cost by price source (index.Session.PriceSources).
+  SELECT format, session_id,
+    list({'source': price_source, 'calls': calls, 'cost_usd': cost_nano_usd / 1e9} ORDER BY price_source) AS price_sources
+  FROM (
+    SELECT format, session_id, price_source, count(*) AS calls, sum(cost_nano_usd)::BIGINT AS cost_nano_usd
+    FROM calls
+    WHERE cost_nano_usd IS NOT NULL AND price_source IS NOT NULL
+    GROUP BY ALL
+  )
+  GROUP BY ALL
 )
 SELECT
   s.session_id, s.format, s.host, s.cwd, s.first_ts, s.last_ts,
@@ -285,6 +331,7 @@ SELECT
   coalesce(c.cost_nano_usd, 0)::BIGINT / 1e9 AS cost_usd,
   coalesce(c.unpriced_calls, 0)::BIGINT AS unpriced_calls,
   coalesce(c.unpriced_models, []) AS unpriced_models,
+  coalesce(ps.price_sources, []) AS price_sources,
   coalesce(c.models, []) AS models,
   coalesce(f.compactions, 0)::BIGINT AS compactions,
   s.subagents,
@@ -292,6 +339,7 @@ SELECT
 FROM info s
 LEFT JOIN counted f USING (format, session_id)
 LEFT JOIN spent c USING (format, session_id)
+LEFT JOIN by_source ps USING (format, session_id)
 WHERE s.conversation
 ORDER BY s.first_ts NULLS FIRST, s.session_id, s.format;
 `
@@ -437,17 +485,18 @@ candidates AS (
   UNION ALL SELECT name, 9, true, sessionpipe_strip_date(sessionpipe_strip_version(substr(rev, i + 11)))
     FROM bedrock WHERE i IS NOT NULL
 ),
+-- Every step on the LiteLLM layer (0) before the models.dev layer (1).
 model_prices AS (
-  SELECT c.name, arg_min(coalesce(x.model, m.model), c.step) AS price_model
+  SELECT c.name, arg_min(coalesce(x.model, m.model), coalesce(x.layer, m.layer) * 100 + c.step) AS price_model
   FROM candidates c
-  LEFT JOIN prices x ON NOT c.norm AND x.model = c.k
+  LEFT JOIN (SELECT model, layer FROM prices WHERE valid_from IS NULL AND valid_until IS NULL) x
+    ON NOT c.norm AND x.model = c.k
   LEFT JOIN sessionpipe_norm_prices m ON c.norm AND m.k = c.k
   WHERE coalesce(x.model, m.model) IS NOT NULL
   GROUP BY c.name
 ),
--- The counted calls with their cost: a recorded cost_usd as is, else the price table's
--- (price.Price.cost: the same float64 operations in the same order), in nano-dollars
--- (index.nanoUSD).
+-- The counted calls with their price: the period of the model's row that holds the call's
+-- time, else its base price (price.Table.LookupAt).
 rated AS (
   SELECT w.*, mp.price_model, s.cwd AS session_cwd, p.* EXCLUDE (model),
     greatest(usage.input, 0)::DOUBLE AS n_in, greatest(usage.output, 0)::DOUBLE AS n_out,
@@ -462,14 +511,35 @@ rated AS (
   FROM winners w
   LEFT JOIN model_prices mp ON mp.name = w.model
   LEFT JOIN prices p ON p.model = mp.price_model
+    AND (p.valid_from IS NULL AND p.valid_until IS NULL
+         OR w.ts IS NOT NULL AND (p.valid_from IS NULL OR epoch_us(w.ts) >= epoch_us(p.valid_from))
+                             AND (p.valid_until IS NULL OR epoch_us(w.ts) < epoch_us(p.valid_until)))
   LEFT JOIN info s USING (format, session_id)
   WHERE w.fact = 'u'
+  QUALIFY row_number() OVER (PARTITION BY w.k1 ORDER BY p.valid_from IS NULL AND p.valid_until IS NULL) = 1
 ),
+-- Where each call's price comes from (price.Table.PriceEntry): an override's row, a recorded
+-- cost above 0, a local runtime, the table's row; none: unpriced.
+sourced AS (
+  SELECT *,
+    CASE
+      WHEN model IS NOT DISTINCT FROM '<synthetic>' THEN NULL
+      WHEN source = 'override' THEN 'override'
+      WHEN cost_usd > 0 AND NOT isinf(cost_usd) AND NOT isnan(cost_usd) THEN 'recorded'
+      WHEN sessionpipe_local(provider, model) THEN 'local'
+      ELSE source
+    END AS price_source
+  FROM rated
+),
+-- The cost of each call: a recorded cost as is, a local call 0, else the price's
+-- (price.Price.cost: the same float64 operations in the same order), in nano-dollars
+-- (index.nanoUSD).
 dollars AS (
   SELECT *,
     CASE
-      WHEN cost_usd IS NOT NULL THEN cost_usd
-      WHEN price_model IS NULL THEN NULL
+      WHEN price_source IS NULL THEN NULL
+      WHEN price_source = 'recorded' THEN cost_usd
+      WHEN price_source = 'local' THEN 0e0
       WHEN long_threshold = 0 OR (long_whole_request AND n_in + n_cr + n_w5 + n_w1 <= long_threshold) THEN
         (n_in * input + n_out * output + n_w5 * cache_write_5m + n_w1 * cache_write_1h + n_cr * cache_read) * mult
       WHEN long_whole_request THEN
@@ -487,7 +557,7 @@ dollars AS (
        + CASE WHEN n_cr > long_threshold AND long_cache_read <> cache_read
               THEN long_threshold * cache_read + (n_cr - long_threshold) * long_cache_read ELSE n_cr * cache_read END) * mult
     END AS usd
-  FROM rated
+  FROM sourced
 ),
 calls AS MATERIALIZED (
   SELECT *,
@@ -497,6 +567,6 @@ calls AS MATERIALIZED (
       WHEN usd >= sessionpipe_max_usd() THEN 9223372036854775807
       ELSE round(usd * 1e9)::BIGINT
     END AS cost_nano_usd,
-    cost_usd IS NOT NULL AS cost_recorded
+    price_source = 'recorded' AS cost_recorded
   FROM dollars
 )`

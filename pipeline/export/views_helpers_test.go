@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +84,7 @@ type sessionRow struct {
 	CostUSD                                     float64
 	UnpricedCalls                               int64
 	Models, UnpricedModels                      []string
+	PriceSources                                string // "source calls cost_usd" by source, sorted
 	Compactions, Subagents                      int64
 	ParentSessionID, Title, Slug                string
 }
@@ -103,6 +106,12 @@ func fromIndex(s index.Session) sessionRow {
 		Compactions: s.Compactions, Subagents: s.Subagents,
 		ParentSessionID: s.ParentSessionID, Title: s.Title, Slug: s.Slug,
 	}
+	var srcs []string
+	for k, v := range s.PriceSources {
+		srcs = append(srcs, fmt.Sprintf("%s %d %v", k, v.Calls, v.CostUSD))
+	}
+	slices.Sort(srcs)
+	r.PriceSources = strings.Join(srcs, "; ")
 	if r.Models == nil {
 		r.Models = []string{}
 	}
@@ -125,7 +134,7 @@ func viewSessions(tb testing.TB, db *sql.DB) []sessionRow {
 	rows, err := db.Query(`SELECT format, session_id, host, cwd, first_ts, last_ts, turns, user_messages,
 		assistant_messages, api_calls, tool_calls, tool_errors, input_tokens, output_tokens, cache_read_tokens,
 		cache_write_tokens, total_tokens, cost_usd, unpriced_calls, models, unpriced_models, compactions, subagents,
-		parent_session_id, title, slug FROM sessions`)
+		parent_session_id, title, slug, price_sources FROM sessions`)
 	require.NoError(tb, err)
 	defer rows.Close()
 	var out []sessionRow
@@ -134,12 +143,19 @@ func viewSessions(tb testing.TB, db *sql.DB) []sessionRow {
 			r                              sessionRow
 			host, cwd, parent, title, slug sql.NullString
 			first, last                    sql.NullTime
-			models, unpriced               any
+			models, unpriced, sources      any
 		)
 		require.NoError(tb, rows.Scan(&r.Format, &r.SessionID, &host, &cwd, &first, &last, &r.Turns, &r.UserMessages,
 			&r.AssistantMessages, &r.APICalls, &r.ToolCalls, &r.ToolErrors, &r.Input, &r.Output, &r.CacheRead,
 			&r.CacheWrite, &r.Total, &r.CostUSD, &r.UnpricedCalls, &models, &unpriced, &r.Compactions, &r.Subagents,
-			&parent, &title, &slug))
+			&parent, &title, &slug, &sources))
+		var srcs []string
+		for _, x := range list(sources) {
+			m := x.(map[string]any)
+			srcs = append(srcs, fmt.Sprintf("%s %d %v", m["source"], m["calls"], m["cost_usd"]))
+		}
+		slices.Sort(srcs)
+		r.PriceSources = strings.Join(srcs, "; ")
 		r.Host, r.CWD, r.ParentSessionID, r.Title, r.Slug = host.String, cwd.String, parent.String, title.String, slug.String
 		if first.Valid {
 			r.FirstTS = first.Time.UTC()

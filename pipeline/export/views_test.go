@@ -265,31 +265,50 @@ func TestDuckDBInit_APICalls(t *testing.T) {
 }
 
 // TestDuckDBInit_PriceTable checks that the prices table holds every
-// model of the Go table with exactly its resolved rates.
+// price of the Go table, base and dated, with exactly its resolved rates,
+// its source and its lookup layer.
 func TestDuckDBInit_PriceTable(t *testing.T) {
 	table := price.Default()
 	dir := t.TempDir()
 	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
 	db := openViews(t, export.DuckDBInit(dir))
-	rows, err := db.Query(`SELECT model, input, output, cache_read, cache_write_5m, cache_write_1h, fast, long_threshold,
-		long_whole_request, long_input, long_output, long_cache_read, long_cache_write_5m, long_cache_write_1h FROM prices`)
+	rows, err := db.Query(`SELECT model, valid_from, valid_until, source, layer, input, output, cache_read, cache_write_5m,
+		cache_write_1h, fast, long_threshold, long_whole_request, long_input, long_output, long_cache_read,
+		long_cache_write_5m, long_cache_write_1h FROM prices
+		ORDER BY model, valid_from IS NOT NULL OR valid_until IS NOT NULL, valid_from NULLS FIRST`)
 	require.NoError(t, err)
 	defer rows.Close()
-	got := map[string]price.Price{}
+	var got []price.Price
 	for rows.Next() {
 		var p price.Price
+		var from, until sql.NullTime
 		l := &p.Long
-		require.NoError(t, rows.Scan(&p.Model, &p.Input, &p.Output, &p.CacheRead, &p.CacheWrite5m, &p.CacheWrite1h, &p.Fast,
-			&l.Threshold, &l.WholeRequest, &l.Input, &l.Output, &l.CacheRead, &l.CacheWrite5m, &l.CacheWrite1h))
-		got[p.Model] = p
+		require.NoError(t, rows.Scan(&p.Model, &from, &until, &p.Source, &p.Layer, &p.Input, &p.Output, &p.CacheRead,
+			&p.CacheWrite5m, &p.CacheWrite1h, &p.Fast, &l.Threshold, &l.WholeRequest, &l.Input, &l.Output, &l.CacheRead,
+			&l.CacheWrite5m, &l.CacheWrite1h))
+		if from.Valid {
+			p.ValidFrom = from.Time.UTC()
+		}
+		if until.Valid {
+			p.ValidUntil = until.Time.UTC()
+		}
+		got = append(got, p)
 	}
 	require.NoError(t, rows.Err())
-	require.Len(t, got, table.Len())
-	for _, m := range table.Models() {
-		want, ok := table.Lookup(m)
-		require.True(t, ok)
-		require.Equal(t, want, got[m], "model %s", m) // float64s bit for bit
+	want := table.Prices()
+	require.Len(t, got, len(want))
+	var dated, md int
+	for i := range want {
+		require.Equal(t, want[i], got[i], "price %d, model %s", i, want[i].Model) // float64s bit for bit
+		if !want[i].ValidFrom.IsZero() || !want[i].ValidUntil.IsZero() {
+			dated++
+		}
+		if want[i].Source == price.SourceModelsDev {
+			md++
+		}
 	}
+	require.Greater(t, dated, 5)
+	require.Greater(t, md, 2000)
 }
 
 // ccusageCase is one line of pipeline/price/testdata/ccusage-20.0.24.jsonl:
@@ -360,6 +379,57 @@ func pricedEntries(tb testing.TB) []schema.Entry {
 			Usage: &u, UsageKey: fmt.Sprintf("pi-%d", i), CostUSD: &cost,
 		})
 	}
+	// Calls through the providers people run, at the times the dated
+	// rows change, local runtimes, recorded zeros.
+	zero := 0.0
+	for i, c := range []struct {
+		model, provider string
+		ts              time.Time
+		speed           string
+		recorded        *float64
+	}{
+		{"MiniMax-M2.1", "minimax", t0, "", nil},
+		{"MiniMax-M2.1", "minimax", time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC), "", &zero},
+		{"minimax-m2.1", "anthropic", t0, "", nil},
+		{"glm-4.7", "zai", t0, "", nil},
+		{"GLM-4.7", "zai", t0, "", &zero},
+		{"kimi-k2.5", "moonshot", t0, "", nil},
+		{"qwen3-coder-plus", "qwen-portal", t0, "", nil},
+		{"MiniMax-M3", "minimax", t0, "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2025, 2, 8, 16, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2025, 2, 8, 15, 59, 59, 999_999_000, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2025, 9, 5, 16, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2025, 10, 1, 0, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(2026, 10, 1, 0, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-reasoner", "deepseek", time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC), "", nil},
+		{"deepseek-chat", "deepseek", time.Time{}, "", nil},
+		{"deepseek-chat", "deepseek", time.Unix(0, 0).UTC(), "", nil},
+		{"deepseek-chat", "deepseek", time.Date(1960, 1, 1, 0, 0, 0, 0, time.UTC), "", nil},
+		{"claude-opus-4-7", "anthropic", time.Date(2026, 7, 23, 23, 59, 59, 0, time.UTC), "fast", nil},
+		{"claude-opus-4-7", "anthropic", time.Date(2026, 7, 24, 0, 0, 0, 0, time.UTC), "fast", nil},
+		{"claude-opus-4-5", "anthropic", time.Date(2026, 5, 1, 12, 0, 29, 0, time.UTC), "fast", nil},
+		{"claude-opus-4-5", "anthropic", time.Date(2026, 5, 1, 12, 5, 0, 0, time.UTC), "", nil},
+		{"claude-opus-4-5", "anthropic", time.Date(2026, 5, 1, 12, 5, 0, 1000, time.UTC), "", nil},
+		{"qwen3-coder:30b", "ollama", t0, "", nil},
+		{"qwen3.5-9b", "Ollama", t0, "", &zero},
+		{"gpt-oss:120b-cloud", "ollama", t0, "", nil},
+		{"qwen3-coder:480b-cloud", "OLLAMA", t0, "", nil},
+		{"", "lmstudio", t0, "", nil},
+		{"qwen3.5:9b", "", t0, "", nil},
+		{"qwen3.5:9b", "llama.cpp", t0, "", nil},
+		{"<synthetic>", "ollama", t0, "", nil},
+	} {
+		for j, u := range []schema.Usage{small, big} {
+			u.Speed = c.speed
+			entries = append(entries, schema.Entry{
+				Format: schema.FormatPi, Host: "h", Path: "/providers.jsonl", Line: int64(2*i + j + 1),
+				SessionID: fmt.Sprintf("p%02d", i), EntryID: fmt.Sprintf("p%d-%d", i, j), TS: c.ts,
+				Kind: schema.KindMessage, Role: schema.RoleAssistant, Model: c.model, Provider: c.provider,
+				Usage: &u, UsageKey: fmt.Sprintf("prov-%d-%d", i, j), CostUSD: c.recorded,
+			})
+		}
+	}
 	return entries
 }
 
@@ -367,27 +437,55 @@ func pricedEntries(tb testing.TB) []schema.Entry {
 // the Go aggregator's, to the nano-dollar per call, and the unpriced
 // ones against its unpriced counts.
 func TestDuckDBInit_Cost(t *testing.T) {
-	table := price.Default()
-	entries := pricedEntries(t)
+	bySource := requireSameCosts(t, price.Default(), pricedEntries(t))
+	for _, src := range []string{price.SourceRecorded, price.SourceLocal, price.SourceLiteLLM, price.SourceModelsDev} {
+		require.Positive(t, bySource[src], "calls priced from %s", src)
+	}
+}
+
+// TestDuckDBInit_CostOverride checks the views priced with a table that a
+// price file overrides, with dated periods: each call at its own time,
+// the override's price before a recorded cost, to the nano-dollar.
+func TestDuckDBInit_CostOverride(t *testing.T) {
+	override, err := price.Load(strings.NewReader(`{
+  "claude-opus-4-5": {"input_cost_per_token": 4e-6, "periods": [
+    {"valid_until": "2026-05-01T12:00:30Z", "input_cost_per_token": 1e-5, "provider_specific_entry": {"fast": 3}},
+    {"valid_from": "2026-05-01T12:05:00.000001Z", "valid_until": "2026-05-01T12:10:00Z", "output_cost_per_token": 1e-4}]},
+  "MiniMax-M2.1": {"periods": [{"valid_from": "2025-01-01", "valid_until": "2026-01-01", "input_cost_per_token": 9e-7}]},
+  "qwen3.5:9b": {"cost": {"input": 0.01, "output": 0.02}}
+}`))
+	require.NoError(t, err)
+	bySource := requireSameCosts(t, price.Default().Merge(override), pricedEntries(t))
+	require.Greater(t, bySource[price.SourceOverride], 30)
+	require.Positive(t, bySource[price.SourceLocal])
+}
+
+// requireSameCosts exports entries, runs the views with table embedded
+// and checks sessions, and every call's cost and price source, against
+// the Go aggregator with the same table.
+func requireSameCosts(t *testing.T, table *price.Table, entries []schema.Entry) (bySource map[string]int) {
+	t.Helper()
 	want := goSessions(entries, table)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: dir, Prices: table}))
 	requireSameSessions(t, want, viewSessions(t, db))
 
 	// Per call: the Go price of the call, rounded as the aggregator
 	// rounds it, against the view's.
-	rows, err := db.Query("SELECT usage_key, cost_nano_usd, price_model FROM api_calls")
+	rows, err := db.Query("SELECT usage_key, cost_nano_usd, price_model, price_source FROM api_calls")
 	require.NoError(t, err)
 	defer rows.Close()
 	got := map[string]sql.NullInt64{}
 	resolved := map[string]string{}
+	sources := map[string]string{}
+	bySource = map[string]int{}
 	for rows.Next() {
 		var k string
 		var nano sql.NullInt64
-		var pm sql.NullString
-		require.NoError(t, rows.Scan(&k, &nano, &pm))
-		got[k], resolved[k] = nano, pm.String
+		var pm, ps sql.NullString
+		require.NoError(t, rows.Scan(&k, &nano, &pm, &ps))
+		got[k], resolved[k], sources[k] = nano, pm.String, ps.String
 	}
 	require.NoError(t, rows.Err())
 	var priced, unpriced, tiered int
@@ -395,27 +493,29 @@ func TestDuckDBInit_Cost(t *testing.T) {
 		e := &entries[i]
 		n, ok := got[e.UsageKey]
 		require.True(t, ok, "call %s", e.UsageKey)
-		if e.CostUSD != nil {
-			require.Equal(t, nanoUSD(*e.CostUSD), n.Int64, "recorded %v", *e.CostUSD)
-			continue
-		}
-		usd, isPriced := table.Cost(e.Model, *e.Usage)
+		usd, src, isPriced := table.PriceEntry(e)
 		require.Equal(t, isPriced, n.Valid, "%q priced", e.Model)
+		require.Equal(t, src, sources[e.UsageKey], "%q %s price source", e.Model, e.TS)
 		if !isPriced {
 			unpriced++
 			continue
 		}
+		require.Equal(t, nanoUSD(usd), n.Int64, "%q %s %+v", e.Model, e.TS, *e.Usage)
+		bySource[src]++
+		if src == price.SourceRecorded || src == price.SourceLocal {
+			continue
+		}
 		p, _ := table.Lookup(e.Model)
 		require.Equal(t, p.Model, resolved[e.UsageKey], "%q resolves to its row", e.Model)
-		require.Equal(t, nanoUSD(usd), n.Int64, "%q %+v", e.Model, *e.Usage)
 		priced++
 		if p.Long.Threshold > 0 && e.Usage.Total() > p.Long.Threshold {
 			tiered++
 		}
 	}
 	require.Greater(t, priced, 800)
-	require.Greater(t, unpriced, 20)
+	require.Greater(t, unpriced, 10)
 	require.Greater(t, tiered, 100)
+	return bySource
 }
 
 // nanoUSD is index.nanoUSD: a cost in dollars as whole nano-dollars.
@@ -645,5 +745,20 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 	require.ErrorContains(t, err, "No files found")
 	var n int64
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
-	require.Equal(t, int64(price.Default().Len()), n, "the statements before the views ran")
+	require.Equal(t, int64(len(price.Default().Prices())), n, "the statements before the views ran")
+}
+
+// TestDuckDBScript_EmptyPriceTable checks that a table that prices
+// nothing gives a script whose calls are all unpriced, never $0.
+func TestDuckDBScript_EmptyPriceTable(t *testing.T) {
+	dir := t.TempDir()
+	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
+	db := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: dir, Prices: new(price.Table)}))
+	var n, priced int64
+	scalar(t, db, "SELECT count(*) FROM prices", &n)
+	require.Zero(t, n)
+	scalar(t, db, "SELECT count(*) FILTER (WHERE NOT unpriced) FROM api_calls", &priced)
+	require.Zero(t, priced)
+	scalar(t, db, "SELECT count(*) FROM api_calls", &n)
+	require.Positive(t, n)
 }

@@ -12,9 +12,20 @@ import (
 
 // Pricer prices the usage of one API call. ok is false when the model is
 // unknown; the call is then counted as unpriced, never as $0.
-// *price.Table implements it.
+// *price.Table implements it, and [EntryPricer] too.
 type Pricer interface {
 	Cost(model string, u schema.Usage) (usd float64, ok bool)
+}
+
+// EntryPricer is a Pricer that prices a call from its whole entry (model,
+// provider, time, usage and the cost the transcript recorded) and says
+// where the price came from. When the Pricer given to the Aggregator
+// implements it, it decides every call's cost, recorded ones included;
+// otherwise a recorded cost is used as is (source "recorded") and Cost
+// prices the rest (source ""). *price.Table implements it
+// ([price.Table.PriceEntry]).
+type EntryPricer interface {
+	PriceEntry(e *schema.Entry) (usd float64, source string, ok bool)
 }
 
 // Aggregator folds normalised entries into per-session aggregates by the
@@ -37,6 +48,7 @@ type Pricer interface {
 // An Aggregator is not safe for concurrent use.
 type Aggregator struct {
 	pricer   Pricer
+	entryPr  EntryPricer // pricer, when it is one
 	sessions map[sessionKey]*session
 	byNum    map[uint64]*session
 	files    map[fileKey]*fileState
@@ -113,8 +125,10 @@ func New(cfg Config) (*Aggregator, error) {
 	for seed == 0 {
 		seed = rand.Uint64()
 	}
+	ep, _ := cfg.Pricer.(EntryPricer)
 	a := &Aggregator{
 		pricer:   cfg.Pricer,
+		entryPr:  ep,
 		sessions: make(map[sessionKey]*session),
 		byNum:    make(map[uint64]*session),
 		files:    make(map[fileKey]*fileState),
@@ -229,8 +243,11 @@ func (a *Aggregator) Add(e *schema.Entry) {
 			uc.project = s.cwd.v
 		}
 		switch {
+		case a.entryPr != nil:
+			cost, src, ok := a.entryPr.PriceEntry(e)
+			uc.cost, uc.source, uc.unpriced = nanoUSD(cost), src, !ok
 		case e.CostUSD != nil:
-			uc.cost = nanoUSD(*e.CostUSD)
+			uc.cost, uc.source = nanoUSD(*e.CostUSD), "recorded"
 		case a.pricer != nil:
 			cost, ok := a.pricer.Cost(e.Model, *u)
 			uc.cost, uc.unpriced = nanoUSD(cost), !ok

@@ -25,8 +25,10 @@ import (
 // as such (a time of theirs outside 1677–2262 was wrapped when written,
 // and 1970-01-01T00:00:00Z read as none). Version 4 writes a session's
 // host, part of its identity, after its format, where versions 1 to 3 wrote
-// the host of its earliest entry as a choice; other records are as in
-// version 3. (States of layout 1 are rebuilt, not read: see StoreLayout.)
+// the host of its earliest entry as a choice; it also adds where a call's
+// price came from (after its labels) and a session's calls and cost by
+// price source (at the end of its record); older records have none. (States
+// of layout 1 are rebuilt, not read: see StoreLayout.)
 const recordVersion = 4
 
 // minRecordVersion is the oldest record version read.
@@ -264,6 +266,7 @@ func (usageCodec) encode(e *encoder, c *usageContrib) {
 	e.string(c.project)
 	e.bool(c.unpriced)
 	e.string(string(c.labels))
+	e.string(c.source)
 }
 
 func (usageCodec) decode(d *decoder) usageContrib {
@@ -271,6 +274,9 @@ func (usageCodec) decode(d *decoder) usageContrib {
 		cost: d.varint(), model: d.string(), project: d.string(), unpriced: d.bool()}
 	if d.v >= 2 {
 		c.labels = labelSet(d.string())
+	}
+	if d.v >= 4 {
+		c.source = d.string()
 	}
 	return c
 }
@@ -406,6 +412,17 @@ func encodeSession(b []byte, s *session) []byte {
 	e.counts(s.unpr)
 	l := &s.labels
 	e.stringChoice(&choice[string]{v: string(l.v), at: l.at, class: l.class, ok: l.ok})
+	e.counts(s.srcCalls)
+	srcs := make([]string, 0, len(s.srcCost))
+	for k := range s.srcCost {
+		srcs = append(srcs, k)
+	}
+	slices.Sort(srcs)
+	e.uvarint(uint64(len(srcs)))
+	for _, k := range srcs {
+		e.string(k)
+		e.varint(s.srcCost[k])
+	}
 	return e.b
 }
 
@@ -449,6 +466,16 @@ func decodeSession(b []byte) (*session, error) {
 	if d.v >= 2 {
 		c := d.stringChoice()
 		s.labels = choice[labelSet]{v: labelSet(c.v), at: c.at, class: c.class, ok: c.ok}
+	}
+	if d.v >= 4 {
+		s.srcCalls = d.counts()
+		if n := d.count(); n > 0 {
+			s.srcCost = make(map[string]int64, n)
+			for range n {
+				k := d.string()
+				s.srcCost[k] = d.varint()
+			}
+		}
 	}
 	if err := d.end(); err != nil {
 		return nil, err

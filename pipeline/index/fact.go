@@ -404,4 +404,7 @@ type usageContrib struct {
 	// labels are the labels of the call's entry, fixed with the
 	// occurrence for the same reason.
 	labels labelSet
+	// source is where the call's price came from (price.Source*), "" when
+	// unpriced or priced by a Pricer that does not tell.
+	source string
 }

@@ -142,6 +142,7 @@ type Indexer struct {
 	gaps      atomic.Uint64 // messages reported aged out of the stream
 	forged    atomic.Uint64 // entries whose body names another host or format than their subject
 	rebuilds  atomic.Uint64 // states discarded because they belonged to another stream
+	reprices  atomic.Uint64 // states rebuilt because the price table changed
 	commitErr atomic.Pointer[string]
 }
 
@@ -366,6 +367,14 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 		}
 		ix.identity = cur
 	}
+	if err == nil {
+		var reprice bool
+		if reprice, err = ix.repriceNeeded(ctx, st, seq); err == nil && reprice {
+			ix.reprices.Add(1)
+			err = st.Reset()
+			seq = 0
+		}
+	}
 	if err != nil {
 		st.Close()
 		return nil, 0, err
@@ -519,6 +528,9 @@ func (ix *Indexer) commitLocked() error {
 		return err
 	}
 	meta := map[string][]byte{metaSeq: []byte(strconv.FormatUint(ix.applied, 10)), metaStream: id}
+	if fp := ix.pricesFingerprint(); fp != "" {
+		meta[metaPrices] = []byte(fp)
+	}
 	// Settle first: moved calls are observations too, and every alert
 	// they fire must be stored before the state says it fired.
 	ix.agg.settle()
@@ -560,6 +572,7 @@ type IndexerStats struct {
 	GapMessages        uint64 // messages that aged out before they were indexed
 	Forged             uint64 // entries skipped: host or format of the body not those of the subject
 	Rebuilds           uint64
+	Reprices           uint64 // states rebuilt from the stream because the price table changed
 	Alerts             uint64 // alerts fired since start
 	Active             bool   // holds the consumer's lease (else stands by)
 	Consumer           bus.ConsumerStats
@@ -574,6 +587,7 @@ func (ix *Indexer) Stats() IndexerStats {
 	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
 	s.Alerts = ix.alertsFired.Load()
 	s.Forged = ix.forged.Load()
+	s.Reprices = ix.reprices.Load()
 	ix.mu.Lock()
 	c := ix.consumer
 	ix.mu.Unlock()

@@ -36,6 +36,7 @@ func (ix *Indexer) writeMetrics(w *prom.Writer, limit *seriesLimit) {
 	w.Int("sessionpipe_index_undecodable_total", prom.Counter, "Stream messages skipped as undecodable.", int64(s.Consumer.Undecodable))
 	w.Int("sessionpipe_index_forged_total", prom.Counter, "Entries skipped because their body names another host or format than their subject.", int64(s.Forged))
 	w.Int("sessionpipe_index_rebuilds_total", prom.Counter, "States discarded as belonging to another stream.", int64(s.Rebuilds))
+	w.Int("sessionpipe_index_reprices_total", prom.Counter, "States rebuilt from the stream because the price table changed.", int64(s.Reprices))
 	w.Int("sessionpipe_alerts_fired_total", prom.Counter, "Alerts fired since start.", int64(s.Alerts))
 	active := int64(0)
 	if s.Active {

@@ -37,6 +37,11 @@ type Session struct {
 	CostUSD        float64  `json:"cost_usd"`
 	UnpricedCalls  int64    `json:"unpriced_calls"`
 	UnpricedModels []string `json:"unpriced_models,omitempty"`
+	// PriceSources splits the priced calls and CostUSD by where each
+	// call's price came from ("override", "recorded", "local", "litellm",
+	// "models.dev"; see package pipeline/price): every priced call is in
+	// exactly one. Calls of a Pricer that does not tell are in none.
+	PriceSources map[string]PriceSource `json:"price_sources,omitempty"`
 
 	Models      []string `json:"models"`
 	Compactions int64    `json:"compactions"`
@@ -101,8 +106,18 @@ type session struct {
 	models map[string]int      // model → winning usage facts
 	agents map[string]struct{} // subagents seen (not in copies)
 	unpr   map[string]int      // unpriced model → winning usage facts
+	// srcCalls and srcCost count the priced calls and their nano-dollars
+	// by price source.
+	srcCalls map[string]int
+	srcCost  map[string]int64
 
 	ledger map[ledgerKey]ledgerItem // the turn ledger, in memory without a store
+}
+
+// PriceSource is the share of one price source in a session's cost.
+type PriceSource struct {
+	Calls   int64   `json:"calls"`
+	CostUSD float64 `json:"cost_usd"`
 }
 
 // totals are the counters of a session. Counters saturate instead of
@@ -277,6 +292,17 @@ func (a *Aggregator) applyUsage(s *session, c *usageContrib, at *origin, key fac
 	if c.unpriced {
 		t.unpriced += sign
 	}
+	if c.source != "" && !c.unpriced {
+		if s.srcCalls == nil {
+			s.srcCalls, s.srcCost = make(map[string]int), make(map[string]int64)
+		}
+		count(s.srcCalls, c.source, sign)
+		if v := addSat(s.srcCost[c.source], sign*c.cost); s.srcCalls[c.source] == 0 {
+			delete(s.srcCost, c.source)
+		} else {
+			s.srcCost[c.source] = v
+		}
+	}
 	if c.model != "" {
 		count(s.models, c.model, sign)
 		if c.unpriced {
@@ -330,6 +356,12 @@ func (s *session) snapshot() Session {
 	}
 	if len(s.unpr) > 0 {
 		out.UnpricedModels = keys(s.unpr)
+	}
+	if len(s.srcCalls) > 0 {
+		out.PriceSources = make(map[string]PriceSource, len(s.srcCalls))
+		for k, n := range s.srcCalls {
+			out.PriceSources[k] = PriceSource{Calls: int64(n), CostUSD: usd(s.srcCost[k])}
+		}
 	}
 	if s.origin.v != nil {
 		o := *s.origin.v

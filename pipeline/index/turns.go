@@ -34,6 +34,9 @@ type Turn struct {
 	TotalTokens      int64     `json:"total_tokens"`
 	CostUSD          float64   `json:"cost_usd"`
 	Models           []string  `json:"models,omitempty"`
+	// PriceSources counts the turn's priced calls by where their price
+	// came from (as Session.PriceSources, calls only).
+	PriceSources map[string]int64 `json:"price_sources,omitempty"`
 }
 
 // ledgerKey orders a session's ledger: by time, turn starts before calls
@@ -259,6 +262,12 @@ func (a *Aggregator) Turns(format schema.Format, host, id string) ([]Turn, bool,
 		t.CacheWriteTokens = addSat(t.CacheWriteTokens, c.cacheWrite)
 		t.TotalTokens = addSat(addSat(t.InputTokens, t.OutputTokens), addSat(t.CacheReadTokens, t.CacheWriteTokens))
 		t.CostUSD = usd(nanoUSD(t.CostUSD) + c.cost)
+		if c.source != "" && !c.unpriced {
+			if t.PriceSources == nil {
+				t.PriceSources = make(map[string]int64)
+			}
+			t.PriceSources[c.source]++
+		}
 		if c.model != "" {
 			models[c.model] = true
 		}

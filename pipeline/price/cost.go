@@ -1,6 +1,10 @@
 package price
 
-import "github.com/sessionpipe/sessionpipe/schema"
+import (
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/schema"
+)
 
 // Price is what one model costs, in US dollars per token.
 type Price struct {
@@ -22,6 +26,19 @@ type Price struct {
 	// Fast multiplies the whole cost of a call made in fast mode
 	// (usage.speed "fast", see [Table.Cost]); it is 1 for models without a fast tier.
 	Fast float64
+
+	// Source is where the price comes from: [SourceLiteLLM],
+	// [SourceModelsDev] or [SourceOverride].
+	Source string
+	// Layer is the lookup layer of the row (0: the LiteLLM rows, with
+	// overrides of them and models only an override file has; 1: the
+	// models.dev rows): [Table.Lookup] tries every step on layer 0 before
+	// layer 1.
+	Layer int
+	// ValidFrom and ValidUntil bound the period the price holds for
+	// (from inclusive, until exclusive); both zero for a row's base
+	// price, which holds whenever none of its periods does.
+	ValidFrom, ValidUntil time.Time
 }
 
 // LongContext is a model's long-context tier, as the package comment
@@ -46,16 +63,35 @@ type LongContext struct {
 // service_tier "fast" or "priority") costs the model's [Price].Fast times
 // as much, which is 1 for models without a fast tier. Like [Table.Lookup],
 // Cost does not allocate once it has seen the name.
+//
+// Cost prices at the model's base price; [Table.CostAt] prices at a time
+// and [Table.PriceEntry] applies every rule of the package comment.
 func (t *Table) Cost(model string, u schema.Usage) (usd float64, ok bool) {
-	p := t.find(model)
-	if p == nil {
+	e := t.find(model)
+	if e == nil {
 		return 0, false
 	}
+	return e.base.callCost(&u), true
+}
+
+// CostAt is [Table.Cost] at the price that holds at ts ([Table.LookupAt]),
+// and says where the price came from.
+func (t *Table) CostAt(model string, ts time.Time, u schema.Usage) (usd float64, source string, ok bool) {
+	e := t.find(model)
+	if e == nil {
+		return 0, "", false
+	}
+	p := e.at(ts)
+	return p.callCost(&u), p.Source, true
+}
+
+// callCost prices one call, applying the fast multiplier.
+func (p *Price) callCost(u *schema.Usage) float64 {
 	mult := 1.0
 	if u.Speed == "fast" {
 		mult = p.Fast
 	}
-	return p.cost(&u, mult), true
+	return p.cost(u, mult)
 }
 
 // Cost returns what the call u costs at price p, in US dollars. It applies

@@ -1,17 +1,51 @@
 // Package price prices the token usage of one model call in US dollars,
-// from an embedded table holding the prices ccusage 20.0.24 uses offline,
-// optionally overridden by a file in LiteLLM's
-// model_prices_and_context_window.json shape. It does not decide whether a
-// call should be priced at all: a cost recorded in the log (pi) is the
-// caller's to use as is, and so is the choice to skip "<synthetic>" calls.
+// at the call's own time, and says where the price came from. Its
+// embedded table holds two snapshots taken from ccusage 20.0.24: the
+// LiteLLM rows ccusage uses offline (prices.json) and the models.dev rows
+// it embeds (modelsdev.json, the models people run against Claude Code
+// and OpenClaw: MiniMax, GLM, Qwen, Kimi, DeepSeek, …), with dated
+// periods laid over them (history.json); a file of either shape overrides
+// it. It does not count calls: that, and skipping "<synthetic>" calls, is
+// the caller's (pipeline/index).
 //
 // # The table
 //
-// [Default] parses the embedded prices.json (see README.md in this
-// directory for where every row comes from); [Load] parses a LiteLLM-shaped
-// file; [Table.Merge] lays one table over another. A [Table] is immutable
-// and safe for concurrent use. Each row is keyed by model name and reads
-// these LiteLLM fields (all others are ignored):
+// [Default] parses the embedded files (see README.md in this directory
+// for where every row comes from); [Load] parses a file; [Table.Merge]
+// lays one table over another. A [Table] is immutable and safe for
+// concurrent use; [Table.Fingerprint] tells two tables apart. Each row is
+// keyed by model name and is either LiteLLM-shaped or, when it has a
+// "cost" object, models.dev-shaped: input, output, cache_read and
+// cache_write in USD per million tokens, and one context tier ("tiers"
+// entries of type "context", the smallest kept, or "context_over_200k"),
+// a whole-request tier like the 272k one below. Rates a models.dev row
+// leaves out are derived as for LiteLLM rows, as ccusage does. Lookups try
+// every name step on the LiteLLM rows before the models.dev rows
+// ([Table.Lookup]).
+//
+// # Dated periods
+//
+// A row of either shape may carry "periods": a list of objects, each with
+// valid_from and/or valid_until (RFC 3339, or YYYY-MM-DD for midnight
+// UTC; kept to the microsecond) and the fields that hold between them
+// (from inclusive, until exclusive), laid over the row's own. Periods of
+// a row may not overlap. A call is priced at the period holding its
+// timestamp, else at the row's base price, also when its time is unknown
+// ([Table.LookupAt], [Table.CostAt]). An override's periods replace the
+// row's.
+//
+// # Sources
+//
+// [Table.PriceEntry] prices a call from its entry and returns where the
+// price came from, first that applies: [SourceOverride] (the row was set
+// by a price file), [SourceRecorded] (a cost above 0 that the log
+// recorded), [SourceLocal] (a local runtime, [Local]: $0 by rule),
+// [SourceLiteLLM] or [SourceModelsDev] (the embedded rows); else the call
+// is unpriced, never $0.
+//
+// # LiteLLM rows
+//
+// A LiteLLM-shaped row reads these fields (all others are ignored):
 //
 //   - input_cost_per_token, output_cost_per_token: required for a row to
 //     price anything on its own;

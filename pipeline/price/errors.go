@@ -16,4 +16,8 @@ var (
 	// ErrBadRate means a rate the table reads is not a finite,
 	// non-negative number, or a fast multiplier is not positive.
 	ErrBadRate = errors.New("price: invalid rate")
+	// ErrPeriod means a row's "periods" are not valid: a bound that is
+	// not a time, a period without bounds or ending before it starts,
+	// two periods of a row that overlap, a period inside a period.
+	ErrPeriod = errors.New("price: invalid period")
 )

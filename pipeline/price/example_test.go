@@ -3,6 +3,7 @@ package price_test
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -60,4 +61,31 @@ func ExampleLoad_error() {
 	fmt.Println(err)
 	// Output:
 	// 2: offset 34: model "m": field "input_cost_per_token": price: invalid rate: a string, want a number
+}
+
+func ExampleTable_PriceEntry() {
+	prices := price.Default()
+	u := schema.Usage{Input: 1_000_000}
+	at := time.Date(2025, 1, 15, 0, 0, 0, 0, time.UTC)
+	for _, e := range []schema.Entry{
+		{Model: "claude-opus-4-5", Provider: "anthropic", TS: at},
+		{Model: "glm-4.7", Provider: "zai", TS: at},
+		{Model: "deepseek-chat", Provider: "deepseek", TS: at}, // a launch discount then
+		{Model: "qwen3-coder:30b", Provider: "ollama", TS: at},
+		{Model: "qwen3.5:9b", TS: at},
+	} {
+		e.Usage = &u
+		usd, source, ok := prices.PriceEntry(&e)
+		if !ok {
+			fmt.Printf("%s unpriced\n", e.Model)
+			continue
+		}
+		fmt.Printf("%s $%.2f %s\n", e.Model, usd, source)
+	}
+	// Output:
+	// claude-opus-4-5 $5.00 litellm
+	// glm-4.7 $0.60 models.dev
+	// deepseek-chat $0.14 models.dev
+	// qwen3-coder:30b $0.00 local
+	// qwen3.5:9b unpriced
 }

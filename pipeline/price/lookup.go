@@ -3,6 +3,7 @@ package price
 import (
 	"bytes"
 	"strings"
+	"time"
 )
 
 // synthetic is the model name Claude Code writes on messages it makes up
@@ -40,12 +41,29 @@ const maxName = 256
 // differ where the longest key is a different product (README.md lists
 // the cases). Lookup does not allocate, except the first time it sees a
 // name that is not a key.
+//
+// The steps run over the LiteLLM rows (with the overrides of them and the
+// models only an override file has) first, and only when none matches
+// over the models.dev rows: a name the LiteLLM rows price in any
+// spelling keeps that price. Lookup returns the model's base price; see
+// [Table.LookupAt] for the price at a time.
 func (t *Table) Lookup(model string) (Price, bool) {
-	p := t.find(model)
-	if p == nil {
+	e := t.find(model)
+	if e == nil {
 		return Price{}, false
 	}
-	return *p, true
+	return e.base, true
+}
+
+// LookupAt returns the price of model at the time ts: the price of the
+// dated period of its row that holds ts, else its base price (also for a
+// zero ts). Names resolve as for [Table.Lookup].
+func (t *Table) LookupAt(model string, ts time.Time) (Price, bool) {
+	e := t.find(model)
+	if e == nil {
+		return Price{}, false
+	}
+	return *e.at(ts), true
 }
 
 // maxCached bounds how many distinct non-exact names a table remembers,
@@ -54,25 +72,33 @@ const maxCached = 4096
 
 // find implements Lookup without copying the price. Names that are not
 // keys are resolved once and remembered.
-func (t *Table) find(model string) *Price {
+func (t *Table) find(model string) *entry {
 	if model == "" || model == synthetic {
 		return nil
 	}
-	if p := t.prices[model]; p != nil {
+	if p := t.layers[layerLiteLLM].prices[model]; p != nil {
 		return p
 	}
 	if v, ok := t.cache.Load(model); ok {
-		return v.(*Price)
+		return v.(*entry)
 	}
-	p := t.resolve(model)
+	var p *entry
+	for i := range t.layers {
+		if p = t.layers[i].resolve(model); p != nil {
+			break
+		}
+	}
 	if t.cached.Load() < maxCached && t.cached.Add(1) <= maxCached {
 		t.cache.Store(strings.Clone(model), p) // not a view of the caller's buffer
 	}
 	return p
 }
 
-// resolve applies the normalisation steps of Lookup.
-func (t *Table) resolve(model string) *Price {
+// resolve applies the steps of Lookup to the rows of one layer.
+func (t *layer) resolve(model string) *entry {
+	if p := t.prices[model]; p != nil {
+		return p
+	}
 	var buf [maxName]byte
 	n, ok := normalize(buf[:0], model)
 	if !ok {
@@ -95,7 +121,7 @@ func (t *Table) resolve(model string) *Price {
 }
 
 // bedrock tries the Bedrock forms of the normalised name n (step 6).
-func (t *Table) bedrock(n []byte) *Price {
+func (t *layer) bedrock(n []byte) *entry {
 	const marker = "anthropic-"
 	i := anthropicAt(n)
 	if i < 0 {

@@ -20,6 +20,13 @@ const (
 	fCacheWrite272k
 	fCacheWrite1h272k
 	fFast // provider_specific_entry.fast
+	// A models.dev context tier (cost.tiers, cost.context_over_200k):
+	// its size and its rates, per token.
+	fCtxSize
+	fInputCtx
+	fOutputCtx
+	fCacheReadCtx
+	fCacheWriteCtx
 	numFields
 )
 
@@ -80,6 +87,23 @@ const (
 type row struct {
 	v   [numFields]float64
 	set uint32 // bit f: v[f] was given
+	// periods are the row's dated deviations, sorted, not overlapping.
+	periods []period
+	// over marks a row an override file set or changed ([Table.Merge]).
+	over bool
+}
+
+// period is a dated part of a row: the fields it sets replace the row's
+// from from (inclusive) until until (exclusive), Unix nanoseconds, 0 for
+// an open end.
+type period struct {
+	from, until int64
+	r           row
+}
+
+// contains reports whether the time ns falls in p.
+func (p *period) contains(ns int64) bool {
+	return (p.from == 0 || ns >= p.from) && (p.until == 0 || ns < p.until)
 }
 
 func (r *row) has(f field) bool { return r.set&(1<<f) != 0 }
@@ -107,13 +131,24 @@ func (r *row) anyOf(from, to field) bool {
 	return false
 }
 
-// over returns r with every field o sets replaced by o's value.
-func (r row) over(o row) row {
+// merged returns r with every field o sets replaced by o's value, and
+// o's periods instead of r's when o has any.
+func (r row) merged(o row) row {
 	for f := range numFields {
 		if o.has(f) {
 			r.put(f, o.v[f])
 		}
 	}
+	if len(o.periods) > 0 {
+		r.periods = o.periods
+	}
+	r.over = r.over || o.over
+	return r
+}
+
+// fields returns r's rates without its periods, for laying a period over.
+func (r row) fields() row {
+	r.periods = nil
 	return r
 }
 
@@ -139,8 +174,29 @@ func (r *row) resolve(model string) (p Price, ok bool) {
 		p.Long = r.tier(&p, threshold200k, false, fInput200k)
 	case r.anyOf(fInput272k, fCacheWrite1h272k):
 		p.Long = r.tier(&p, threshold272k, true, fInput272k)
+	case r.has(fCtxSize) && r.v[fCtxSize] > 0:
+		p.Long = r.ctxTier(&p)
 	}
 	return p, true
+}
+
+// ctxTier builds a models.dev context tier: a whole-request tier at the
+// tier's size, rates left out staying at the base rate, the 1-hour write
+// following the tier's input rate times two, as for the 272k tier.
+func (r *row) ctxTier(p *Price) LongContext {
+	w1h := p.CacheWrite1h
+	if r.has(fInputCtx) {
+		w1h = r.v[fInputCtx] * write1hPerInput
+	}
+	return LongContext{
+		Threshold:    int64(r.v[fCtxSize]),
+		WholeRequest: true,
+		Input:        r.get(fInputCtx, p.Input),
+		Output:       r.get(fOutputCtx, p.Output),
+		CacheRead:    r.get(fCacheReadCtx, p.CacheRead),
+		CacheWrite5m: r.get(fCacheWriteCtx, p.CacheWrite5m),
+		CacheWrite1h: w1h,
+	}
 }
 
 // tier builds the long-context rates from the five fields starting at

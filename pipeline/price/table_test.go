@@ -43,7 +43,17 @@ func TestDefault(t *testing.T) {
 // spelling) by looking every key up in upper case.
 func TestDefault_EveryKeyNormalises(t *testing.T) {
 	table := price.Default()
-	for _, m := range table.Models() {
+	for _, p := range table.Prices() {
+		m := p.Model
+		if p.Source != price.SourceLiteLLM {
+			// A models.dev key may be spelled like a LiteLLM key (the
+			// LiteLLM row wins) or like another models.dev key.
+			got, ok := table.Lookup(m)
+			if assert.True(t, ok, "Lookup(%q)", m) {
+				assert.Equal(t, m, got.Model, "an exact key finds its own row")
+			}
+			continue
+		}
 		p, ok := table.Lookup(strings.ToUpper(m))
 		if assert.True(t, ok, "Lookup(%q)", strings.ToUpper(m)) {
 			assert.Equal(t, m, p.Model)
@@ -73,7 +83,7 @@ func TestLoad(t *testing.T) {
 	assert.Equal(t, price.Price{
 		Model: "m", Input: in, Output: 4e-6,
 		CacheRead: in * 0.1, CacheWrite5m: in * 1.25, CacheWrite1h: 2e-6,
-		Fast: 3,
+		Fast: 3, Source: price.SourceOverride,
 	}, p, "defaults derive from the input rate; the 128k tier is ignored")
 	_, ok = table.Lookup("half")
 	assert.False(t, ok, "a row without an input rate prices nothing")

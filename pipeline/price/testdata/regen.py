@@ -7,6 +7,8 @@ from the ccusage 20.0.24 native binary. Not run by `go test`; see README.md.
   python3 regen.py extract $BIN /tmp/ccusage-snapshots           # ~2 minutes
   python3 regen.py prices  /tmp/ccusage-snapshots > ../prices.json
   python3 regen.py fixture $BIN ../prices.json > ccusage-20.0.24.jsonl
+  python3 regen.py modelsdev /tmp/ccusage-snapshots ../prices.json 2026-09-22 > ../modelsdev.json
+  python3 regen.py fixture-modelsdev $BIN ../modelsdev.json > ccusage-modelsdev-20.0.24.jsonl
 
 ccusage embeds its LiteLLM and models.dev snapshots as raw-deflate streams
 (miniz_oxide); `extract` finds them by inflating at every offset of .rodata.
@@ -164,7 +166,8 @@ def prices(snapdir):
     out['claude-3-5-haiku-latest'] = dict(rows['claude-3-5-haiku'])
     out['claude-3-opus-latest'] = dict(rows['claude-3-opus'])
 
-    doc = {}
+    doc = {'_snapshot': {'date': '2026-09-22', 'source': "LiteLLM snapshot embedded in ccusage 20.0.24 (npm), "
+                         "with ccusage's built-in rows, extracted with pipeline/price/testdata/regen.py"}}
     for k, r in out.items():
         anthropic = 'anthropic' in k.split('-')[0] or k.startswith('claude-')
         d = {'litellm_provider': 'anthropic' if k.startswith('claude-') else
@@ -237,8 +240,51 @@ def run_codex(binary, cases):
     return {int(s['sessionFile'][-12:]): s for s in json.loads(out.stdout)['sessions']}
 
 
+def modelsdev(snapdir, prices_path, date):
+    """The models.dev snapshot ccusage embeds, as sessionpipe embeds it: every row with an input and an
+    output rate (USD per million tokens, as models.dev's providers/*/models/*.toml give them), but the
+    rows whose key is a LiteLLM key of prices.json (the LiteLLM row wins there, so they could never be
+    reached). `_snapshot` records where and when the rows were taken."""
+    md = json.load(open(os.path.join(snapdir, 'models-dev.json')))
+    lit = json.load(open(prices_path))
+    out = {'_snapshot': {'date': date, 'source': 'models.dev snapshot embedded in ccusage 20.0.24 (npm), '
+                         'extracted with pipeline/price/testdata/regen.py'}}
+    for k in sorted(md):
+        c = md[k].get('cost') or {}
+        if c.get('input') is None or c.get('output') is None or (c['input'], c['output']) == (0, 0) or k in lit:
+            continue
+        row = {'cost': {f: c[f] for f in ('input', 'output', 'cache_read', 'cache_write') if f in c}}
+        tiers = [t for t in c.get('tiers') or [] if (t.get('tier') or {}).get('type') == 'context'
+                 and (t['tier'].get('size') or 0) > 0]
+        if tiers:
+            t = min(tiers, key=lambda t: t['tier']['size'])
+            row['cost']['tiers'] = [dict({f: t[f] for f in ('input', 'output', 'cache_read', 'cache_write') if f in t},
+                                         tier={'type': 'context', 'size': t['tier']['size']})]
+        out[k] = row
+    sys.stdout.write('{\n')
+    items = list(out.items())
+    for i, (k, v) in enumerate(items):
+        sys.stdout.write('  %s: %s%s\n' % (json.dumps(k), json.dumps(v, separators=(', ', ': ')), ',' if i < len(items) - 1 else ''))
+    sys.stdout.write('}\n')
+
+
+def fixture_modelsdev(binary, modelsdev_path):
+    """Prices every row of modelsdev.json, by its exact key, with ccusage: below and above its context tier."""
+    names = [n for n in json.load(open(modelsdev_path)) if not n.startswith('_')]
+    small = dict(input_tokens=1234, output_tokens=5678, cache_read_input_tokens=91011, cache_creation_input_tokens=1213)
+    big = dict(input_tokens=300000, output_tokens=25000, cache_read_input_tokens=400000, cache_creation_input_tokens=430000)
+    cases = [(n, u) for n in names for u in (small, big)]
+    sessions = run_claude(binary, cases)
+    for i, (m, u) in enumerate(cases):
+        s = sessions.get(i)
+        priced = bool(s and s['modelBreakdowns'] and not any(b.get('missingPricing') for b in s['modelBreakdowns']))
+        print(json.dumps(dict(source='claude', model=m, usage=dict(input=u['input_tokens'], output=u['output_tokens'],
+              cache_read=u['cache_read_input_tokens'], cache_write=u['cache_creation_input_tokens']),
+              usd=s['totalCost'] if s else 0.0, priced=priced), separators=(',', ':')))
+
+
 def fixture(binary, prices_path):
-    names = list(json.load(open(prices_path)))
+    names = [n for n in json.load(open(prices_path)) if not n.startswith('_')]
     small = dict(input_tokens=1234, output_tokens=5678, cache_read_input_tokens=91011, cache_creation_input_tokens=1213,
                  cache_creation=dict(ephemeral_5m_input_tokens=1000, ephemeral_1h_input_tokens=213))
     big = dict(input_tokens=300000, output_tokens=250000, cache_read_input_tokens=400000, cache_creation_input_tokens=430000,
@@ -319,6 +365,10 @@ if __name__ == '__main__':
         extract(sys.argv[2], sys.argv[3])
     elif cmd == 'prices' and len(sys.argv) == 3:
         prices(sys.argv[2])
+    elif cmd == 'modelsdev' and len(sys.argv) == 5:
+        modelsdev(sys.argv[2], sys.argv[3], sys.argv[4])
+    elif cmd == 'fixture-modelsdev' and len(sys.argv) == 4:
+        fixture_modelsdev(sys.argv[2], sys.argv[3])
     elif cmd == 'fixture' and len(sys.argv) == 4:
         fixture(sys.argv[2], sys.argv[3])
     else:
