@@ -281,7 +281,7 @@ FROM calls;
 -- aggregates of index.Session.
 CREATE OR REPLACE TEMP VIEW sessions AS
 ` + aggregation + `, counted AS (
-  SELECT format, session_id,
+  SELECT format, host, session_id,
     count_if(real_input) FILTER (WHERE fact = 'e') AS user_messages,
     count_if(turn) FILTER (WHERE fact = 'e') AS turns,
     sum(len(tool_calls)) FILTER (WHERE fact = 'e') AS tool_calls,
@@ -289,9 +289,9 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     count_if(main_compaction) FILTER (WHERE fact = 'e') AS compactions,
     count(*) FILTER (WHERE fact = 'r') AS assistant_messages
   FROM winners
-  GROUP BY format, session_id
+  GROUP BY format, host, session_id
 ), spent AS (
-  SELECT format, session_id,
+  SELECT format, host, session_id,
     count(*) AS api_calls,
     sum(usage.input) AS input_tokens, sum(usage.output) AS output_tokens,
     sum(usage.cache_read) AS cache_read_tokens, sum(usage.cache_write) AS cache_write_tokens,
@@ -300,13 +300,13 @@ CREATE OR REPLACE TEMP VIEW sessions AS
     list_sort(list(DISTINCT model) FILTER (WHERE model IS NOT NULL)) AS models,
     list_sort(list(DISTINCT model) FILTER (WHERE model IS NOT NULL AND cost_nano_usd IS NULL)) AS unpriced_models
   FROM calls
-  GROUP BY format, session_id
+  GROUP BY format, host, session_id
 ), by_source AS (
   -- The priced calls and their cost by price source (index.Session.PriceSources).
-  SELECT format, session_id,
+  SELECT format, host, session_id,
     list({'source': price_source, 'calls': calls, 'cost_usd': cost_nano_usd / 1e9} ORDER BY price_source) AS price_sources
   FROM (
-    SELECT format, session_id, price_source, count(*) AS calls, sum(cost_nano_usd)::BIGINT AS cost_nano_usd
+    SELECT format, host, session_id, price_source, count(*) AS calls, sum(cost_nano_usd)::BIGINT AS cost_nano_usd
     FROM calls
     WHERE cost_nano_usd IS NOT NULL AND price_source IS NOT NULL
     GROUP BY ALL
@@ -337,11 +337,11 @@ SELECT
   s.subagents,
   s.parent_session_id, s.title, s.slug
 FROM info s
-LEFT JOIN counted f USING (format, session_id)
-LEFT JOIN spent c USING (format, session_id)
-LEFT JOIN by_source ps USING (format, session_id)
+LEFT JOIN counted f USING (format, host, session_id)
+LEFT JOIN spent c USING (format, host, session_id)
+LEFT JOIN by_source ps USING (format, host, session_id)
 WHERE s.conversation
-ORDER BY s.first_ts NULLS FIRST, s.session_id, s.format;
+ORDER BY s.first_ts NULLS FIRST, s.session_id, s.format, s.host;
 `
 
 // aggregation is the chain of common table expressions both derived
@@ -358,6 +358,8 @@ e0 AS (
     coalesce(agent_id, '') AS agent,
     coalesce(path, '') AS file,
     coalesce(background, false) AS bg,
+    -- Record ids unique only within a host (index.hostScoped): m4dtimes and Fluux facts are per host.
+    CASE WHEN format IN ('m4dtimes', 'fluux') THEN host ELSE '' END AS kh,
     kind = 'message' AND role IS NOT DISTINCT FROM 'user' AND NOT meta AND NOT sidechain AS real_input,
     -- Claude Code's own notices (model '<synthetic>') are no replies (index.isReply).
     kind = 'message' AND role IS NOT DISTINCT FROM 'assistant' AND model IS DISTINCT FROM '<synthetic>'
@@ -384,11 +386,10 @@ e AS MATERIALIZED (
 -- What every entry tells about its session (session.observe), copies included: choices take
 -- the earliest (or latest) by timestamp, unknown last, then position.
 info AS MATERIALIZED (
-  SELECT format, session_id,
+  SELECT format, host, session_id,
     min(ts) AS first_ts,
     max(ts) AS last_ts,
     min(ts) FILTER (WHERE kind = 'session') AS header_ts,
-    first(host ORDER BY ts_key, agent, line, object, file) AS host,
     first(cwd ORDER BY CASE WHEN kind = 'session' THEN 0 WHEN sidechain THEN 2 ELSE 1 END, ts_key, agent, line, object, file)
       FILTER (WHERE cwd IS NOT NULL) AS cwd,
     first(parent_session_id ORDER BY ts_key DESC, agent DESC, line DESC, object DESC, file DESC)
@@ -399,7 +400,7 @@ info AS MATERIALIZED (
     count(DISTINCT agent_id) FILTER (WHERE NOT copy) AS subagents,
     bool_or(is_message OR kind = 'compaction' OR usage_key IS NOT NULL) AS conversation
   FROM e
-  GROUP BY format, session_id
+  GROUP BY format, host, session_id
 ),
 -- Every occurrence of a countable fact (index.Aggregator.Add): an entry that counts something
 -- (fact 'e': format, entry_id, ts), an assistant message (fact 'r': the Claude Code message
@@ -434,35 +435,36 @@ top AS MATERIALIZED (
     coalesce(s.parent_session_id, '') AS s_parent
   FROM (
     SELECT * FROM occurrences
-    QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4, format, session_id
+    QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4, kh, format, host, session_id
                                ORDER BY total DESC, sidechain, bg, ts_key, agent, line, object, file) = 1
   ) o
-  JOIN info s USING (format, session_id)
-  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4 ORDER BY total DESC, sidechain, bg, ts_key) = 1
+  JOIN info s USING (format, host, session_id)
+  QUALIFY rank() OVER (PARTITION BY fact, k1, k2, k3, k4, kh ORDER BY total DESC, sidechain, bg, ts_key) = 1
 ),
 -- How many other sessions' occurrences beat each one: createdBefore is applied pairwise, as
 -- its parent rule is no sort key.
 losses AS (
-  SELECT x.fact, x.k1, x.k2, x.k3, x.k4, x.format, x.session_id,
+  SELECT x.fact, x.k1, x.k2, x.k3, x.k4, x.kh, x.format, x.host, x.session_id,
     count_if(CASE
       WHEN y.s_created <> x.s_created THEN y.s_created < x.s_created
-      WHEN x.s_parent = y.session_id THEN true
-      WHEN y.s_parent = x.session_id THEN false
+      WHEN x.s_parent = y.session_id AND x.format = y.format AND x.host = y.host THEN true
+      WHEN y.s_parent = x.session_id AND x.format = y.format AND x.host = y.host THEN false
       WHEN y.s_last <> x.s_last THEN y.s_last < x.s_last
       WHEN y.session_id <> x.session_id THEN y.session_id < x.session_id
-      ELSE y.format < x.format
+      WHEN y.format <> x.format THEN y.format < x.format
+      ELSE y.host < x.host
     END) AS n
   FROM top x JOIN top y
-    ON x.fact = y.fact AND x.k1 = y.k1 AND x.k2 = y.k2 AND x.k3 = y.k3 AND x.k4 = y.k4
-   AND NOT (x.format = y.format AND x.session_id = y.session_id)
+    ON x.fact = y.fact AND x.k1 = y.k1 AND x.k2 = y.k2 AND x.k3 = y.k3 AND x.k4 = y.k4 AND x.kh = y.kh
+   AND NOT (x.format = y.format AND x.host = y.host AND x.session_id = y.session_id)
   GROUP BY ALL
 ),
 winners AS MATERIALIZED (
   SELECT t.* EXCLUDE (s_created, s_last, s_parent)
   FROM top t
-  LEFT JOIN losses l USING (fact, k1, k2, k3, k4, format, session_id)
-  QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4
-                             ORDER BY coalesce(l.n, 0), s_created, s_last, session_id, format) = 1
+  LEFT JOIN losses l USING (fact, k1, k2, k3, k4, kh, format, host, session_id)
+  QUALIFY row_number() OVER (PARTITION BY fact, k1, k2, k3, k4, kh
+                             ORDER BY coalesce(l.n, 0), s_created, s_last, session_id, format, host) = 1
 ),
 -- The price key each model name resolves to (price.Table.Lookup): the first candidate, in
 -- the order of Lookup's steps, that names a row.
@@ -514,9 +516,9 @@ rated AS (
     AND (p.valid_from IS NULL AND p.valid_until IS NULL
          OR w.ts IS NOT NULL AND (p.valid_from IS NULL OR epoch_us(w.ts) >= epoch_us(p.valid_from))
                              AND (p.valid_until IS NULL OR epoch_us(w.ts) < epoch_us(p.valid_until)))
-  LEFT JOIN info s USING (format, session_id)
+  LEFT JOIN info s USING (format, host, session_id)
   WHERE w.fact = 'u'
-  QUALIFY row_number() OVER (PARTITION BY w.k1 ORDER BY p.valid_from IS NULL AND p.valid_until IS NULL) = 1
+  QUALIFY row_number() OVER (PARTITION BY w.k1, w.kh ORDER BY p.valid_from IS NULL AND p.valid_until IS NULL) = 1
 ),
 -- Where each call's price comes from (price.Table.PriceEntry): an override's row, a recorded
 -- cost above 0, a local runtime, the table's row; none: unpriced.

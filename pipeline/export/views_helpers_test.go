@@ -90,7 +90,7 @@ type sessionRow struct {
 }
 
 func (r sessionRow) String() string {
-	return fmt.Sprintf("%s/%s", r.Format, r.SessionID)
+	return fmt.Sprintf("%s/%s/%s", r.Format, r.Host, r.SessionID)
 }
 
 // fromIndex puts s in the shape of a sessions row.

@@ -762,3 +762,33 @@ func TestDuckDBScript_EmptyPriceTable(t *testing.T) {
 	scalar(t, db, "SELECT count(*) FROM api_calls", &n)
 	require.Positive(t, n)
 }
+
+// A session is identified by agent, host and id in the views as in the
+// Go aggregator: a Claude Code and a Codex session share an id, two hosts
+// share a Claude Code session id, and an m4dtimes file (ids unique only
+// within a host, as are its record ids) is on both hosts: every session
+// is listed on its own and counted as offline.
+func TestDuckDBInit_SessionIdentity(t *testing.T) {
+	const root = "../index/testdata/identity"
+	onHost := func(host string, paths ...string) []schema.Entry {
+		entries := offlineEntries(t, paths...)
+		for i := range entries {
+			entries[i].Host = host
+		}
+		return entries
+	}
+	entries := append(onHost("host-a", root+"/a"), onHost("host-b", root+"/b")...)
+	want := goSessions(entries, price.Default())
+	keys := map[string]int{}
+	for _, s := range want {
+		keys[string(s.Format)+"/"+s.SessionID]++
+	}
+	require.Equal(t, 2, keys["claude-code/session-alpha"], "one per host")
+	require.Equal(t, 2, keys["m4dtimes/12345"], "one per host")
+	require.Equal(t, 1, keys["codex/session-alpha"])
+
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	requireSameSessions(t, want, viewSessions(t, db))
+}

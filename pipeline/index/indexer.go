@@ -367,14 +367,6 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 		}
 		ix.identity = cur
 	}
-	if err == nil {
-		var reprice bool
-		if reprice, err = ix.repriceNeeded(ctx, st, seq); err == nil && reprice {
-			ix.reprices.Add(1)
-			err = st.Reset()
-			seq = 0
-		}
-	}
 	if err != nil {
 		st.Close()
 		return nil, 0, err
@@ -392,7 +384,17 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 	case errors.Is(err, ErrCorruptState):
 		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
 	}
-	if layout != nil || errors.Is(err, ErrCorruptState) {
+	rebuild := layout != nil || errors.Is(err, ErrCorruptState)
+	if !rebuild && err == nil && seq > 0 {
+		// A state read as it is, priced with another table: reprice it
+		// (a state rebuilt anyway is priced with this table).
+		var reprice bool
+		if reprice, err = ix.repriceNeeded(ctx, st, seq); err == nil && reprice {
+			ix.reprices.Add(1)
+			rebuild = true
+		}
+	}
+	if rebuild {
 		if err = st.Reset(); err == nil {
 			seq = 0
 			agg, err = New(acfg)
