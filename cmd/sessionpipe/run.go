@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -199,18 +201,45 @@ func printWhere(w io.Writer, rt *app.RunningTailer, ri *app.RunningIndexer, re *
 		}
 		fmt.Fprintf(&b, "  %-9s %s\n", label, g)
 	}
+	self := selfCommand()
 	if ri.API != nil {
 		api := "http://" + ri.API.Addr()
-		fmt.Fprintf(&b, "  %-9s %s/  (in a terminal: sessionpipe top -api %s)\n", "dashboard", api, api)
+		fmt.Fprintf(&b, "  %-9s %s/  (in a terminal: %s top -api %s)\n", "dashboard", api, self, api)
 		fmt.Fprintf(&b, "  %-9s %s/api/sessions, /api/usage?group_by=model, /api/alerts\n", "API", api)
 	}
 	fmt.Fprintf(&b, "  %-9s %s\n", "Parquet", re.Out)
 	if re.Archive != "" {
-		fmt.Fprintf(&b, "  %-9s %s  (sessionpipe restore -archive %s -out DIR)\n", "archive", re.Archive, shellQuote(re.Archive))
+		fmt.Fprintf(&b, "  %-9s %s  (%s restore -archive %s -out DIR)\n", "archive", re.Archive, self, shellQuote(re.Archive))
 	}
-	fmt.Fprintf(&b, "  %-9s duckdb -init <(sessionpipe duckdb %s)\n", "DuckDB", shellQuote(re.Out))
+	fmt.Fprintf(&b, "  %-9s duckdb -init <(%s duckdb %s)\n", "DuckDB", self, shellQuote(re.Out))
 	b.WriteString("  Parquet files appear as parts close (-part-age); Ctrl-C commits what is open and stops.\n")
 	io.WriteString(w, b.String())
+}
+
+// selfCommand is how the user runs this command again, for the commands
+// the banner shows: "sessionpipe" when that is this binary on the PATH,
+// "go run ./cmd/sessionpipe" for a binary go run built, else its path.
+func selfCommand() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "sessionpipe"
+	}
+	onPath, _ := exec.LookPath("sessionpipe")
+	return commandName(exe, onPath)
+}
+
+func commandName(exe, onPath string) string {
+	if onPath != "" {
+		a, errA := filepath.EvalSymlinks(exe)
+		b, errB := filepath.EvalSymlinks(onPath)
+		if errA == nil && errB == nil && a == b {
+			return "sessionpipe"
+		}
+	}
+	if strings.Contains(filepath.ToSlash(exe), "/go-build") && strings.HasSuffix(filepath.ToSlash(filepath.Dir(exe)), "/exe") {
+		return "go run ./cmd/sessionpipe"
+	}
+	return shellQuote(exe)
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

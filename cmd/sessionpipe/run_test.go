@@ -178,3 +178,15 @@ func TestRun_ResumedCopiesWhateverTheOrder(t *testing.T) {
 		require.Equal(t, offline, live, "files read in the order %v", order)
 	}
 }
+
+// The banner's commands name this binary as the user can run it again:
+// "sessionpipe" when it is the one on the PATH, "go run ./cmd/sessionpipe"
+// for the binary go run built, else its path.
+func TestRun_BannerCommandName(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "sessionpipe")
+	require.NoError(t, os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755))
+	require.Equal(t, "sessionpipe", commandName(bin, bin))
+	require.Equal(t, "go run ./cmd/sessionpipe", commandName("/tmp/go-build1234/b001/exe/sessionpipe", ""))
+	require.Equal(t, "'/opt/my tools/sessionpipe'", commandName("/opt/my tools/sessionpipe", bin))
+}
