@@ -30,14 +30,15 @@ func TestPrintWhere(t *testing.T) {
 		&app.RunningExporter{Out: "/data/my parquet", Archive: "/data/archive"})
 	out := b.String()
 	api := "http://" + srv.Addr()
+	self := selfCommand() // the test binary's path here: see TestRun_BannerCommandName
 	for _, want := range []string{
 		"watching  /home/a/.claude/projects/**/*.jsonl\n",
 		"          /srv/agents\n",
-		"dashboard " + api + "/  (in a terminal: sessionpipe top -api " + api + ")\n",
+		"dashboard " + api + "/  (in a terminal: " + self + " top -api " + api + ")\n",
 		"API       " + api + "/api/sessions",
 		"Parquet   /data/my parquet\n",
-		"archive   /data/archive  (sessionpipe restore -archive /data/archive -out DIR)\n",
-		"DuckDB    duckdb -init <(sessionpipe duckdb '/data/my parquet')\n",
+		"archive   /data/archive  (" + self + " restore -archive /data/archive -out DIR)\n",
+		"DuckDB    duckdb -init <(" + self + " duckdb '/data/my parquet')\n",
 	} {
 		require.Contains(t, out, want)
 	}
