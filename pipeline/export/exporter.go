@@ -398,6 +398,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		if err := x.a.Write(ctx, &d.Chunk, d.Seq); err != nil {
 			x.errs.Add(1)
 			x.noteCommitLocked(ctx, err)
+			x.stopIfFailed(err)
 			return err
 		}
 	}

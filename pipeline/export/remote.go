@@ -132,7 +132,7 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 			}
 			return fmt.Errorf("%w: manifest write %v, then %v", ErrNotDurable, err, rerr)
 		}
-		if rm.lists(items, c.same) && (c.replace == nil || len(items) > 0) {
+		if rm.lists(items, c.same) {
 			return nil // ours: a retried PUT whose first attempt succeeded
 		}
 		if !lost && rm.etag == before {
@@ -140,7 +140,7 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 		}
 		for _, l := range rm.items {
 			for _, o := range items {
-				if c.overlaps(l, o) && !c.same(l, o) {
+				if c.replace == nil && c.overlaps(l, o) && !c.same(l, o) {
 					return fmt.Errorf("%w: %s lists %+v, overlapping %+v", ErrConflict, rm.b.ObjectURL(rm.name), l, o)
 				}
 			}
