@@ -11,8 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,4 +226,37 @@ func (s *Server) CreateBucket(name string) {
 func (s *Server) Env() []string {
 	return []string{"AWS_ACCESS_KEY_ID=" + AccessKey, "AWS_SECRET_ACCESS_KEY=" + SecretKey, "AWS_REGION=us-east-1",
 		"AWS_EC2_METADATA_DISABLED=true", "SESSIONPIPE_TEST_S3_PORT=" + strconv.Quote(s.Addr)}
+}
+
+// Fault decides, for each request a Proxy forwards, whether to fail it
+// instead: an HTTP status (503 with an S3 SlowDown error, 500 with
+// InternalError, anything else with an empty body), or 0 to forward it.
+type Fault func(r *http.Request) int
+
+// Proxy starts an HTTP proxy in front of the server that fails the
+// requests fault picks, and returns its endpoint.
+func (s *Server) Proxy(fault Fault) string {
+	s.tb.Helper()
+	target, err := url.Parse(s.Endpoint)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if code := fault(r); code != 0 {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "application/xml")
+			w.WriteHeader(code)
+			switch code {
+			case http.StatusServiceUnavailable:
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			case http.StatusInternalServerError:
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>`)
+			}
+			return
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	s.tb.Cleanup(hs.Close)
+	return hs.URL
 }

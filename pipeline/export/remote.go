@@ -104,7 +104,19 @@ type committer[T any] struct {
 // [ErrNotDurable].
 func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[T]) error {
 	for race := 0; ; race++ {
-		next := slices.Concat(rm.items, items)
+		// A record another writer already listed, the same object (same
+		// range, same bytes: both read the same stream), is not listed
+		// twice.
+		var add []T
+		for _, o := range items {
+			if !slices.ContainsFunc(rm.items, func(l T) bool { return c.same(l, o) }) {
+				add = append(add, o)
+			}
+		}
+		if len(add) == 0 && len(items) > 0 && c.replace == nil {
+			return nil
+		}
+		next := slices.Concat(rm.items, add)
 		if c.replace != nil {
 			var err error
 			if next, err = c.replace(rm.items); err != nil {
