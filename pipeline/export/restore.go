@@ -208,7 +208,7 @@ type restorer struct {
 	since string // cfg.Since as a partition date, "" without
 
 	open    map[*segmentRef]segmentReader // segments open for reading frames
-	ctx     context.Context              // of a bucket's reads
+	ctx     context.Context               // of a bucket's reads
 	damage  []*SegmentError
 	lost    []Segment // segments none of whose chunks are known
 	current map[string]*rebuilt

@@ -3,6 +3,7 @@ package export_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -48,6 +49,7 @@ func (e *s3Env) config(name string, out, archive *objstore.Bucket) export.Export
 		Archive:        export.ArchiveConfig{Dir: archive.URL(), Bucket: archive, SegmentBytes: 2 << 10},
 		CommitInterval: 50 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
+		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
 

@@ -534,6 +534,6 @@ func Base(rel string) string { return path.Base(rel) }
 type noRateLimit struct{}
 
 func (noRateLimit) GetToken(context.Context, uint) (func() error, error) { return noop, nil }
-func (noRateLimit) AddTokens(uint) error                                  { return nil }
+func (noRateLimit) AddTokens(uint) error                                 { return nil }
 
 func noop() error { return nil }
