@@ -230,7 +230,8 @@ func (s *Server) Env() []string {
 
 // Fault decides, for each request a Proxy forwards, whether to fail it
 // instead: an HTTP status (503 with an S3 SlowDown error, 500 with
-// InternalError, anything else with an empty body), or 0 to forward it.
+// InternalError, 403 with InvalidObjectState as for an object in Glacier,
+// anything else with an empty body), or 0 to forward it.
 type Fault func(r *http.Request) int
 
 // Proxy starts an HTTP proxy in front of the server that fails the
@@ -250,6 +251,8 @@ func (s *Server) Proxy(fault Fault) string {
 			switch code {
 			case http.StatusServiceUnavailable:
 				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+			case http.StatusForbidden:
+				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InvalidObjectState</Code><Message>The operation is not valid for the object's storage class</Message><StorageClass>GLACIER</StorageClass></Error>`)
 			case http.StatusInternalServerError:
 				io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>InternalError</Code><Message>We encountered an internal error.</Message></Error>`)
 			}

@@ -184,6 +184,11 @@ func (x *Exporter) Run(ctx context.Context) error {
 		x.active.Store(false)
 		rerr := lease.Release(context.WithoutCancel(ctx))
 		switch {
+		case ctx.Err() != nil && errors.Is(err, ErrConflict):
+			// Stopping: what the last commit held was not listed (another
+			// writer listed it, or will): nothing acknowledged, nothing lost.
+			x.log.Warn("the last commit lost to another writer on the bucket prefix", KeyError, err.Error())
+			return nil
 		case ctx.Err() != nil:
 			return err
 		case err == nil && errors.Is(context.Cause(held), bus.ErrLeaseLost):

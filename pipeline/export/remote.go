@@ -113,6 +113,14 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 				add = append(add, o)
 			}
 		}
+		// A record listed since this writer opened the part (it learns of
+		// another writer's commits only when it reads the manifest) may
+		// overlap one of ours, whatever the ETag says.
+		if c.replace == nil {
+			if err := rm.overlapping(add, c); err != nil {
+				return err
+			}
+		}
 		if len(add) == 0 && len(items) > 0 && c.replace == nil {
 			return nil
 		}
@@ -150,17 +158,27 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 		if !lost && rm.etag == before {
 			return fmt.Errorf("write manifest: %w", err) // not written: retry later
 		}
-		for _, l := range rm.items {
-			for _, o := range items {
-				if c.replace == nil && c.overlaps(l, o) && !c.same(l, o) {
-					return fmt.Errorf("%w: %s lists %+v, overlapping %+v", ErrConflict, rm.b.ObjectURL(rm.name), l, o)
-				}
-			}
-		}
 		if race >= maxManifestRaces {
 			return fmt.Errorf("write manifest: lost the conditional write %d times in a row: %w", race+1, err)
 		}
 	}
+}
+
+// overlapping returns an error wrapping [ErrConflict] if the manifest
+// lists a record, other than one of items, that holds entries of one of
+// them.
+func (rm *remoteManifest[T]) overlapping(items []T, c committer[T]) error {
+	if len(items) == 0 {
+		return nil
+	}
+	for _, l := range rm.items {
+		for _, o := range items {
+			if c.overlaps(l, o) && !c.same(l, o) {
+				return fmt.Errorf("%w: %s lists %+v, overlapping %+v", ErrConflict, rm.b.ObjectURL(rm.name), l, o)
+			}
+		}
+	}
+	return nil
 }
 
 // lists reports whether the manifest lists every one of items.

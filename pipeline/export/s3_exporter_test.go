@@ -3,7 +3,6 @@ package export_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,11 +44,10 @@ func (e *s3Env) publish(host, session string, n int) {
 func (e *s3Env) config(name string, out, archive *objstore.Bucket) export.ExporterConfig {
 	return export.ExporterConfig{
 		JS: e.js, Name: name,
-		Parquet:        export.Config{Dir: out.URL(), Bucket: out, PartAge: 100 * time.Millisecond, PartBytes: 4 << 10, SpoolDir: e.t.TempDir()},
+		Parquet:        export.Config{Dir: out.URL(), Bucket: out, PartAge: 300 * time.Millisecond, PartBytes: 16 << 10, SpoolDir: e.t.TempDir()},
 		Archive:        export.ArchiveConfig{Dir: archive.URL(), Bucket: archive, SegmentBytes: 2 << 10},
-		CommitInterval: 50 * time.Millisecond,
+		CommitInterval: 100 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
-		Logger:         slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 }
 
@@ -124,6 +122,18 @@ func (e *s3Env) requireExactlyOnce(entries int) {
 	}
 	var rows, keys int
 	require.NoError(t, openDuckDB(t).QueryRow(fmt.Sprintf("SELECT count(*), count(DISTINCT key) FROM read_parquet([%s])", strings.Join(paths, ","))).Scan(&rows, &keys))
+	if rows != keys {
+		r, err := openDuckDB(t).Query(fmt.Sprintf("SELECT key, CAST(list(filename) AS VARCHAR), CAST(list(seq) AS VARCHAR) FROM read_parquet([%s], filename=true) GROUP BY key HAVING count(*) > 1", strings.Join(paths, ",")))
+		require.NoError(t, err)
+		for r.Next() {
+			var k, f, s string
+			r.Scan(&k, &f, &s)
+			t.Logf("DUP %s %s %s", k, f, s)
+		}
+		for _, f := range m.Files {
+			t.Logf("FILE %s %d-%d %s", f.Path, f.FirstSeq, f.LastSeq, f.SHA256[:8])
+		}
+	}
 	require.Equal(t, entries, keys, "every entry in a committed file")
 	require.Equal(t, entries, rows, "no entry in two committed files")
 
@@ -220,4 +230,36 @@ func TestExporter_S3ServerRestart(t *testing.T) {
 		e.srv.Restart()
 	}, e.config("exporter", e.out, e.archive))
 	e.requireExactlyOnce(12 * 30)
+}
+
+// TestRestore_S3ArchivedSegments: segments moved to an archive storage
+// class (GETs refused with InvalidObjectState) stop a restore with an
+// error naming each and how to thaw it; nothing is written. Restored
+// (the proxy gone), the same archive restores.
+func TestRestore_S3ArchivedSegments(t *testing.T) {
+	e := newS3Env(t)
+	for i := range 3 {
+		e.publish("host-a", fmt.Sprintf("s%d", i), 10)
+	}
+	e.runAll(nil, e.config("exporter", e.out, e.archive))
+	cfg := e.srv.Config("test", "archive")
+	cfg.Endpoint = e.srv.Proxy(func(r *http.Request) int {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/seg-") {
+			return http.StatusForbidden
+		}
+		return 0
+	})
+	cold, err := objstore.Open(t.Context(), cfg)
+	require.NoError(t, err)
+	out := t.TempDir()
+	_, err = export.Restore(t.Context(), export.RestoreConfig{Archive: cold.URL(), Bucket: cold, Out: out})
+	var ae *export.ArchivedSegmentsError
+	require.ErrorAs(t, err, &ae)
+	require.NotEmpty(t, ae.Objects)
+	require.ErrorContains(t, err, "s3://test/archive/format=pi/")
+	require.ErrorContains(t, err, "restore-object")
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing written")
+	e.requireExactlyOnce(30)
 }
