@@ -22,6 +22,8 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -475,6 +477,10 @@ func (d *Doctor) checkDirs(r *report) {
 	const name = "dir"
 	holders := make(map[int]bool)
 	for _, dd := range d.dirs() {
+		if objstore.IsURL(dd.path) {
+			d.checkBucket(r, dd)
+			continue
+		}
 		path, err := filepath.Abs(dd.path)
 		if err != nil {
 			r.add(CheckFail, name, "give "+dd.flag+" an absolute path", "%s %s: %v", dd.what, dd.path, err)
@@ -506,6 +512,42 @@ func (d *Doctor) checkDirs(r *report) {
 		}
 		r.ok(name, "%s", msg)
 	}
+}
+
+// checkBucket checks an output in a bucket: the bucket exists, the
+// credentials may list it, and its manifest reads.
+func (d *Doctor) checkBucket(r *report, dd doctorDir) {
+	const name = "bucket"
+	s3 := new(S3)
+	if d.exporter != nil {
+		s3 = &d.exporter.S3
+	} else if d.compact != nil {
+		s3 = &d.compact.S3
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := s3.Open(ctx, dd.path)
+	if err != nil {
+		r.add(CheckFail, name, "create the bucket, or correct "+dd.flag+", -s3-endpoint, -s3-region and the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, the instance role)",
+			"%s %s: %v", dd.what, dd.path, err)
+		return
+	}
+	var n int
+	if strings.Contains(dd.what, "archive") {
+		segs, e := export.ReadBucketArchiveManifest(ctx, b)
+		n, err = len(segs), e
+	} else {
+		m, e := export.ReadBucketManifest(ctx, b)
+		if e == nil {
+			n = len(m.Files)
+		}
+		err = e
+	}
+	if err != nil {
+		r.add(CheckFail, name, "repair or remove the manifest object (see docs/s3.md)", "%s %s: %v", dd.what, dd.path, err)
+		return
+	}
+	r.ok(name, "%s %s: reachable, %d objects listed in its manifest", dd.what, dd.path, n)
 }
 
 // nearestDir returns path when it is a directory, else the nearest
