@@ -548,6 +548,28 @@ func (d *Doctor) checkBucket(r *report, dd doctorDir) {
 		return
 	}
 	r.ok(name, "%s %s: reachable, %d objects listed in its manifest", dd.what, dd.path, n)
+	d.checkConditionalPut(ctx, r, b, dd)
+}
+
+// checkConditionalPut writes a probe object twice with If-None-Match: *
+// (then removes it): a server that takes the second write ignores
+// conditional writes, which keep two exporters on one prefix apart.
+func (d *Doctor) checkConditionalPut(ctx context.Context, r *report, b *objstore.Bucket, dd doctorDir) {
+	const name, probe = "bucket", "_sessionpipe-doctor-probe"
+	defer b.Delete(ctx, probe)
+	_, err := b.Put(ctx, probe, []byte("probe\n"), objstore.Cond{IfNoneMatch: true})
+	if err == nil || errors.Is(err, objstore.ErrPrecondition) {
+		_, err = b.Put(ctx, probe, []byte("probe\n"), objstore.Cond{IfNoneMatch: true})
+	}
+	switch {
+	case errors.Is(err, objstore.ErrPrecondition):
+		r.ok(name, "%s %s: conditional writes honoured (If-None-Match)", dd.what, dd.path)
+	case err == nil:
+		r.add(CheckWarn, name, "run one exporter per prefix (one -consumer name), or use a server that supports conditional PUT (docs/s3.md)",
+			"%s %s: the server ignores If-None-Match: two exporters writing this prefix would not be kept apart", dd.what, dd.path)
+	default:
+		r.add(CheckFail, name, "give the credentials s3:PutObject and s3:DeleteObject on the prefix", "%s %s: cannot write: %v", dd.what, dd.path, err)
+	}
 }
 
 // nearestDir returns path when it is a directory, else the nearest

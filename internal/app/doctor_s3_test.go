@@ -23,6 +23,7 @@ func TestDoctor_ExporterBucket(t *testing.T) {
 	checks := doctorChecks(t, "exporter", nil, args("s3://test/parquet")...)
 	requireCheck(t, checks, CheckOK, "bucket", "Parquet s3://test/parquet: reachable")
 	requireCheck(t, checks, CheckOK, "bucket", "archive s3://test/archive: reachable")
+	requireCheck(t, checks, CheckOK, "bucket", "Parquet s3://test/parquet: conditional writes honoured")
 
 	checks = doctorChecks(t, "exporter", nil, args("s3://missing/parquet")...)
 	requireCheck(t, checks, CheckFail, "bucket", "the bucket does not exist")
