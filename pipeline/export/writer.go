@@ -460,7 +460,13 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 	var batch []written
 	var errs []error
 	failed := make(map[Partition]bool) // partitions with a part not committed
+	if w.remote != nil {
+		batch, errs = w.uploadParts(ctx, parts)
+	}
 	for _, pt := range parts {
+		if w.remote != nil {
+			break // uploaded above
+		}
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, context.Cause(ctx))
 			break
@@ -531,9 +537,6 @@ func (w *Writer) partitionFailed(pt *part, err error) error {
 // writePart encodes pt into a synced temporary file in its partition's
 // directory, and describes the file it becomes.
 func (w *Writer) writePart(ctx context.Context, pt *part) (written, error) {
-	if w.remote != nil {
-		return w.uploadPart(ctx, pt)
-	}
 	rel := pt.partition.Dir()
 	dir := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 	if err := w.mkdir(rel); err != nil {

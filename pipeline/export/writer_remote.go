@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"sync"
 	"time"
 )
 
@@ -47,39 +48,104 @@ func newRemoteWriter(cfg Config) (*Writer, error) {
 	return w, nil
 }
 
-// uploadPart encodes pt into a spool file and uploads it under its
-// final name, part-<first>-<last>.parquet: a name derived from the
-// stream range, so that an upload repeated after a crash writes the same
-// bytes (the encoding is deterministic). The object is not committed
-// until the manifest lists it (recordRemote); readers follow the
-// manifest.
-func (w *Writer) uploadPart(ctx context.Context, pt *part) (written, error) {
+// uploadConcurrency is how many parts one commit uploads at once: a
+// commit of many quiet partitions (a backfill) waits for the bucket's
+// latency once per few files, not once per file.
+const uploadConcurrency = 8
+
+// uploadParts encodes each part into a spool file, in order, then uploads
+// them (uploadConcurrency at a time) under their final names,
+// part-<first>-<last>.parquet: names derived from the stream ranges, so
+// that an upload repeated after a crash writes the same bytes (the
+// encoding is deterministic). An object is not committed until the
+// manifest lists it (recordRemote); readers follow the manifest. As in
+// the local commit, a part that fails costs its partition: its later
+// parts are left out of the batch (those already uploaded are leftovers
+// for [CompactBucket]), and a *[PartitionError] is returned for it.
+func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []error) {
+	type job struct {
+		wr    written
+		spool string
+		err   error
+	}
+	var jobs []*job
+	var errs []error
+	failed := make(map[Partition]bool)
+	defer func() {
+		for _, j := range jobs {
+			os.Remove(j.spool)
+		}
+	}()
+	for _, pt := range parts {
+		if err := ctx.Err(); err != nil {
+			errs = append(errs, context.Cause(ctx))
+			break
+		}
+		if failed[pt.partition] {
+			continue
+		}
+		wr, spool, err := w.spoolPart(pt)
+		if err != nil {
+			failed[pt.partition] = true
+			errs = append(errs, w.partitionFailed(pt, err))
+			continue
+		}
+		jobs = append(jobs, &job{wr: wr, spool: spool})
+	}
+	sem := make(chan struct{}, uploadConcurrency)
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if err := uploadFile(ctx, w.cfg.Bucket, j.wr.file.Path, j.spool, j.wr.file.Bytes); err != nil {
+				j.err = fmt.Errorf("upload: %w", err)
+			}
+		})
+	}
+	wg.Wait()
+	var batch []written
+	for _, j := range jobs {
+		pt := j.wr.pt
+		if failed[pt.partition] {
+			continue
+		}
+		if j.err != nil {
+			failed[pt.partition] = true
+			errs = append(errs, w.partitionFailed(pt, j.err))
+			continue
+		}
+		batch = append(batch, j.wr)
+		w.step("written")
+	}
+	return batch, errs
+}
+
+// spoolPart encodes pt into a spool file and describes the object it
+// becomes.
+func (w *Writer) spoolPart(pt *part) (written, string, error) {
 	rel := pt.partition.Dir()
 	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
 	spool, err := os.CreateTemp(w.cfg.SpoolDir, tmpPrefix+"sessionpipe-"+name+"-*"+tmpSuffix)
 	if err != nil {
-		return written{}, fmt.Errorf("create spool file: %w", err)
+		return written{}, "", fmt.Errorf("create spool file: %w", err)
 	}
 	tmp := spool.Name()
 	spool.Close()
-	defer os.Remove(tmp)
 	sum, n, err := w.writeTemp(tmp, pt, false)
 	if err != nil {
-		return written{}, err
-	}
-	key := path.Join(rel, name)
-	if err := uploadFile(ctx, w.cfg.Bucket, key, tmp, n); err != nil {
-		return written{}, fmt.Errorf("upload: %w", err)
+		os.Remove(tmp)
+		return written{}, "", err
 	}
 	f := File{
-		Path: key, Partition: pt.partition, Rows: int64(pt.n), Bytes: n, SHA256: sum,
+		Path: path.Join(rel, name), Partition: pt.partition, Rows: int64(pt.n), Bytes: n, SHA256: sum,
 		FirstSeq: pt.first, LastSeq: pt.last, Committed: time.Now().UTC(),
 	}
 	if pt.minTS != 0 {
 		f.MinTS = time.UnixMicro(pt.minTS).UTC()
 		f.MaxTS = time.UnixMicro(pt.maxTS).UTC()
 	}
-	return written{pt: pt, file: f}, nil
+	return written{pt: pt, file: f}, tmp, nil
 }
 
 // recordRemote lists the uploaded files of batch in the manifest with
