@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -44,7 +45,7 @@ func BenchmarkWriter_Destination(b *testing.B) {
 						require.NoError(b, err)
 						cfg.Dir = dir
 					} else {
-						bucket = srv.Bucket(fmt.Sprintf("bench-%d-%d", partBytes, n))
+						bucket = srv.Bucket(fmt.Sprintf("bench-%d-%d-%d", partBytes, n, time.Now().UnixNano()))
 						cfg.Dir, cfg.Bucket, cfg.SpoolDir = bucket.URL(), bucket, b.TempDir()
 					}
 					w, err := export.NewWriter(cfg)
