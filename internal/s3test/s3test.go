@@ -231,7 +231,9 @@ func (s *Server) Env() []string {
 // Fault decides, for each request a Proxy forwards, whether to fail it
 // instead: an HTTP status (503 with an S3 SlowDown error, 500 with
 // InternalError, 403 with InvalidObjectState as for an object in Glacier,
-// anything else with an empty body), or 0 to forward it.
+// anything else with an empty body), or 0 to forward it. A negative
+// status forwards the request, then answers -status instead of the
+// server's answer (a write done whose answer was lost).
 type Fault func(r *http.Request) int
 
 // Proxy starts an HTTP proxy in front of the server that fails the
@@ -244,7 +246,13 @@ func (s *Server) Proxy(fault Fault) string {
 	}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if code := fault(r); code != 0 {
+		code := fault(r)
+		if code < 0 {
+			// Forwarded, then the answer is lost: the client sees -code.
+			rp.ServeHTTP(httptest.NewRecorder(), r)
+			code = -code
+		}
+		if code != 0 {
 			io.Copy(io.Discard, r.Body)
 			w.Header().Set("Content-Type", "application/xml")
 			w.WriteHeader(code)
