@@ -45,9 +45,9 @@ type BucketCompactConfig struct {
 // holds a lease); exporters may commit meanwhile. First it removes
 // leftovers: objects the manifest does not list, once either the
 // manifest lists a file (segment) of their partition reaching past their
-// range (no writer can list them any more: its commit would overlap) or
-// they are older than LeftoverAge, and multipart uploads started more
-// than LeftoverAge ago. Then, for each merge, it downloads the inputs,
+// range (no writer can list them any more: its commit would overlap; not
+// for merged files) or they are older than LeftoverAge, and multipart
+// uploads started more than LeftoverAge ago. Then, for each merge, it downloads the inputs,
 // merges them locally, uploads the merged file under its final name
 // (part-<first>-<last>-c<gen>.parquet), switches the manifest with a
 // conditional write that checks every input is still listed with its
@@ -243,7 +243,12 @@ func cleanBucket[T listedRecord](ctx context.Context, b *objstore.Bucket, record
 		if !ok {
 			continue
 		}
-		covered := last <= high[path.Dir(o.Key)]
+		// A writer's object reaching no further than what is listed can
+		// never be listed. A merged file (-c<gen>) covers only listed
+		// ranges by construction: it is left for LeftoverAge, so that a
+		// second compactor run by mistake cannot remove one being switched.
+		_, _, gen, _ := parseDataName(base)
+		covered := gen == 0 && last <= high[path.Dir(o.Key)]
 		if !covered && !o.LastModified.Before(cutoff) {
 			continue // maybe a live writer's, about to be listed
 		}

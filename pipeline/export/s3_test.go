@@ -2,6 +2,7 @@ package export_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,4 +111,48 @@ func TestWriter_BucketLostAnswer(t *testing.T) {
 		rows += f.Rows
 	}
 	require.Equal(t, int64(len(entries)), rows)
+}
+
+// CompactBucket removes an unlisted object at once when the manifest shows
+// it can never be listed (a writer's part reaching no further than a
+// listed file of its partition), and any other one (a live writer's
+// upload, maybe; a merged file) only once it is older than LeftoverAge.
+func TestCompactBucket_Leftovers(t *testing.T) {
+	srv := s3test.Start(t)
+	b := srv.Bucket("parquet")
+	entries := corpusEntries(t)
+	writeAll(t, mustWriter(t, export.Config{Dir: b.URL(), Bucket: b, SpoolDir: t.TempDir()}), entries)
+	m, err := export.ReadBucketManifest(t.Context(), b)
+	require.NoError(t, err)
+	f := m.Files[len(m.Files)-1]
+	dir := f.Partition.Dir()
+	covered := fmt.Sprintf("%s/part-%d-%d.parquet", dir, f.FirstSeq, f.LastSeq-1)
+	young := fmt.Sprintf("%s/part-%d-%d.parquet", dir, f.LastSeq+1, f.LastSeq+5)
+	merged := fmt.Sprintf("%s/part-%d-%d-c1.parquet", dir, f.FirstSeq, f.LastSeq)
+	for _, k := range []string{covered, young, merged} {
+		_, err := b.Put(t.Context(), k, []byte("leftover"), objstore.Cond{})
+		require.NoError(t, err)
+	}
+	exists := func(k string) bool {
+		_, _, err := b.Get(t.Context(), k)
+		return err == nil
+	}
+	st, err := export.CompactBucket(t.Context(), export.BucketCompactConfig{Bucket: b, CompactConfig: export.CompactConfig{MinAge: 1000000 * time.Hour}})
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.Removed)
+	require.False(t, exists(covered), "can never be listed: removed")
+	require.True(t, exists(young), "maybe a live writer's: kept")
+	require.True(t, exists(merged), "a merged file: kept")
+
+	st, err = export.CompactBucket(t.Context(), export.BucketCompactConfig{Bucket: b, LeftoverAge: time.Nanosecond, CompactConfig: export.CompactConfig{MinAge: 1000000 * time.Hour}})
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.Removed)
+	require.False(t, exists(young))
+	require.False(t, exists(merged))
+	again, err := export.ReadBucketManifest(t.Context(), b)
+	require.NoError(t, err)
+	require.Equal(t, m.Files, again.Files, "nothing listed touched")
+	for _, f := range again.Files {
+		require.True(t, exists(f.Path), f.Path)
+	}
 }
