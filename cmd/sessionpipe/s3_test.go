@@ -218,3 +218,34 @@ func requireSameRows(t *testing.T, local string, srv *s3test.Server) {
 	require.NotEmpty(t, want)
 	require.Equal(t, want, digest(bdir, bm.Files))
 }
+
+// `sessionpipe run -out s3://... -archive-dir s3://...` keeps the Parquet
+// and the archive in the bucket: every sample's entries committed there,
+// every file restored from it.
+func TestRun_OnceToBucket(t *testing.T) {
+	srv := s3test.Start(t)
+	for _, kv := range srv.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	src := filepath.Join(corpus, "pi")
+	var stdout, stderr bytes.Buffer
+	code := run(t.Context(), []string{"run", "-once", "-json", "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "", "-metrics", "",
+		"-content", "full", "-host", "laptop", "-out", "s3://test/run-pq", "-archive-dir", "s3://test/run-arc",
+		"-s3-endpoint", srv.Endpoint, "-s3-path-style", src}, &stdout, &stderr)
+	require.Equal(t, exitOK, code, stderr.String())
+	m, err := export.ReadBucketManifest(t.Context(), srv.Bucket("run-pq"))
+	require.NoError(t, err)
+	require.NotEmpty(t, m.Files)
+	restored := t.TempDir()
+	files, err := export.Restore(t.Context(), export.RestoreConfig{Archive: "s3://test/run-arc", Bucket: srv.Bucket("run-arc"), Out: restored})
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		want, err := os.ReadFile(f.Path)
+		require.NoError(t, err)
+		got, err := os.ReadFile(f.Out)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got), f.Path)
+	}
+}
