@@ -50,15 +50,16 @@ func env(s types.ServiceConfig, key string) string {
 
 func TestCompose_Services(t *testing.T) {
 	const password, token = "pw-0123", "tok-4567"
-	p, err := loadCompose(t, "SESSIONPIPE_SERVICES_PASSWORD="+password, "SESSIONPIPE_TOKEN="+token)
+	p, err := loadCompose(t, "SESSIONPIPE_SERVICES_PASSWORD="+password, "SESSIONPIPE_TOKEN="+token,
+		"SESSIONPIPE_S3_ACCESS_KEY=ak", "SESSIONPIPE_S3_SECRET_KEY=sk")
 	require.NoError(t, err)
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 
 	names := p.ServiceNames()
 	slices.Sort(names)
-	require.Equal(t, []string{"exporter", "indexer", "nats-1", "nats-2", "nats-3"}, names)
-	for _, v := range []string{"nats-1", "nats-2", "nats-3", "indexer", "exporter", "parquet", "archive"} {
+	require.Equal(t, []string{"exporter", "indexer", "nats-1", "nats-2", "nats-3", "s3-init", "seaweedfs"}, names)
+	for _, v := range []string{"nats-1", "nats-2", "nats-3", "indexer", "exporter", "seaweedfs"} {
 		require.Contains(t, p.Volumes, v, "named volume")
 	}
 
@@ -139,9 +140,24 @@ func TestCompose_Services(t *testing.T) {
 			var ex app.Exporter
 			ex.Register(fs, func(k string) string { return env(s, k) })
 			require.NoError(t, fs.Parse(s.Command[2:]))
+			// Parquet and the archive in the bucket the S3 service creates
+			// at start, with the key pair it is configured with.
 			out, archive := ex.Dirs(n.DataDir)
-			require.Equal(t, "parquet", mount(t, s, out).Source)
-			require.Equal(t, "archive", mount(t, s, archive).Source)
+			require.Equal(t, "s3://sessionpipe/parquet", out)
+			require.Equal(t, "s3://sessionpipe/archive", archive)
+			require.Equal(t, "http://seaweedfs:8333", ex.S3.Endpoint)
+			require.True(t, ex.S3.PathStyle)
+			require.Equal(t, types.ServiceConditionCompletedSuccessfully, s.DependsOn["s3-init"].Condition)
+			require.Equal(t, "ak", env(s, "AWS_ACCESS_KEY_ID"))
+			require.Equal(t, "sk", env(s, "AWS_SECRET_ACCESS_KEY"))
+			weed, err := p.GetService("seaweedfs")
+			require.NoError(t, err)
+			require.Contains(t, strings.Join(weed.Command, " "), `"ak" "sk"`, "the store's identity is the exporter's key pair")
+			require.Contains(t, strings.Join(weed.Command, " "), "-s3.port=8333")
+			require.Equal(t, "seaweedfs", mount(t, weed, "/data").Source)
+			bucketInit, err := p.GetService("s3-init")
+			require.NoError(t, err)
+			require.Contains(t, strings.Join(bucketInit.Command, " "), "create-bucket --bucket sessionpipe")
 			require.NotNil(t, s.HealthCheck)
 			require.Contains(t, strings.Join(s.HealthCheck.Test, " "), strings.TrimPrefix(ex.Metrics, "0.0.0.0"))
 		default:
@@ -155,7 +171,9 @@ func TestCompose_Services(t *testing.T) {
 }
 
 func TestCompose_RequiresSecrets(t *testing.T) {
-	_, err := loadCompose(t, "SESSIONPIPE_TOKEN=tok")
+	_, err := loadCompose(t, "SESSIONPIPE_TOKEN=tok", "SESSIONPIPE_SERVICES_PASSWORD=pw")
+	require.Error(t, err, "loaded without the S3 key pair")
+	_, err = loadCompose(t, "SESSIONPIPE_TOKEN=tok")
 	require.Error(t, err, "loaded without SESSIONPIPE_SERVICES_PASSWORD")
 	_, err = loadCompose(t, "SESSIONPIPE_SERVICES_PASSWORD=pw")
 	require.Error(t, err, "loaded without SESSIONPIPE_TOKEN")

@@ -73,10 +73,23 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 		ctx = held
 	}
 	start := time.Now()
-	st, err := export.Compact(ctx, export.CompactConfig{
+	cc := export.CompactConfig{
 		Dir: dir, MinAge: *minAge, TargetBytes: *target, MinFiles: *minFiles, MemoryBytes: *memory,
 		DryRun: *dryRun, LockTimeout: c.LockTimeout, WriterVersion: "sessionpipe " + app.Version(), Logger: log,
-	})
+	}
+	var st export.CompactStats
+	if strings.HasPrefix(dir, "s3://") {
+		bc := export.BucketCompactConfig{CompactConfig: cc, LeftoverAge: c.LeftoverAge, SpoolDir: c.S3.Spool}
+		if bc.Bucket, err = c.S3.Open(ctx, dir); err == nil && c.Archive != "" {
+			bc.Archive, err = c.S3.Open(ctx, c.Archive)
+		}
+		if err != nil {
+			return err
+		}
+		st, err = export.CompactBucket(ctx, bc)
+	} else {
+		st, err = export.Compact(ctx, cc)
+	}
 	for _, m := range st.Merges {
 		fmt.Fprintf(stdout, "%s\t%d files\t→ %s\n", m.Partition.Dir(), len(m.Inputs), m.Output)
 	}

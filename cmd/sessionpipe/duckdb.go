@@ -6,15 +6,17 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
-const duckdbUsage = `Usage: sessionpipe duckdb [flags] [DIR]
+const duckdbUsage = `Usage: sessionpipe duckdb [flags] [DIR|s3://bucket/prefix]
 
 Prints a DuckDB SQL script that defines views over the Parquet files under
 DIR (the exporter's output directory): entries (every entry once),
@@ -24,16 +26,22 @@ computed in SQL). Open DuckDB with the views defined:
 
   duckdb -init <(sessionpipe duckdb DIR)
 
-DIR defaults to the current directory. The views read the files when they
+DIR defaults to the current directory. For an output in a bucket
+(s3://bucket/prefix, with the -s3-* flags of the exporter), the script
+loads DuckDB's httpfs and aws extensions, creates a secret from the AWS
+credential chain, and reads the files the manifest lists (see
+docs/s3.md). The views read the files when they
 are queried, so files committed later are seen; the price table is the one
 of this binary (or -prices), copied into the script. See docs/duckdb.md.
 
 Flags:
 `
 
-func runDuckDB(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runDuckDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("duckdb", duckdbUsage, stderr)
 	prices := fs.String("prices", "", "price file overriding the embedded prices (as for sessions; its dated periods are embedded too)")
+	var s3 app.S3
+	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,6 +52,9 @@ func runDuckDB(_ context.Context, args []string, stdout, stderr io.Writer) error
 	dir := "."
 	if fs.NArg() == 1 {
 		dir = fs.Arg(0)
+	}
+	if objstore.IsURL(dir) {
+		return duckDBBucket(ctx, dir, &s3, *prices, stdout, stderr)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -89,4 +100,34 @@ func hasParquet(dir string) (bool, error) {
 		return nil
 	})
 	return found, err
+}
+
+// duckDBBucket prints the script over an output in a bucket: the files
+// its manifest lists, through httpfs.
+func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, stdout, stderr io.Writer) error {
+	b, err := s3.Open(ctx, loc)
+	if err != nil {
+		return fmt.Errorf("duckdb: %w", err)
+	}
+	m, err := export.ReadBucketManifest(ctx, b)
+	if err != nil {
+		return fmt.Errorf("duckdb: %w", err)
+	}
+	if len(m.Files) == 0 {
+		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files listed under %s yet: DuckDB will refuse the views until one is committed\n", loc)
+	}
+	table, err := app.LoadPrices(prices)
+	if err != nil {
+		return err
+	}
+	ds := &export.DuckDBS3{PathStyle: s3.PathStyle, Region: s3.Region, Profile: s3.Profile}
+	if s3.Endpoint != "" {
+		u, err := url.Parse(s3.Endpoint)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("duckdb: -s3-endpoint %q is not a URL", s3.Endpoint)
+		}
+		ds.Endpoint, ds.UseSSL = u.Host, u.Scheme == "https"
+	}
+	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: b.URL(), Prices: table, Manifest: true, S3: ds}))
+	return err
 }

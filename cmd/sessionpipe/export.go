@@ -27,8 +27,8 @@ Flags:
 
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", exportUsage, stderr)
-	out := fs.String("out", "", "Parquet output directory (required)")
-	archive := fs.String("archive-dir", "", "archive of the original lines (default DIR-archive)")
+	out := fs.String("out", "", "Parquet output directory, or s3://bucket/prefix (required)")
+	archive := fs.String("archive-dir", "", "archive of the original lines, a directory or s3://bucket/prefix (default DIR-archive)")
 	noArchive := fs.Bool("no-archive", false, "write no archive")
 	host := fs.String("host", "", "host name recorded in entries (default: this machine's)")
 	content := redact.Redacted
@@ -36,6 +36,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	partBytes := fs.Int64("part-bytes", 0, "close a Parquet file when its buffered rows reach this many bytes (default 64 MiB)")
 	maxLine := fs.Int("max-line-bytes", 0, "longest line read (default 128 MiB)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
+	var s3 app.S3
+	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,7 +58,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	o := app.OfflineExport{
 		Paths: fs.Args(), Out: *out, Host: app.Hostname(*host), Content: content,
-		PartBytes: *partBytes, MaxLineBytes: *maxLine,
+		PartBytes: *partBytes, MaxLineBytes: *maxLine, S3: &s3,
 	}
 	if !*noArchive {
 		o.Archive = *archive

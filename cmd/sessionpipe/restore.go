@@ -5,13 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 
-const restoreUsage = `Usage: sessionpipe restore -archive DIR -out DIR2 [flags]
+const restoreUsage = `Usage: sessionpipe restore -archive DIR|s3://bucket/prefix -out DIR2 [flags]
 
 Gives back the transcripts kept in an archive (the exporter's, or
 'sessionpipe export's): each file at DIR2/<host>/<its original path>, as
@@ -30,12 +31,14 @@ Flags:
 
 func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("restore", restoreUsage, stderr)
-	archive := fs.String("archive", "", "archive directory (required)")
+	archive := fs.String("archive", "", "archive directory, or s3://bucket/prefix (required)")
 	out := fs.String("out", "", "where to write the files (required)")
 	host := fs.String("host", "", "only this host's files")
 	session := fs.String("session", "", "only the files holding this session id")
 	since := fs.String("since", "", "only files with lines archived on or after this date (YYYY-MM-DD, UTC)")
 	force := fs.Bool("force", false, "overwrite files that exist under -out")
+	var s3 app.S3
+	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +57,11 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		cfg.Since = t
 	}
+	b, err := s3.Open(ctx, *archive)
+	if err != nil {
+		return err
+	}
+	cfg.Bucket = b
 	files, err := export.Restore(ctx, cfg)
 	var lines, bytes, holes int64
 	for _, f := range files {

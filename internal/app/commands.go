@@ -110,6 +110,12 @@ type Compact struct {
 	DryRun      bool
 	Consumer    string
 	LockTimeout time.Duration
+	// Archive and LeftoverAge: an archive in a bucket whose leftovers are
+	// removed too, and how old an unlisted object must be (see
+	// export.CompactBucket). S3 configures -out/-archive-dir s3://.
+	Archive     string
+	LeftoverAge time.Duration
+	S3          S3
 }
 
 // Register adds the flags of `exporter compact` to fs.
@@ -124,4 +130,7 @@ func (c *Compact) Register(fs *flag.FlagSet, env Env) {
 	fs.BoolVar(&c.DryRun, "dry-run", false, "say what would be merged, change nothing")
 	fs.DurationVar(&c.LockTimeout, "lock-timeout", export.DefaultCompactLockTimeout, "give up, naming the holder, when the manifest lock (held for milliseconds per exporter commit) is held longer than this: by a stopped or hung exporter")
 	fs.StringVar(&c.Consumer, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "the exporter's consumer name: the lease is compact.<name> (env SESSIONPIPE_EXPORTER_CONSUMER)")
+	fs.StringVar(&c.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "with -out s3://...: the archive's s3://bucket/prefix, whose leftovers are removed too (env SESSIONPIPE_ARCHIVE_DIR)")
+	fs.DurationVar(&c.LeftoverAge, "leftover-age", export.DefaultLeftoverAge, "with -out s3://...: remove an object no manifest lists, or an unfinished multipart upload, once it is this old (sooner when the manifest shows it can never be listed)")
+	c.S3.Register(fs, env)
 }

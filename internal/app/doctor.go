@@ -23,6 +23,8 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -483,6 +485,10 @@ func (d *Doctor) checkDirs(r *report) {
 	const name = "dir"
 	holders := make(map[int]bool)
 	for _, dd := range d.dirs() {
+		if objstore.IsURL(dd.path) {
+			d.checkBucket(r, dd)
+			continue
+		}
 		path, err := filepath.Abs(dd.path)
 		if err != nil {
 			r.add(CheckFail, name, "give "+dd.flag+" an absolute path", "%s %s: %v", dd.what, dd.path, err)
@@ -513,6 +519,64 @@ func (d *Doctor) checkDirs(r *report) {
 			continue
 		}
 		r.ok(name, "%s", msg)
+	}
+}
+
+// checkBucket checks an output in a bucket: the bucket exists, the
+// credentials may list it, and its manifest reads.
+func (d *Doctor) checkBucket(r *report, dd doctorDir) {
+	const name = "bucket"
+	s3 := new(S3)
+	if d.exporter != nil {
+		s3 = &d.exporter.S3
+	} else if d.compact != nil {
+		s3 = &d.compact.S3
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b, err := s3.Open(ctx, dd.path)
+	if err != nil {
+		r.add(CheckFail, name, "create the bucket, or correct "+dd.flag+", -s3-endpoint, -s3-region and the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, the instance role)",
+			"%s %s: %v", dd.what, dd.path, err)
+		return
+	}
+	var n int
+	if strings.Contains(dd.what, "archive") {
+		segs, e := export.ReadBucketArchiveManifest(ctx, b)
+		n, err = len(segs), e
+	} else {
+		m, e := export.ReadBucketManifest(ctx, b)
+		if e == nil {
+			n = len(m.Files)
+		}
+		err = e
+	}
+	if err != nil {
+		r.add(CheckFail, name, "repair or remove the manifest object (see docs/s3.md)", "%s %s: %v", dd.what, dd.path, err)
+		return
+	}
+	r.ok(name, "%s %s: reachable, %d objects listed in its manifest", dd.what, dd.path, n)
+	d.checkConditionalPut(ctx, r, b, dd)
+}
+
+// checkConditionalPut writes a probe object twice with If-None-Match: *
+// (then removes it): a server that takes the second write ignores
+// conditional writes, which keep two exporters on one prefix apart.
+func (d *Doctor) checkConditionalPut(ctx context.Context, r *report, b *objstore.Bucket, dd doctorDir) {
+	const name, probe = "bucket", "_sessionpipe-doctor-probe"
+	defer b.Delete(ctx, probe)
+	_, err := b.Put(ctx, probe, []byte("probe\n"), objstore.Cond{IfNoneMatch: true})
+	if err == nil || errors.Is(err, objstore.ErrPrecondition) {
+		_, err = b.Put(ctx, probe, []byte("probe\n"), objstore.Cond{IfNoneMatch: true})
+	}
+	switch {
+	case errors.Is(err, objstore.ErrPrecondition):
+		r.ok(name, "%s %s: conditional writes honoured (If-None-Match)", dd.what, dd.path)
+	case err == nil:
+		r.add(CheckWarn, name, "run one exporter per prefix (one -consumer name), or use a server that supports conditional PUT (docs/s3.md)",
+			"%s %s: the server ignores If-None-Match: two exporters writing this prefix would not be kept apart", dd.what, dd.path)
+	default:
+		r.add(CheckFail, name, "give the credentials s3:PutObject and s3:DeleteObject on the prefix", "%s %s: cannot write: %v", dd.what, dd.path, err)
 	}
 }
 

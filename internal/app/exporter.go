@@ -33,6 +33,8 @@ type Exporter struct {
 	// MemoryLimit is Go's soft memory limit for the process in MiB (0:
 	// leave it); `sessionpipe run` shares its process and leaves it.
 	MemoryLimit int64
+	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
+	S3 S3
 }
 
 // DefaultExporterMemoryLimitMiB keeps the exporter's heap near what its
@@ -51,11 +53,12 @@ func (x *Exporter) RegisterIn(fs *flag.FlagSet, env Env) {
 }
 
 func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
-	fs.StringVar(&x.Out, "out", env("SESSIONPIPE_OUT"), "Parquet output directory (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
-	fs.StringVar(&x.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "archive of the original lines, zstd segments (env SESSIONPIPE_ARCHIVE_DIR; default <data-dir>/archive)")
+	fs.StringVar(&x.Out, "out", env("SESSIONPIPE_OUT"), "Parquet output directory, or s3://bucket/prefix (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
+	fs.StringVar(&x.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "archive of the original lines, zstd segments: a directory or s3://bucket/prefix (env SESSIONPIPE_ARCHIVE_DIR; default <data-dir>/archive)")
 	fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
 	fs.Int64Var(&x.PartBytes, "part-bytes", export.DefaultPartBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
 	fs.DurationVar(&x.PartAge, "part-age", export.DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
+	x.S3.Register(fs, env)
 	if !daemon {
 		return
 	}
@@ -103,10 +106,14 @@ func StartExporter(x *Exporter, n *NATS, b *Bus, log *slog.Logger) (*RunningExpo
 	if out == archive {
 		return nil, fmt.Errorf("-out and -archive-dir are the same directory %s", out)
 	}
+	pc, ac, err := x.S3.Outputs(context.Background(), out, archive)
+	if err != nil {
+		return nil, err
+	}
+	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+Version()
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
-		Parquet: export.Config{Dir: out, PartBytes: x.PartBytes, PartAge: x.PartAge, WriterVersion: "sessionpipe " + Version()},
-		Archive: export.ArchiveConfig{Dir: archive},
+		Parquet: pc, Archive: ac,
 	})
 	if err != nil {
 		return nil, err

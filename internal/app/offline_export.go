@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -33,6 +35,9 @@ type OfflineExport struct {
 	PartBytes    int64
 	MaxLineBytes int
 	Temp         string // where the temporary stream lives; "" the system's
+	// S3 configures Out and Archive given as s3://bucket/prefix; nil
+	// takes the SDK's defaults.
+	S3 *S3
 }
 
 // OfflineResult sums up an offline export.
@@ -46,6 +51,9 @@ type OfflineResult struct {
 // out when none is given: beside it, never inside (a Parquet directory
 // holds Parquet only).
 func DefaultOfflineArchive(out string) string {
+	if objstore.IsURL(out) {
+		return strings.TrimRight(out, "/") + "-archive"
+	}
 	out = filepath.Clean(out)
 	return filepath.Join(filepath.Dir(out), filepath.Base(out)+"-archive")
 }
@@ -60,7 +68,11 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	if o.Archive != "" && filepath.Clean(o.Archive) == filepath.Clean(o.Out) {
 		return OfflineResult{}, fmt.Errorf("the output and the archive are the same directory %s", o.Out)
 	}
-	high, err := export.HighestSeq(o.Out, o.Archive)
+	pc, ac, err := o.S3.Outputs(ctx, o.Out, o.Archive)
+	if err != nil {
+		return OfflineResult{}, err
+	}
+	high, err := export.HighestSeqOf(ctx, pc, ac)
 	if err != nil {
 		return OfflineResult{}, err
 	}
@@ -90,8 +102,8 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
-		Parquet: export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version()},
-		Archive: export.ArchiveConfig{Dir: o.Archive},
+		Parquet: export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
+		Archive: export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
 	})
 	if err != nil {
 		return OfflineResult{}, err

@@ -22,6 +22,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
 // Archive defaults.
@@ -57,6 +58,11 @@ type ArchiveConfig struct {
 
 	// Logger receives commits (Debug) and recovery (Info); nil discards.
 	Logger *slog.Logger
+
+	// Bucket, when set, is where the archive lives instead of a local
+	// directory (Dir is then only its name in messages): see the package
+	// documentation, "Commit protocol in a bucket".
+	Bucket *objstore.Bucket
 }
 
 func (c ArchiveConfig) withDefaults() ArchiveConfig {
@@ -159,6 +165,12 @@ type ArchiveWriter struct {
 	// whose commit failed for their partition (see commit): tried again,
 	// before the later segments of their partition, at each commit.
 	waiting []*segment
+
+	// remote is the manifest object when the archive is in a bucket;
+	// failed stops the writer as Writer.failed does (a conflict with
+	// another writer, or a manifest write of unknown fate).
+	remote *remoteManifest[Segment]
+	failed error
 }
 
 // segment is an open segment: its frames, compressed, and their index.
@@ -181,6 +193,9 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 		return nil, &ConfigError{Field: "archive_dir", Value: cfg.Dir, Err: ErrInvalidConfig, Why: "required"}
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Bucket != nil {
+		return newRemoteArchiveWriter(cfg)
+	}
 	lock, err := dirlock.Acquire(cfg.Dir, "transcript archive")
 	if err != nil {
 		return nil, err
@@ -235,6 +250,9 @@ func ChunkPartition(c *bus.RawChunk) Partition {
 func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) error {
 	if a.closed {
 		return ErrClosed
+	}
+	if a.failed != nil {
+		return a.failed
 	}
 	if seq == 0 {
 		return ErrInvalidSeq
@@ -321,6 +339,9 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	if a.closed {
 		return ErrClosed
 	}
+	if a.failed != nil {
+		return a.failed
+	}
 	var due []*segment
 	for _, s := range a.sorted() {
 		if now.Sub(s.opened) >= a.cfg.SegmentAge || slices.Contains(a.waiting, s) {
@@ -337,6 +358,9 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 func (a *ArchiveWriter) Flush(ctx context.Context) error {
 	if a.closed {
 		return ErrClosed
+	}
+	if a.failed != nil {
+		return a.failed
 	}
 	if len(a.open) == 0 && len(a.waiting) == 0 {
 		return nil
@@ -489,7 +513,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		if failed[s.partition] {
 			continue
 		}
-		seg, err := a.writeSegment(s)
+		seg, err := a.writeSegment(ctx, s)
 		if err != nil {
 			failed[s.partition] = true
 			a.stats.FailedCommits++
@@ -510,15 +534,21 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 	// The manifest's encoding grows in place (the writer's own; its
 	// length is kept when the write fails), so that a commit encodes only
 	// the new segments.
-	data, err := appendLines(a.manifest, segs)
-	if err != nil {
-		return errors.Join(werr, err)
+	if a.remote != nil {
+		if err := a.recordRemote(ctx, segs); err != nil {
+			return errors.Join(werr, err)
+		}
+	} else {
+		data, err := appendLines(a.manifest, segs)
+		if err != nil {
+			return errors.Join(werr, err)
+		}
+		if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
+			return errors.Join(werr, err) // the files stay unlisted: removed at the next open, or renamed over by a retry
+		}
+		a.manifest = data
+		a.segments = append(a.segments, segs...)
 	}
-	if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
-		return errors.Join(werr, err) // the files stay unlisted: removed at the next open, or renamed over by a retry
-	}
-	a.manifest = data
-	a.segments = append(a.segments, segs...)
 	for i, seg := range segs {
 		s := written[i]
 		if a.open[s.partition] == s {
@@ -537,10 +567,12 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 }
 
 // writeSegment writes s as a segment file, atomically, and describes it.
-func (a *ArchiveWriter) writeSegment(s *segment) (Segment, error) {
+func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, error) {
 	rel := s.partition.Dir()
-	if err := mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
-		return Segment{}, err
+	if a.remote == nil {
+		if err := mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
+			return Segment{}, err
+		}
 	}
 	dir := filepath.Join(a.cfg.Dir, filepath.FromSlash(rel))
 	name := segmentName(s.first, s.last)
@@ -561,7 +593,12 @@ func (a *ArchiveWriter) writeSegment(s *segment) (Segment, error) {
 	h.Write(foot.Bytes())
 	data := make([]byte, 0, len(s.frames)+foot.Len())
 	data = append(append(data, s.frames...), foot.Bytes()...)
-	if err := writeFileAtomic(dir, name, data); err != nil {
+	if a.remote != nil {
+		// Under its final name: see uploadPart.
+		if err := a.cfg.Bucket.Upload(ctx, path.Join(rel, name), bytes.NewReader(data), int64(len(data))); err != nil {
+			return Segment{}, fmt.Errorf("upload: %w", err)
+		}
+	} else if err := writeFileAtomic(dir, name, data); err != nil {
 		return Segment{}, err
 	}
 	return Segment{

@@ -156,16 +156,23 @@ func readManifestLines(dir string) (segs []Segment, bad []*SegmentError, err err
 	if err != nil {
 		return nil, nil, fmt.Errorf("read archive manifest: %w", err)
 	}
+	segs, bad = decodeManifestLines(data, p)
+	return segs, bad, nil
+}
+
+// decodeManifestLines decodes an archive manifest's lines; a line that
+// does not decode is returned in bad, naming name and the line.
+func decodeManifestLines(data []byte, name string) (segs []Segment, bad []*SegmentError) {
 	for n, line := range bytes.Split(data, []byte{'\n'}) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
 		var s Segment
 		if err := json.Unmarshal(line, &s); err != nil {
-			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", p, n+1), Err: fmt.Errorf("%w: %v", ErrManifest, err)})
+			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", name, n+1), Err: fmt.Errorf("%w: %v", ErrManifest, err)})
 			continue
 		}
 		segs = append(segs, s)
 	}
-	return segs, bad, nil
+	return segs, bad
 }

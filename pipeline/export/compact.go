@@ -480,11 +480,39 @@ func (c *compactor) lockManifest(ctx context.Context) (*fileLock, error) {
 // merge writes g's files as one merged file and commits it in their
 // place.
 func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
-	mg := g.merge()
 	root := c.cfg.Dir
 	dir := g.partition.path(root)
+	mg, tmp, out, err := c.build(ctx, g, root)
+	if err != nil {
+		return mg, err
+	}
+	if err := c.switchFiles(ctx, tmp, g.files, out); err != nil {
+		return mg, err
+	}
+	c.step("recorded")
+	// The inputs are unlisted: removing them is tidying. Whoever cleans
+	// up next removes what a crash here left.
+	for _, f := range g.files {
+		p := filepath.Join(root, filepath.FromSlash(f.Path))
+		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+			return mg, fmt.Errorf("remove merged input: %w", err)
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return mg, err
+	}
+	c.step("removed")
+	return mg, nil
+}
+
+// build writes the merged file of g's files, found under root, to a
+// synced temporary file in their partition's directory, and describes
+// it.
+func (c *compactor) build(ctx context.Context, g compactGroup, root string) (mg Merge, tmp string, out File, err error) {
+	mg = g.merge()
+	dir := g.partition.path(root)
 	name := path.Base(mg.Output)
-	tmp := filepath.Join(dir, compactTmpName(name))
+	tmp = filepath.Join(dir, compactTmpName(name))
 	first, last := g.span()
 	meta := mergeMeta{partition: g.partition, first: first, last: last}
 
@@ -495,7 +523,7 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 		in := mergeInput{path: filepath.Join(root, filepath.FromSlash(f.Path)), bytes: f.Bytes, rows: f.Rows}
 		s, err := openMergeSource(in, c.cfg)
 		if err != nil {
-			return mg, err
+			return mg, "", out, err
 		}
 		in.cost = s.cost
 		s.close()
@@ -519,13 +547,13 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 		temps = append(temps, run.path)
 		res, err := c.mergeInto(ctx, run.path, inputs[:k], meta)
 		if err != nil {
-			return mg, err
+			return mg, "", out, err
 		}
 		c.step("pass")
 		run.bytes, run.rows = res.bytes, res.rows
 		s, err := openMergeSource(run, c.cfg)
 		if err != nil {
-			return mg, err
+			return mg, "", out, err
 		}
 		run.cost = s.cost
 		s.close()
@@ -534,11 +562,11 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 	res, err := c.mergeInto(ctx, tmp, inputs, meta)
 	if err != nil {
 		os.Remove(tmp)
-		return mg, err
+		return mg, "", out, err
 	}
 	c.step("written")
 	mg.RowsOut, mg.BytesOut = res.rows, res.bytes
-	out := File{
+	out = File{
 		Path:      mg.Output,
 		Partition: g.partition,
 		Rows:      res.rows,
@@ -551,23 +579,7 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 		out.MinTS = time.UnixMicro(res.minTS).UTC()
 		out.MaxTS = time.UnixMicro(res.maxTS).UTC()
 	}
-	if err := c.switchFiles(ctx, tmp, g.files, out); err != nil {
-		return mg, err
-	}
-	c.step("recorded")
-	// The inputs are unlisted: removing them is tidying. Whoever cleans
-	// up next removes what a crash here left.
-	for _, f := range g.files {
-		p := filepath.Join(root, filepath.FromSlash(f.Path))
-		if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-			return mg, fmt.Errorf("remove merged input: %w", err)
-		}
-	}
-	if err := syncDir(dir); err != nil {
-		return mg, err
-	}
-	c.step("removed")
-	return mg, nil
+	return mg, tmp, out, nil
 }
 
 // mergeInput is a file to merge: an input of the merge, or an

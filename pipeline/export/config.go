@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/parquet-go/parquet-go/compress/zstd"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
 // Defaults of a [Config]'s zero fields.
@@ -80,6 +82,15 @@ type Config struct {
 	// Logger receives lifecycle events (commits at Debug, recovery at
 	// Info); nil discards them.
 	Logger *slog.Logger
+
+	// Bucket, when set, is where the output lives instead of a local
+	// directory (Dir is then only its name in messages, s3://bucket/prefix):
+	// see the package documentation, "Commit protocol in a bucket".
+	Bucket *objstore.Bucket
+
+	// SpoolDir is the local directory where a part is encoded before it
+	// is uploaded to Bucket; default os.TempDir().
+	SpoolDir string
 }
 
 // Validate reports the first invalid field as a *[ConfigError].

@@ -140,6 +140,28 @@
 // yields a second copy; other entries of the range go to new parts. The
 // directory is locked (internal/dirlock): one Writer per output root.
 //
+// # Commit protocol in a bucket
+//
+// With Config.Bucket (and ArchiveConfig.Bucket) the output is an S3
+// prefix ([objstore.Bucket]), which has no rename and no lock. A part is
+// encoded to a spool file and uploaded under its final name,
+// part-<first>-<last>.parquet: the name comes from the stream range and
+// the encoding is deterministic, so an upload repeated after a crash
+// writes the same bytes. The parts due at one commit are then listed by
+// one conditional PUT of _manifest.jsonl (If-Match on the ETag read, or
+// If-None-Match: * for a new manifest): of two processes that read the
+// same version only one writes the next, and the loser reads it again.
+// Before each write the writer checks the version it writes over: a
+// listed file of one of its partitions overlapping one of its ranges,
+// other than the very same object, was committed by another writer on
+// the prefix, and the commit fails with [ErrConflict] (the [Exporter]
+// reopens from the manifest). A PUT of unknown outcome is read back. The
+// exporter's position (_exporter.json) is written after both manifests.
+// No lock is taken, and NewWriter removes nothing: objects no manifest
+// lists and unfinished multipart uploads are removed by [CompactBucket].
+// Readers follow the manifest (the views with ViewConfig.Manifest,
+// [Restore] with RestoreConfig.Bucket). docs/s3.md has the details.
+//
 // # Compaction
 //
 // [Compact] merges the files below a target size of closed partitions

@@ -41,6 +41,15 @@ var (
 	// (DuckDB refuses to read a column chunk holding one that is not), so
 	// each invalid sequence was replaced by U+FFFD and the entry written.
 	ErrInvalidUTF8 = errors.New("export: invalid UTF-8 replaced by U+FFFD")
+
+	// ErrConflict reports that another writer committed, to the same
+	// bucket prefix, a file or segment whose stream range overlaps one
+	// this writer was committing (two exporters on one prefix). The
+	// conditional write of the manifest let only one of them win; the
+	// loser stops like after [ErrNotDurable] and a new writer (the
+	// [Exporter] opens one at once) resumes from the manifest as it now
+	// is, skipping what the winner committed.
+	ErrConflict = errors.New("export: another writer committed to this prefix")
 )
 
 // EntryError reports an entry that was written altered, located by its

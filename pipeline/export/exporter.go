@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
 // Exporter defaults.
@@ -183,10 +184,20 @@ func (x *Exporter) Run(ctx context.Context) error {
 		x.active.Store(false)
 		rerr := lease.Release(context.WithoutCancel(ctx))
 		switch {
+		case ctx.Err() != nil && errors.Is(err, ErrConflict):
+			// Stopping: what the last commit held was not listed (another
+			// writer listed it, or will): nothing acknowledged, nothing lost.
+			x.log.Warn("the last commit lost to another writer on the bucket prefix", KeyError, err.Error())
+			return nil
 		case ctx.Err() != nil:
 			return err
 		case err == nil && errors.Is(context.Cause(held), bus.ErrLeaseLost):
 			x.log.Warn("exporter lease lost; standing by", "consumer", x.cfg.Name)
+			continue
+		case errors.Is(err, ErrConflict):
+			// Another writer on the bucket prefix won a commit: resume from
+			// the manifest as it now is.
+			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", KeyError, err.Error())
 			continue
 		}
 		return errors.Join(err, rerr)
@@ -227,7 +238,7 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	err = c.Run(runCtx, x.apply)
 	cancel(nil)
 	wg.Wait()
-	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) {
+	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) || errors.Is(cause, ErrConflict) {
 		return cause // the Parquet writer stopped: a restart recovers
 	}
 	if ctx.Err() != nil {
@@ -240,14 +251,14 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 // stopped ([ErrNotDurable]): retrying could list a file twice, and
 // running on without exporting would hide it.
 func (x *Exporter) stopIfFailed(err error) {
-	if errors.Is(err, ErrNotDurable) && x.stop != nil {
+	if (errors.Is(err, ErrNotDurable) || errors.Is(err, ErrConflict)) && x.stop != nil {
 		x.stop(err)
 	}
 }
 
 // open opens the writers and reads and checks the saved position.
 func (x *Exporter) open(ctx context.Context) error {
-	st, err := readState(x.cfg.Parquet.Dir)
+	st, err := readStateOf(ctx, x.cfg.Parquet)
 	if err != nil {
 		return err
 	}
@@ -322,20 +333,37 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 // HighestSeq returns the highest stream sequence the output directories
 // hold or have passed: an offline export continues after it.
 func HighestSeq(parquetDir, archiveDir string) (uint64, error) {
-	st, err := readState(parquetDir)
+	return HighestSeqOf(context.Background(), Config{Dir: parquetDir}, ArchiveConfig{Dir: archiveDir})
+}
+
+// HighestSeqOf is [HighestSeq] for outputs that may be in buckets
+// (Config.Bucket, ArchiveConfig.Bucket); an empty archive Dir and no
+// Bucket: no archive.
+func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (uint64, error) {
+	st, err := readStateOf(ctx, parquet)
 	if err != nil {
 		return 0, err
 	}
 	high := st.Committed
-	m, err := ReadManifest(parquetDir)
+	var m *Manifest
+	if parquet.Bucket != nil {
+		m, err = ReadBucketManifest(ctx, parquet.Bucket)
+	} else {
+		m, err = ReadManifest(parquet.Dir)
+	}
 	if err != nil {
 		return 0, err
 	}
 	for _, f := range m.Files {
 		high = max(high, f.LastSeq)
 	}
-	if archiveDir != "" {
-		segs, err := ReadArchiveManifest(archiveDir)
+	if archive.Dir != "" || archive.Bucket != nil {
+		var segs []Segment
+		if archive.Bucket != nil {
+			segs, err = ReadBucketArchiveManifest(ctx, archive.Bucket)
+		} else {
+			segs, err = ReadArchiveManifest(archive.Dir)
+		}
 		if err != nil {
 			return 0, err
 		}
@@ -375,6 +403,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		if err := x.a.Write(ctx, &d.Chunk, d.Seq); err != nil {
 			x.errs.Add(1)
 			x.noteCommitLocked(ctx, err)
+			x.stopIfFailed(err)
 			return err
 		}
 	}
@@ -514,11 +543,38 @@ func (x *Exporter) saveLocked(force bool) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
+	if b := x.cfg.Parquet.Bucket; b != nil {
+		// After the manifests: a position never runs ahead of them.
+		ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+		defer cancel()
+		if _, err := b.Put(ctx, StateName, append(data, '\n'), objstore.Cond{}); err != nil {
+			return fmt.Errorf("save position: %w", err)
+		}
+	} else if err := writeFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
 		return err
 	}
 	x.saved = x.state.Committed
 	return nil
+}
+
+// readStateOf reads the saved position of the output cfg describes, a
+// directory or a bucket; none yields the zero state.
+func readStateOf(ctx context.Context, cfg Config) (exporterState, error) {
+	if cfg.Bucket == nil {
+		return readState(cfg.Dir)
+	}
+	var st exporterState
+	data, _, err := cfg.Bucket.Get(ctx, StateName)
+	if errors.Is(err, objstore.ErrNotExist) {
+		return st, nil
+	}
+	if err != nil {
+		return st, fmt.Errorf("read position: %w", err)
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, fmt.Errorf("%w: %s: %v", ErrManifest, cfg.Bucket.ObjectURL(StateName), err)
+	}
+	return st, nil
 }
 
 // readState reads the saved position; none yields the zero state.

@@ -20,6 +20,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
 // RestoreConfig says what [Restore] gives back.
@@ -31,6 +33,14 @@ type RestoreConfig struct {
 	Since   time.Time // only files with chunks dated on or after it (UTC date); zero: all
 	Force   bool      // overwrite files that exist under Out
 	Logger  *slog.Logger
+
+	// Bucket, when set, is where the archive is (Archive is then only its
+	// name in messages): segments are read with ranged GETs, their index
+	// frames first, so that a selection by host, date or session reads
+	// only the index of each segment of the selected partitions and the
+	// frames of the selected files. See the package documentation,
+	// "Commit protocol in a bucket".
+	Bucket *objstore.Bucket
 }
 
 // Restored describes one file [Restore] wrote, or one it could not (in
@@ -135,20 +145,29 @@ func (e *RestoreError) Unwrap() []error {
 // files it wrote and a *[RestoreError] naming each damaged piece and the
 // files it affects. A file it cannot write stops it, with that error.
 func Restore(ctx context.Context, cfg RestoreConfig) ([]Restored, error) {
-	segs, bad, err := readManifestLines(cfg.Archive)
-	if err != nil {
-		return nil, err
-	}
-	if len(segs) == 0 && len(bad) == 0 {
-		if _, err := os.Stat(filepath.Join(cfg.Archive, ManifestName)); err != nil {
-			return nil, fmt.Errorf("%s is not an archive (no %s): %w", cfg.Archive, ManifestName, err)
+	var segs []Segment
+	var bad []*SegmentError
+	var root *os.Root
+	if cfg.Bucket != nil {
+		var err error
+		if segs, bad, err = bucketManifestLines(ctx, cfg.Bucket); err != nil {
+			return nil, err
 		}
+	} else {
+		var err error
+		if segs, bad, err = readManifestLines(cfg.Archive); err != nil {
+			return nil, err
+		}
+		if len(segs) == 0 && len(bad) == 0 {
+			if _, err := os.Stat(filepath.Join(cfg.Archive, ManifestName)); err != nil {
+				return nil, fmt.Errorf("%s is not an archive (no %s): %w", cfg.Archive, ManifestName, err)
+			}
+		}
+		if root, err = os.OpenRoot(cfg.Archive); err != nil {
+			return nil, err
+		}
+		defer root.Close()
 	}
-	root, err := os.OpenRoot(cfg.Archive)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxChunkBytes))
 	if err != nil {
 		return nil, err
@@ -156,7 +175,7 @@ func Restore(ctx context.Context, cfg RestoreConfig) ([]Restored, error) {
 	defer dec.Close()
 	rs := &restorer{
 		cfg: cfg, log: cfg.Logger, root: root, dec: dec, damage: bad,
-		open: map[*segmentRef]*os.File{}, current: map[string]*rebuilt{},
+		open: map[*segmentRef]segmentReader{}, current: map[string]*rebuilt{},
 	}
 	if rs.log == nil {
 		rs.log = slog.New(slog.DiscardHandler)
@@ -165,9 +184,13 @@ func Restore(ctx context.Context, cfg RestoreConfig) ([]Restored, error) {
 		rs.since = cfg.Since.UTC().Format(time.DateOnly)
 	}
 	defer rs.closeSegments()
+	rs.ctx = ctx
 	chunks, err := rs.indexes(ctx, segs)
 	if err != nil {
 		return nil, err
+	}
+	if cfg.Bucket != nil && cfg.Session != "" {
+		chunks = filesOfSession(chunks, cfg.Session)
 	}
 	if err := rs.rebuild(ctx, chunks); err != nil {
 		return nil, err
@@ -184,7 +207,8 @@ type restorer struct {
 	dec   *zstd.Decoder
 	since string // cfg.Since as a partition date, "" without
 
-	open    map[*segmentRef]*os.File // segments open for reading frames
+	open    map[*segmentRef]segmentReader // segments open for reading frames
+	ctx     context.Context               // of a bucket's reads
 	damage  []*SegmentError
 	lost    []Segment // segments none of whose chunks are known
 	current map[string]*rebuilt
@@ -196,6 +220,7 @@ type segmentRef struct {
 	rel     string // in the archive root
 	name    string // as shown: the archive root joined
 	suspect bool   // its content is not the manifest's
+	bytes   int64  // its size, as the manifest says (a bucket's)
 }
 
 // located is a chunk of the index of a segment.
@@ -229,6 +254,7 @@ type lineRun struct {
 // each chunk it lists; a segment that cannot be read is damage.
 func (rs *restorer) indexes(ctx context.Context, segs []Segment) ([]located, error) {
 	var all []located
+	var archived []*objstore.ArchivedError
 	for _, s := range segs {
 		if err := ctx.Err(); err != nil {
 			return nil, context.Cause(ctx)
@@ -240,7 +266,20 @@ func (rs *restorer) indexes(ctx context.Context, segs []Segment) ([]located, err
 			continue
 		}
 		ref := &segmentRef{rel: filepath.FromSlash(s.Path), name: filepath.Join(rs.cfg.Archive, filepath.FromSlash(s.Path))}
-		index, framesEnd, err := rs.readIndex(ref, s)
+		var index []Chunk
+		var framesEnd int64
+		var err error
+		if rs.cfg.Bucket != nil {
+			ref.rel, ref.name, ref.bytes = s.Path, rs.cfg.Bucket.ObjectURL(s.Path), s.Bytes
+			index, framesEnd, err = rs.readBucketIndex(ctx, ref)
+			var ae *objstore.ArchivedError
+			if errors.As(err, &ae) {
+				archived = append(archived, ae)
+				continue
+			}
+		} else {
+			index, framesEnd, err = rs.readIndex(ref, s)
+		}
 		if err != nil {
 			err = fmt.Errorf("%w; its chunks (sequences %d-%d) are lost, and which files they held is unknown", err, s.FirstSeq, s.LastSeq)
 			rs.damage = append(rs.damage, &SegmentError{Segment: ref.name, Err: err})
@@ -250,6 +289,9 @@ func (rs *restorer) indexes(ctx context.Context, segs []Segment) ([]located, err
 		for _, c := range index {
 			all = append(all, located{Chunk: c, seg: ref, bad: c.check(framesEnd)})
 		}
+	}
+	if len(archived) > 0 {
+		return nil, &ArchivedSegmentsError{Objects: archived}
 	}
 	slices.SortStableFunc(all, func(a, b located) int { return compareSeq(a.Seq, b.Seq) })
 	return all, nil
@@ -480,9 +522,14 @@ func (rs *restorer) frame(l *located) ([]byte, error) {
 		if len(rs.open) >= maxOpenSegments {
 			rs.closeSegments()
 		}
-		var err error
-		if f, err = rs.root.Open(l.seg.rel); err != nil {
-			return nil, fmt.Errorf("open: %w", err)
+		if rs.cfg.Bucket != nil {
+			f = &bucketReader{ctx: rs.ctx, b: rs.cfg.Bucket, rel: l.seg.rel, size: l.seg.bytes}
+		} else {
+			file, err := rs.root.Open(l.seg.rel)
+			if err != nil {
+				return nil, fmt.Errorf("open: %w", err)
+			}
+			f = file
 		}
 		rs.open[l.seg] = f
 	}

@@ -30,6 +30,16 @@ type ViewConfig struct {
 	// aggregates are computed with (`sessionpipe sessions -prices FILE`
 	// merges a file over the default) to get the same costs.
 	Prices *price.Table
+
+	// Manifest reads the files the manifest (<Dir>/_manifest.jsonl) lists,
+	// as it is when the script runs, instead of globbing Dir: only
+	// committed files, none a writer or a compaction is about to list or
+	// remove (for a bucket, see views_s3.go).
+	Manifest bool
+
+	// S3, when set, starts the script with DuckDB's httpfs settings and a
+	// secret for Dir in a bucket.
+	S3 *DuckDBS3
 }
 
 // DuckDBScript returns a DuckDB SQL script, plain statements only, that
@@ -84,9 +94,14 @@ func DuckDBScript(cfg ViewConfig) string {
 	var b strings.Builder
 	b.WriteString("-- sessionpipe duckdb: views over the Parquet files of a sessionpipe export.\n")
 	b.WriteString("-- Generated; see docs/duckdb.md. Views entries, api_calls and sessions; table prices.\n\n")
+	writeS3Secret(&b, cfg.S3, cfg.Dir)
 	b.WriteString(macros)
 	writePrices(&b, t)
-	writeEntries(&b, cfg.Dir)
+	if cfg.Manifest {
+		writeManifestEntries(&b, cfg.Dir)
+	} else {
+		writeEntries(&b, cfg.Dir)
+	}
 	b.WriteString(derivedViews)
 	return b.String()
 }
@@ -251,6 +266,11 @@ CREATE OR REPLACE TEMP VIEW entry_copies AS
 		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
 			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
 	}
+	writeEntriesQualify(b)
+}
+
+// writeEntriesQualify ends the entry_copies view and writes entries.
+func writeEntriesQualify(b *strings.Builder) {
 	b.WriteString("QUALIFY row_number() OVER (PARTITION BY key, host, path, line, object ORDER BY seq) = 1;\n\n")
 	b.WriteString(`-- Every entry once: of the rows with the same key (copies in several files), the lowest seq.
 CREATE OR REPLACE TEMP VIEW entries AS

@@ -56,6 +56,10 @@ type Writer struct {
 	// the later parts of their partition, at each commit.
 	waiting []*part
 
+	// remote is the manifest object when the output is in a bucket
+	// (Config.Bucket); nil for a directory.
+	remote *remoteManifest[File]
+
 	// hook, when set (by tests), is called at each step of a commit:
 	// "written" (temporary file synced), "renamed" (renamed, directory
 	// synced), "recorded" (manifest written).
@@ -95,6 +99,9 @@ func NewWriter(cfg Config) (*Writer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	if cfg.Bucket != nil {
+		return newRemoteWriter(cfg)
+	}
 	lock, err := dirlock.Acquire(cfg.Dir, "Parquet export")
 	if err != nil {
 		return nil, err
@@ -453,7 +460,13 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 	var batch []written
 	var errs []error
 	failed := make(map[Partition]bool) // partitions with a part not committed
+	if w.remote != nil {
+		batch, errs = w.uploadParts(ctx, parts)
+	}
 	for _, pt := range parts {
+		if w.remote != nil {
+			break // uploaded above
+		}
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, context.Cause(ctx))
 			break
@@ -461,7 +474,7 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 		if failed[pt.partition] {
 			continue
 		}
-		wr, err := w.writePart(pt)
+		wr, err := w.writePart(ctx, pt)
 		if err != nil {
 			failed[pt.partition] = true
 			errs = append(errs, w.partitionFailed(pt, err))
@@ -523,7 +536,7 @@ func (w *Writer) partitionFailed(pt *part, err error) error {
 
 // writePart encodes pt into a synced temporary file in its partition's
 // directory, and describes the file it becomes.
-func (w *Writer) writePart(pt *part) (written, error) {
+func (w *Writer) writePart(ctx context.Context, pt *part) (written, error) {
 	rel := pt.partition.Dir()
 	dir := filepath.Join(w.cfg.Dir, filepath.FromSlash(rel))
 	if err := w.mkdir(rel); err != nil {
@@ -531,7 +544,7 @@ func (w *Writer) writePart(pt *part) (written, error) {
 	}
 	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
 	tmp := filepath.Join(dir, tmpName(name))
-	sum, n, err := w.writeTemp(tmp, pt)
+	sum, n, err := w.writeTemp(tmp, pt, true)
 	if err != nil {
 		os.Remove(tmp)
 		return written{}, err
@@ -571,6 +584,9 @@ func (w *Writer) writePart(pt *part) (written, error) {
 // but not synced ([ErrNotDurable]) lists the files: they stay, and the
 // writer stops (see [Writer.failed]).
 func (w *Writer) record(ctx context.Context, batch []written) (recorded []written, err error) {
+	if w.remote != nil {
+		return w.recordRemote(ctx, batch)
+	}
 	renamed := make([]bool, len(batch))
 	defer func() {
 		for i, wr := range batch {
@@ -653,7 +669,7 @@ func (w *Writer) fail(err error) {
 
 // writeTemp encodes pt into the file tmp and fsyncs it, returning the
 // file's sha256 and size.
-func (w *Writer) writeTemp(tmp string, pt *part) (string, int64, error) {
+func (w *Writer) writeTemp(tmp string, pt *part, sync bool) (string, int64, error) {
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return "", 0, fmt.Errorf("create %s: %w", tmp, err)
@@ -670,7 +686,7 @@ func (w *Writer) writeTemp(tmp string, pt *part) (string, int64, error) {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if e := f.Close(); err == nil {
