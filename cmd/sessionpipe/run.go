@@ -55,6 +55,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	n, t, ixf, exf, logs := &r.NATS, &r.Tailer, &r.Indexer, &r.Exporter, &r.Logging
+	exf.NoArchive = !t.Archive // one switch: -archive publishes the lines and keeps them
 	once, asJSON := &r.Once, &r.JSON
 	// A PATH is a watch like -watch: a file, a directory or a glob; one
 	// named without a wildcard must exist.

@@ -218,6 +218,9 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 		return UsageError{Msg: err.Error()}
 	}
 	d.config, d.cfgErr = cfg, err
+	if d.Command.Name == "run" {
+		d.exporter.NoArchive = !d.tailer.Archive // as run sets it
+	}
 	d.JSON = fs.Lookup("json").Value.String() == "true"
 	if fs.NArg() > 0 {
 		if d.Command.Name != "run" {
@@ -439,7 +442,7 @@ func (d *Doctor) dirs() []doctorDir {
 		out, archive := x.Dirs(data)
 		dirs = append(dirs, doctorDir{"Parquet", out, "-out", true})
 		if archive != "" {
-			dirs = append(dirs, doctorDir{"archive", archive, "-archive-dir (or -no-archive)", true})
+			dirs = append(dirs, doctorDir{"archive", archive, "-archive-dir (or -no-archive; run: -archive=false)", true})
 		}
 	}
 	if c := d.compact; c != nil {

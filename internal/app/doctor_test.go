@@ -537,3 +537,22 @@ func TestDoctor_ListenAddressTaken(t *testing.T) {
 	checks = doctorChecks(t, "indexer", nil, "-data-dir", t.TempDir(), "-nats-port", "-1", "-http", "127.0.0.1:0")
 	requireCheck(t, checks, CheckOK, "listen", "-http 127.0.0.1:0: any free port")
 }
+
+// run has one switch for the archive, the tailer's -archive: off, no
+// archive directory is checked (nor kept), and -no-archive is not a flag
+// of run.
+func TestDoctor_RunOneArchiveSwitch(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	checks := doctorChecks(t, "run", nil, "-data-dir", data, "-nats-port", "-1", "-watch", t.TempDir())
+	require.NotEmpty(t, findChecks(checks, "dir", filepath.Join(data, "archive")), doctorText(checks))
+	checks = doctorChecks(t, "run", nil, "-data-dir", data, "-nats-port", "-1", "-watch", t.TempDir(), "-archive=false")
+	require.Empty(t, findChecks(checks, "dir", filepath.Join(data, "archive")), doctorText(checks))
+
+	c, ok := LookupCommand("run")
+	require.True(t, ok)
+	d := Doctor{Command: c, Env: func(string) string { return "" }}
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	require.Error(t, d.Parse(fs, []string{"-no-archive"}))
+}

@@ -55,7 +55,9 @@ func (x *Exporter) RegisterIn(fs *flag.FlagSet, env Env) {
 func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	fs.StringVar(&x.Out, "out", env("SESSIONPIPE_OUT"), "Parquet output directory, or s3://bucket/prefix (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
 	fs.StringVar(&x.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "archive of the original lines, zstd segments: a directory or s3://bucket/prefix (env SESSIONPIPE_ARCHIVE_DIR; default <data-dir>/archive)")
-	fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
+	if daemon { // run has one switch for the archive, the tailer's -archive
+		fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
+	}
 	fs.Int64Var(&x.PartBytes, "part-bytes", export.DefaultPartBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
 	fs.DurationVar(&x.PartAge, "part-age", export.DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
 	x.S3.Register(fs, env)
