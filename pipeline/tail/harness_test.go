@@ -179,7 +179,9 @@ func (h *harness) tryStream() ([]got, error) {
 func (h *harness) waitMsgs(n int) []got {
 	h.t.Helper()
 	var last []got
-	natstest.CheckFor(h.t, 60*time.Second, 20*time.Millisecond, func() error {
+	// A generous ceiling: 10,000 files on a loaded 2-core machine take
+	// more than a minute (the condition ends the wait, not the ceiling).
+	natstest.CheckFor(h.t, 5*time.Minute, 20*time.Millisecond, func() error {
 		all, err := h.tryStream()
 		if err != nil {
 			return err
