@@ -65,19 +65,21 @@ func (d *detector) line(line []byte) (f schema.Format, strong bool) {
 
 // features are the shape of one line that detection looks at.
 type features struct {
-	typ       string
-	hasUUID   bool
-	hasSessID bool
-	hasID     bool
-	hasCWD    bool
-	hasJID    bool
-	userIDNum bool
-	hasLeaf   bool
-	hasTS     bool
-	roleTop   bool // a top-level "role" (Fluux messages)
-	trace     bool // traceSchema is "openclaw-trajectory"
-	ownField  bool // a field only a Claude Code bookkeeping line of this type has
-	keys      int
+	typ        string
+	hasUUID    bool
+	hasSessID  bool
+	hasID      bool
+	hasCWD     bool
+	hasJID     bool
+	userIDNum  bool
+	hasLeaf    bool
+	hasTS      bool
+	roleTop    bool // a top-level "role" (Fluux messages)
+	trace      bool // traceSchema is "openclaw-trajectory"
+	projHash   bool // a Gemini CLI metadata record's projectHash
+	hasContent bool
+	ownField   bool // a field only a Claude Code bookkeeping line of this type has
+	keys       int
 
 	payloadID bool // payload is an object with an id
 	payload   bool
@@ -96,6 +98,7 @@ var typeNames = [...]string{
 	"user", "assistant", "system", "progress", "attachment", "summary",
 	"session", "message",
 	"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+	"gemini", // Gemini CLI's model messages
 	// Claude Code bookkeeping-only types.
 	"file-history-snapshot", "queue-operation", "ai-title", "agent-name",
 	"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
@@ -199,6 +202,10 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.roleTop = true
 		case "traceSchema":
 			f.trace = s.Value().Equal(trajectory.TraceSchema)
+		case "projectHash":
+			f.projHash = s.Value().Kind() == jsonl.String
+		case "content":
+			f.hasContent = true
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -266,7 +273,16 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// An OpenClaw trajectory event names its schema on every line.
 		return schema.FormatTrajectory, true
 	}
+	if f.projHash && f.hasSessID {
+		// Gemini CLI's metadata record, the first line of its files.
+		return schema.FormatGeminiCLI, true
+	}
 	switch f.typ {
+	case "gemini":
+		// A Gemini CLI model message: no other format has this type.
+		if f.hasID && f.hasTS && f.hasContent {
+			return schema.FormatGeminiCLI, true
+		}
 	case "session":
 		switch {
 		case f.hasJID:
