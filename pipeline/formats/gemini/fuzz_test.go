@@ -5,9 +5,9 @@ import (
 	"io"
 	"testing"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
