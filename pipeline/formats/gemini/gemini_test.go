@@ -35,8 +35,12 @@ func TestParse_CopyCountsOnce(t *testing.T) {
 		return `,"toolCalls":[{"id":"c1","name":"read_file","args":{},"status":"` + status + `"}]`
 	}
 	tok := `,"tokens":{"input":100,"output":10,"cached":0,"thoughts":0,"tool":0,"total":110}`
-	es := parseLines(t, "s.jsonl", gem("g1", call("executing")), gem("g1", call("executing")+tok), gem("g1", call("error")+tok))
-	require.Len(t, es, 3)
+	user := `{"id":"u1","timestamp":"2026-09-01T09:00:01.000Z","type":"user","content":[{"text":"hi"}]}`
+	es := parseLines(t, "s.jsonl", gem("g1", call("executing")), gem("g1", call("executing")+tok), gem("g1", call("error")+tok), gem("g1", call("error")+tok), user, user)
+	require.Len(t, es, 6)
+	require.Empty(t, es[3].ToolResults, "the error was counted with the copy before")
+	require.False(t, es[4].Meta)
+	require.True(t, es[5].Meta, "a copy is no second input")
 	require.False(t, es[0].Meta)
 	require.True(t, es[1].Meta, "a copy is no second message")
 	require.True(t, es[2].Meta, "a copy is no second message")
