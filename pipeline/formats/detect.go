@@ -36,10 +36,12 @@ func detect(head [][]byte) (schema.Format, error) {
 // sections of the format specs: an OpenClaw trajectory line (traceSchema
 // "openclaw-trajectory") decides at once, as does a header line
 // (pi/OpenClaw `session` with id and cwd, Fluux `session` with jid,
-// m4dtimes `session` with a numeric userId, Codex `session_meta`), and so
+// m4dtimes `session` with a numeric userId, Codex `session_meta`, Gemini
+// CLI's metadata with sessionId and projectHash), and so
 // does a line whose shape belongs to one format only (a Claude Code line
 // with uuid and sessionId, a Claude Code bookkeeping line with sessionId
-// or its own field, a Codex line with payload and timestamp); a headerless
+// or its own field, a Codex line with payload and timestamp, a Gemini CLI
+// "gemini" message with id, timestamp and content); a headerless
 // message line of pi, Fluux or m4dtimes, or the minimal Claude Code usage
 // line of old versions, is a weak match that decides only when nothing
 // stronger comes (see [Decoder]). Lines that are not JSON objects tell
