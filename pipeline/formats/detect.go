@@ -67,21 +67,23 @@ func (d *detector) line(line []byte) (f schema.Format, strong bool) {
 
 // features are the shape of one line that detection looks at.
 type features struct {
-	typ        string
-	hasUUID    bool
-	hasSessID  bool
-	hasID      bool
-	hasCWD     bool
-	hasJID     bool
-	userIDNum  bool
-	hasLeaf    bool
-	hasTS      bool
-	roleTop    bool // a top-level "role" (Fluux messages)
-	trace      bool // traceSchema is "openclaw-trajectory"
-	projHash   bool // a Gemini CLI metadata record's projectHash
-	hasContent bool
-	ownField   bool // a field only a Claude Code bookkeeping line of this type has
-	keys       int
+	typ       string
+	hasUUID   bool
+	hasSessID bool
+	hasID     bool
+	hasCWD    bool
+	hasJID    bool
+	userIDNum bool
+	hasLeaf   bool
+	hasTS     bool
+	roleTop   bool // a top-level "role" (Fluux messages)
+	trace     bool // traceSchema is "openclaw-trajectory"
+	ownField  bool // a field only a Claude Code bookkeeping line of this type has
+	keys      int
+
+	// Gemini CLI.
+	projHash   bool // projectHash is a string (its metadata record)
+	hasContent bool // a top-level "content" (its messages)
 
 	payloadID bool // payload is an object with an id
 	payload   bool
