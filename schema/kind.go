@@ -14,17 +14,20 @@ const (
 	// (<session>.trajectory.jsonl): run events whose usage is a run's
 	// total, counted only where the session's transcript is gone.
 	FormatTrajectory Format = "openclaw-trajectory"
+	// FormatGeminiCLI is Gemini CLI's chat recording
+	// (~/.gemini/tmp/<project>/chats/*.jsonl).
+	FormatGeminiCLI Format = "gemini-cli"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI:
 		return true
 	}
 	return false

@@ -150,6 +150,10 @@ func DefaultGlobs(home string, env Env) []string {
 		g = append(g, filepath.Join(d, "*.jsonl"))
 	}
 	g = append(g, filepath.Join(home, "nexus", "state", "sessions", "**", "*"))
+	// Gemini CLI: GEMINI_CLI_HOME replaces the home directory it keeps
+	// .gemini under; a subagent's chats are in chats/<parent session>/.
+	gemini := filepath.Join(orDefault(env("GEMINI_CLI_HOME"), home), ".gemini")
+	g = append(g, filepath.Join(gemini, "tmp", "*", "chats", "**", "*.jsonl"))
 	return g
 }
 

@@ -59,6 +59,19 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join(dir, "*.jsonl"))
 		require.NotContains(t, DefaultGlobs(home, env), filepath.Join(dir, "*.jsonl"))
 	})
+	t.Run("Gemini CLI chats, under GEMINI_CLI_HOME when set", func(t *testing.T) {
+		glob := filepath.Join(home, ".gemini", "tmp", "*", "chats", "**", "*.jsonl")
+		require.Contains(t, DefaultGlobs(home, env), glob)
+		other := filepath.Join(home, "elsewhere")
+		globs := DefaultGlobs(home, func(k string) string {
+			if k == "GEMINI_CLI_HOME" {
+				return other
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join(other, ".gemini", "tmp", "*", "chats", "**", "*.jsonl"))
+		require.NotContains(t, globs, glob)
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

@@ -13,9 +13,10 @@ import (
 //	Codex     sessions/**/*.jsonl                        CODEX_HOME=root
 //	Pi        sessions/<project>/*.jsonl                 PI_AGENT_DIR=root/sessions
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
+//	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //
-// So a root is what ~/.claude, ~/.codex, ~/.pi/agent and ~/.openclaw are
-// on a real machine.
+// So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw and
+// ~/.gemini are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -29,12 +30,14 @@ const (
 	// OpenClaw is OpenClaw (pi's session format under agents/):
 	// "ccusage openclaw session".
 	OpenClaw Kind = "openclaw"
+	// Gemini is Gemini CLI: "ccusage gemini session".
+	Gemini Kind = "gemini"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw:
+	case Claude, Codex, Pi, OpenClaw, Gemini:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -53,6 +56,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "PI_AGENT_DIR", filepath.Join(root, "sessions"), nil
 	case OpenClaw:
 		return "OPENCLAW_DIR", root, nil
+	case Gemini:
+		return "GEMINI_DATA_DIR", filepath.Join(root, "tmp"), nil
 	}
 	return "", "", k.Validate()
 }

@@ -27,6 +27,9 @@ func TestPlace(t *testing.T) {
 		{"PiKeepsSessions", Pi, "h/.pi/agent/sessions/--home-u--/2026_abc.jsonl", "sessions/--home-u--/2026_abc.jsonl"},
 		{"OpenClawAgentFromDir", OpenClaw, "corpus/pi/openclaw/8555.jsonl", "agents/openclaw/sessions/8555.jsonl"},
 		{"OpenClawKeepsAgents", OpenClaw, "h/.openclaw/agents/main/sessions/8555.jsonl", "agents/main/sessions/8555.jsonl"},
+		{"GeminiProjectFromDir", Gemini, "testdata/session/input.jsonl", "tmp/session/chats/input.jsonl"},
+		{"GeminiKeepsTmp", Gemini, "h/.gemini/tmp/3a7b/chats/session-x.jsonl", "tmp/3a7b/chats/session-x.jsonl"},
+		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +47,7 @@ func TestPlace_Errors(t *testing.T) {
 		file string
 		want error
 	}{
-		{"UnknownKind", Kind("gemini"), "a/b.jsonl", ErrUnknownKind},
+		{"UnknownKind", Kind("antigravity"), "a/b.jsonl", ErrUnknownKind},
 		{"ClaudeNoDir", Claude, "b.jsonl", ErrLayout},
 		{"ClaudeSubagentTooShallow", Claude, "subagents/a.jsonl", ErrLayout},
 		{"PiNoDir", Pi, "b.jsonl", ErrLayout},
@@ -92,6 +95,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Codex, "CODEX_HOME", "/r"},
 		{Pi, "PI_AGENT_DIR", filepath.Join("/r", "sessions")},
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
+		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -36,10 +36,12 @@ func detect(head [][]byte) (schema.Format, error) {
 // sections of the format specs: an OpenClaw trajectory line (traceSchema
 // "openclaw-trajectory") decides at once, as does a header line
 // (pi/OpenClaw `session` with id and cwd, Fluux `session` with jid,
-// m4dtimes `session` with a numeric userId, Codex `session_meta`), and so
+// m4dtimes `session` with a numeric userId, Codex `session_meta`, Gemini
+// CLI's metadata with sessionId and projectHash), and so
 // does a line whose shape belongs to one format only (a Claude Code line
 // with uuid and sessionId, a Claude Code bookkeeping line with sessionId
-// or its own field, a Codex line with payload and timestamp); a headerless
+// or its own field, a Codex line with payload and timestamp, a Gemini CLI
+// "gemini" message with id, timestamp and content); a headerless
 // message line of pi, Fluux or m4dtimes, or the minimal Claude Code usage
 // line of old versions, is a weak match that decides only when nothing
 // stronger comes (see [Decoder]). Lines that are not JSON objects tell
@@ -79,6 +81,10 @@ type features struct {
 	ownField  bool // a field only a Claude Code bookkeeping line of this type has
 	keys      int
 
+	// Gemini CLI.
+	projHash   bool // projectHash is a string (its metadata record)
+	hasContent bool // a top-level "content" (its messages)
+
 	payloadID bool // payload is an object with an id
 	payload   bool
 
@@ -96,6 +102,7 @@ var typeNames = [...]string{
 	"user", "assistant", "system", "progress", "attachment", "summary",
 	"session", "message",
 	"session_meta", "response_item", "event_msg", "turn_context", "compacted",
+	"gemini", // Gemini CLI's model messages
 	// Claude Code bookkeeping-only types.
 	"file-history-snapshot", "queue-operation", "ai-title", "agent-name",
 	"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
@@ -199,6 +206,10 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.roleTop = true
 		case "traceSchema":
 			f.trace = s.Value().Equal(trajectory.TraceSchema)
+		case "projectHash":
+			f.projHash = s.Value().Kind() == jsonl.String
+		case "content":
+			f.hasContent = true
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -266,7 +277,16 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// An OpenClaw trajectory event names its schema on every line.
 		return schema.FormatTrajectory, true
 	}
+	if f.projHash && f.hasSessID {
+		// Gemini CLI's metadata record, the first line of its files.
+		return schema.FormatGeminiCLI, true
+	}
 	switch f.typ {
+	case "gemini":
+		// A Gemini CLI model message: no other format has this type.
+		if f.hasID && f.hasTS && f.hasContent {
+			return schema.FormatGeminiCLI, true
+		}
 	case "session":
 		switch {
 		case f.hasJID:

@@ -161,6 +161,12 @@ func TestDetect_OneLine(t *testing.T) {
 		{"M4dtimesToolResult", m4Result, schema.FormatM4dtimes},
 		// A headerless m4dtimes text message has no feature of its own.
 		{"M4dtimesUserText", m4User, ""},
+		// Gemini CLI.
+		{"GeminiMetadata", `{"sessionId":"7c1e","projectHash":"9f86d0","startTime":"2026-09-01T09:00:00.000Z","lastUpdated":"2026-09-01T09:00:00.000Z"}`, schema.FormatGeminiCLI},
+		{"GeminiMetadataWithoutSessionID", `{"projectHash":"9f86d0","startTime":"2026-09-01T09:00:00.000Z"}`, ""},
+		{"GeminiModelMessage", `{"id":"m1","timestamp":"2026-09-01T09:00:05.000Z","type":"gemini","content":"Hi","model":"gemini-2.5-pro"}`, schema.FormatGeminiCLI},
+		{"GeminiTypeWithoutContent", `{"id":"m1","timestamp":"t","type":"gemini"}`, ""},
+		{"GeminiUserMessage", `{"id":"u1","timestamp":"2026-09-01T09:00:01.000Z","type":"user","content":[{"text":"hello"}]}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

@@ -229,6 +229,36 @@ func TestTailer_FollowsTrajectory(t *testing.T) {
 	require.Equal(t, int64(100), total.Usage.Total())
 }
 
+// A Gemini CLI chat file is followed: detected from its metadata line,
+// published as gemini-cli, its appended lines read live; the copy of a
+// message that brings its tokens carries the usage under the message's
+// key.
+func TestTailer_FollowsGeminiCLI(t *testing.T) {
+	h := newHarness(t)
+	msg := func(tokens string) string {
+		return `{"id":"g1","timestamp":"2026-09-01T09:00:05.000Z","type":"gemini","content":"Hi","model":"gemini-2.5-pro"` + tokens + "}\n"
+	}
+	path := h.write("session-2026-09-01T09-00-5b0e8c52.jsonl",
+		`{"sessionId":"5b0e8c52","projectHash":"3a7b","startTime":"2026-09-01T09:00:00.000Z","lastUpdated":"2026-09-01T09:00:00.000Z"}`+"\n"+
+			`{"id":"u1","timestamp":"2026-09-01T09:00:01.000Z","type":"user","content":[{"text":"hello"}]}`+"\n")
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, msg("")+msg(`,"tokens":{"input":1200,"output":15,"cached":800,"thoughts":20,"tool":0,"total":1235}`))
+	msgs := h.waitMsgs(4)
+	var counted *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatGeminiCLI, msgs[i].entry.Format)
+		require.Equal(t, "5b0e8c52", msgs[i].entry.SessionID)
+		if msgs[i].entry.Usage != nil {
+			counted = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, counted, "the usage of the appended copy")
+	require.True(t, counted.Meta, "a copy of message g1")
+	require.Equal(t, "gemini-cli:5b0e8c52:g1", counted.UsageKey)
+	require.Equal(t, schema.Usage{Input: 400, Output: 35, CacheRead: 800, Reasoning: 20}, *counted.Usage)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))

@@ -1,0 +1,12 @@
+package gemini_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", gemini.New)
+}
