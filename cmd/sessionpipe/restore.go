@@ -36,6 +36,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	host := fs.String("host", "", "only this host's files")
 	session := fs.String("session", "", "only the files holding this session id")
 	since := fs.String("since", "", "only files with lines archived on or after this date (YYYY-MM-DD, UTC)")
+	until := fs.String("until", "", "only what was archived up to this date (YYYY-MM-DD, UTC, inclusive): files as they were then")
 	force := fs.Bool("force", false, "overwrite files that exist under -out")
 	var s3 app.S3
 	s3.Register(fs, os.Getenv)
@@ -56,6 +57,16 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return usageError{fmt.Sprintf("restore: -since %q is not a date YYYY-MM-DD", *since)}
 		}
 		cfg.Since = t
+	}
+	if *until != "" {
+		t, err := time.Parse(time.DateOnly, *until)
+		if err != nil {
+			return usageError{fmt.Sprintf("restore: -until %q is not a date YYYY-MM-DD", *until)}
+		}
+		if !cfg.Since.IsZero() && t.Before(cfg.Since) {
+			return usageError{"restore: -until is before -since"}
+		}
+		cfg.Until = t
 	}
 	b, err := s3.Open(ctx, *archive)
 	if err != nil {

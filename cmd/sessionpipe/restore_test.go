@@ -55,3 +55,46 @@ func TestRestore_DamagedArchive(t *testing.T) {
 	require.Contains(t, stderr, "files not restored (no line of them could be read):\n  laptop\t/home/u/sb.jsonl\n")
 	require.Contains(t, stderr, "sessionpipe: restore: the archive is damaged")
 }
+
+// -since and -until select by the date lines were archived: a file with a
+// line in the range is restored, with what was archived up to -until (a
+// later segment is not read: the file as it was then).
+func TestRestore_SinceAndUntil(t *testing.T) {
+	archive := t.TempDir()
+	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: archive})
+	require.NoError(t, err)
+	line := "{\"n\":1}\n"
+	var seq uint64
+	write := func(name string, day int, off int64) {
+		seq++
+		c := &bus.RawChunk{
+			Host: "laptop", Path: "/home/u/" + name, Format: "pi", File: "1:" + name, Offset: off,
+			End: off + int64(len(line)), Line: off/int64(len(line)) + 1, Lines: 1, TS: time.Date(2026, 11, day, 9, 0, 0, 0, time.UTC), Data: []byte(line),
+		}
+		require.NoError(t, a.Write(t.Context(), c, seq))
+	}
+	write("early.jsonl", 1, 0)
+	write("grows.jsonl", 2, 0)
+	write("grows.jsonl", 4, int64(len(line)))
+	write("late.jsonl", 5, 0)
+	require.NoError(t, a.Close(t.Context()))
+
+	restored := func(args ...string) map[string]string {
+		out := t.TempDir()
+		code, _, stderr := runCommand(t, append([]string{"restore", "-archive", archive, "-out", out}, args...)...)
+		require.Equal(t, exitOK, code, stderr)
+		got := map[string]string{}
+		entries, _ := os.ReadDir(filepath.Join(out, "laptop", "home", "u"))
+		for _, e := range entries {
+			b, err := os.ReadFile(filepath.Join(out, "laptop", "home", "u", e.Name()))
+			require.NoError(t, err)
+			got[e.Name()] = string(b)
+		}
+		return got
+	}
+	require.Equal(t, map[string]string{"early.jsonl": line, "grows.jsonl": line + line, "late.jsonl": line}, restored())
+	require.Equal(t, map[string]string{"early.jsonl": line, "grows.jsonl": line}, restored("-until", "2026-11-03"))
+	require.Equal(t, map[string]string{"grows.jsonl": line}, restored("-since", "2026-11-02", "-until", "2026-11-03"))
+	code, _, stderr := runCommand(t, "restore", "-archive", archive, "-out", t.TempDir(), "-since", "2026-11-03", "-until", "2026-11-02")
+	require.Equal(t, exitUsage, code, stderr)
+}

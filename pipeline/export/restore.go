@@ -31,6 +31,10 @@ type RestoreConfig struct {
 	Host    string    // only this host's files; "" all
 	Session string    // only the files holding this session; "" all
 	Since   time.Time // only files with chunks dated on or after it (UTC date); zero: all
+	// Until: only what was archived up to it (UTC date, inclusive): the
+	// files with chunks dated on or before it, as they were then (later
+	// segments are not read); zero: all.
+	Until time.Time
 	Force   bool      // overwrite files that exist under Out
 	Logger  *slog.Logger
 
@@ -183,6 +187,9 @@ func Restore(ctx context.Context, cfg RestoreConfig) ([]Restored, error) {
 	if !cfg.Since.IsZero() {
 		rs.since = cfg.Since.UTC().Format(time.DateOnly)
 	}
+	if !cfg.Until.IsZero() {
+		rs.until = cfg.Until.UTC().Format(time.DateOnly)
+	}
 	defer rs.closeSegments()
 	rs.ctx = ctx
 	chunks, err := rs.indexes(ctx, segs)
@@ -206,6 +213,7 @@ type restorer struct {
 	out   *os.Root // cfg.Out, opened at the first file written
 	dec   *zstd.Decoder
 	since string // cfg.Since as a partition date, "" without
+	until string // cfg.Until as a partition date, "" without
 
 	open    map[*segmentRef]segmentReader // segments open for reading frames
 	ctx     context.Context               // of a bucket's reads
@@ -263,6 +271,9 @@ func (rs *restorer) indexes(ctx context.Context, segs []Segment) ([]located, err
 			continue
 		}
 		if rs.since != "" && s.Partition.Date != "" && s.Partition.Date < rs.since {
+			continue
+		}
+		if rs.until != "" && s.Partition.Date != "" && s.Partition.Date > rs.until {
 			continue
 		}
 		ref := &segmentRef{rel: filepath.FromSlash(s.Path), name: filepath.Join(rs.cfg.Archive, filepath.FromSlash(s.Path))}
@@ -452,7 +463,8 @@ func (rs *restorer) fileOf(l *located) *rebuilt {
 	for _, s := range l.Sessions {
 		r.sessions[s] = true
 	}
-	if rs.since == "" || l.TS.IsZero() || l.TS.UTC().Format(time.DateOnly) >= rs.since {
+	if day := l.TS.UTC().Format(time.DateOnly); l.TS.IsZero() ||
+		(rs.since == "" || day >= rs.since) && (rs.until == "" || day <= rs.until) {
 		r.dated = true
 	}
 	r.last = l.Seq
