@@ -34,9 +34,9 @@ type RestoreConfig struct {
 	// Until: only what was archived up to it (UTC date, inclusive): the
 	// files with chunks dated on or before it, as they were then (later
 	// segments are not read); zero: all.
-	Until time.Time
-	Force   bool      // overwrite files that exist under Out
-	Logger  *slog.Logger
+	Until  time.Time
+	Force  bool // overwrite files that exist under Out
+	Logger *slog.Logger
 
 	// Bucket, when set, is where the archive is (Archive is then only its
 	// name in messages): segments are read with ranged GETs, their index
