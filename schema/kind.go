@@ -14,17 +14,20 @@ const (
 	// (<session>.trajectory.jsonl): run events whose usage is a run's
 	// total, counted only where the session's transcript is gone.
 	FormatTrajectory Format = "openclaw-trajectory"
+	// FormatCopilot is GitHub Copilot CLI's session events
+	// (~/.copilot/session-state/<session>/events.jsonl).
+	FormatCopilot Format = "copilot"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatCopilot}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatCopilot:
 		return true
 	}
 	return false

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -29,6 +30,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return m4dtimes.New(cfg), nil
 	case schema.FormatTrajectory:
 		return trajectory.New(cfg), nil
+	case schema.FormatCopilot:
+		return copilot.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }
