@@ -1,6 +1,8 @@
 package formats
 
 import (
+	"bytes"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -76,6 +78,9 @@ type features struct {
 	hasTS     bool
 	roleTop   bool // a top-level "role" (Fluux messages)
 	trace     bool // traceSchema is "openclaw-trajectory"
+	dotted    bool // type is a string with a dot ("session.start": Copilot CLI)
+	parentID  bool // a "parentId" field (pi, Copilot CLI)
+	dataObj   bool // data is an object (Copilot CLI, trajectories)
 	ownField  bool // a field only a Claude Code bookkeeping line of this type has
 	keys      int
 
@@ -174,6 +179,7 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 		switch key := s.Key(); string(key) {
 		case "type":
 			v := s.Value()
+			f.dotted = v.Kind() == jsonl.String && bytes.IndexByte(v.Raw(), '.') > 0
 			for _, name := range typeNames {
 				if v.Equal(name) {
 					f.typ = name
@@ -199,6 +205,10 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.roleTop = true
 		case "traceSchema":
 			f.trace = s.Value().Equal(trajectory.TraceSchema)
+		case "parentId":
+			f.parentID = true
+		case "data":
+			f.dataObj = s.Value().Kind() == jsonl.Object
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -265,6 +275,12 @@ func (f *features) format() (format schema.Format, strong bool) {
 	if f.trace {
 		// An OpenClaw trajectory event names its schema on every line.
 		return schema.FormatTrajectory, true
+	}
+	if f.dotted && f.dataObj && f.parentID && f.hasID && f.hasTS {
+		// A Copilot CLI event: {"type":"session.start", "data":{…},
+		// "id", "timestamp", "parentId"}; pi's types have no dot and
+		// its records no data, a trajectory names its schema.
+		return schema.FormatCopilot, true
 	}
 	switch f.typ {
 	case "session":

@@ -161,6 +161,11 @@ func TestDetect_OneLine(t *testing.T) {
 		{"M4dtimesToolResult", m4Result, schema.FormatM4dtimes},
 		// A headerless m4dtimes text message has no feature of its own.
 		{"M4dtimesUserText", m4User, ""},
+		// Copilot CLI.
+		{"CopilotStart", `{"type":"session.start","data":{"sessionId":"s","version":1,"producer":"copilot-agent","copilotVersion":"1.0.5","startTime":"2026-11-01T10:00:00.000Z"},"id":"e1","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`, schema.FormatCopilot},
+		{"CopilotUserAnyOrder", `{"parentId":"e1","timestamp":"2026-11-01T10:00:01.000Z","id":"e2","data":{"content":"hi"},"type":"user.message"}`, schema.FormatCopilot},
+		{"CopilotNoParentID", `{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z"}`, ""},
+		{"CopilotTypeWithoutDot", `{"type":"message","data":{},"id":"e2","timestamp":"t","parentId":null}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {
