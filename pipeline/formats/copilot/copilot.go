@@ -153,6 +153,12 @@ func (p *Parser) entries(dst []schema.Entry, line jsonl.Line, obj int) ([]schema
 		if d.toolRequests.Kind() == jsonl.Array {
 			e.ToolCalls = p.toolCalls(d.toolRequests.Raw())
 		}
+	case r.typ.Equal("tool.execution_complete") && hasData:
+		e.Kind, e.Role = schema.KindMessage, schema.RoleTool
+		e.ToolResults = []schema.ToolResult{{
+			ToolCallID: parse.Str(d.toolCallID),
+			IsError:    isFalse(d.success),
+		}}
 	}
 	e.SessionID = p.sessionID()
 	e.CWD = p.cwd
@@ -204,4 +210,10 @@ func (p *Parser) toolCalls(raw []byte) []schema.ToolCall {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// isFalse reports whether v is the JSON false.
+func isFalse(v jsonl.Value) bool {
+	b, ok := v.Bool()
+	return ok && !b
 }

@@ -29,8 +29,10 @@
 //   - assistant.message: an assistant message, MessageID data.messageId,
 //     its data.toolRequests the tool calls. Its data.outputTokens is not
 //     counted: the shutdown's figures hold it (below).
+//   - tool.execution_complete: a tool message, its result an error when
+//     data.success is false.
 //   - session.shutdown: see Counting.
-//   - session.resume, session.info, tool.execution_*, assistant.turn_*
+//   - session.resume, session.info, tool.execution_start, assistant.turn_*
 //     and every other type: Kind event.
 //
 // # Counting

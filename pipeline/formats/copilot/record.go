@@ -25,6 +25,8 @@ type data struct {
 	content       jsonl.Value
 	messageID     jsonl.Value
 	toolRequests  jsonl.Value
+	toolCallID    jsonl.Value // tool.execution_complete
+	success       jsonl.Value
 	metrics       jsonl.Value // session.shutdown modelMetrics, whole
 	metricsOff    int
 }
@@ -81,6 +83,10 @@ func scanData(s *jsonl.Scanner, raw []byte, d *data) bool {
 			d.messageID = s.Value()
 		case "toolRequests":
 			d.toolRequests = s.Value()
+		case "toolCallId":
+			d.toolCallID = s.Value()
+		case "success":
+			d.success = s.Value()
 		case "modelMetrics":
 			d.metricsOff = s.Offset()
 			d.metrics = s.Value()

@@ -40,11 +40,8 @@ func (p *Parser) shutdown(dst []schema.Entry, e schema.Entry, line jsonl.Line, d
 		}
 		return append(dst, e), err
 	}
-	legs := p.legs(ms)
-	if len(legs) == 0 {
-		return append(dst, e), err
-	}
-	for _, m := range legs {
+	n := len(dst)
+	for _, m := range p.legs(ms) {
 		u := m.c.usage()
 		if u.Total() == 0 {
 			continue
@@ -56,6 +53,9 @@ func (p *Parser) shutdown(dst []schema.Entry, e schema.Entry, line jsonl.Line, d
 		le.Usage = &u
 		le.UsageKey = "copilot:" + e.SessionID + ":" + e.EntryID + ":" + m.model
 		dst = append(dst, le)
+	}
+	if len(dst) == n {
+		dst = append(dst, e)
 	}
 	return dst, err
 }
