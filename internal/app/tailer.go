@@ -150,6 +150,13 @@ func DefaultGlobs(home string, env Env) []string {
 		g = append(g, filepath.Join(d, "*.jsonl"))
 	}
 	g = append(g, filepath.Join(home, "nexus", "state", "sessions", "**", "*"))
+	// GitHub Copilot CLI: session-state/<session>/events.jsonl, and the
+	// flat session-state/<session>.jsonl of its versions before 0.0.400.
+	copilot := orDefault(env("COPILOT_HOME"), filepath.Join(home, ".copilot"))
+	g = append(g,
+		filepath.Join(copilot, "session-state", "*", "events.jsonl"),
+		filepath.Join(copilot, "session-state", "*.jsonl"),
+	)
 	return g
 }
 

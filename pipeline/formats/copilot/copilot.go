@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -46,12 +47,19 @@ type counters struct {
 }
 
 // New returns a parser for one events.jsonl file. cfg.Path names the
-// file: its directory's name (the session id) names the session of lines
+// file: its directory's name (the session id; for a flat
+// session-state/<session>.jsonl, its stem) names the session of lines
 // before session.start.
 func New(cfg parse.Config) *Parser {
 	p := &Parser{cfg: cfg, log: cfg.Log().With("component", "copilot")}
 	if cfg.Path != "" {
-		p.fallback = filepath.Base(filepath.Dir(cfg.Path))
+		// session-state/<session>/events.jsonl, or the flat
+		// session-state/<session>.jsonl of versions before 0.0.400.
+		if base := filepath.Base(cfg.Path); base != "events.jsonl" {
+			p.fallback = strings.TrimSuffix(base, ".jsonl")
+		} else {
+			p.fallback = filepath.Base(filepath.Dir(cfg.Path))
+		}
 	}
 	return p
 }
