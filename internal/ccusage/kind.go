@@ -13,9 +13,10 @@ import (
 //	Codex     sessions/**/*.jsonl                        CODEX_HOME=root
 //	Pi        sessions/<project>/*.jsonl                 PI_AGENT_DIR=root/sessions
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
+//	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
 //
-// So a root is what ~/.claude, ~/.codex, ~/.pi/agent and ~/.openclaw are
-// on a real machine.
+// So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw and
+// ~/.copilot are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -29,12 +30,15 @@ const (
 	// OpenClaw is OpenClaw (pi's session format under agents/):
 	// "ccusage openclaw session".
 	OpenClaw Kind = "openclaw"
+	// Copilot is the GitHub Copilot CLI's session events:
+	// "ccusage copilot session".
+	Copilot Kind = "copilot"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw:
+	case Claude, Codex, Pi, OpenClaw, Copilot:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -53,6 +57,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "PI_AGENT_DIR", filepath.Join(root, "sessions"), nil
 	case OpenClaw:
 		return "OPENCLAW_DIR", root, nil
+	case Copilot:
+		return "COPILOT_HOME", root, nil
 	}
 	return "", "", k.Validate()
 }

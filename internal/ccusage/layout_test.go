@@ -27,6 +27,8 @@ func TestPlace(t *testing.T) {
 		{"PiKeepsSessions", Pi, "h/.pi/agent/sessions/--home-u--/2026_abc.jsonl", "sessions/--home-u--/2026_abc.jsonl"},
 		{"OpenClawAgentFromDir", OpenClaw, "corpus/pi/openclaw/8555.jsonl", "agents/openclaw/sessions/8555.jsonl"},
 		{"OpenClawKeepsAgents", OpenClaw, "h/.openclaw/agents/main/sessions/8555.jsonl", "agents/main/sessions/8555.jsonl"},
+		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
+		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,6 +94,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Codex, "CODEX_HOME", "/r"},
 		{Pi, "PI_AGENT_DIR", filepath.Join("/r", "sessions")},
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
+		{Copilot, "COPILOT_HOME", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
