@@ -5,10 +5,14 @@
 // shutdown); it does not detect the format (package formats does).
 //
 // Sources: the Copilot CLI writes the file (github/copilot-cli, closed
-// source; the event shapes are those of its SDK's generated session events,
-// github/copilot-sdk, MIT, and of its issues #1628 and #3994); ccusage
-// 20.0.24 reads the same file ("ccusage copilot": session-state events
-// are read from ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl).
+// source). The event shapes are those its SDK's session events document
+// (github/copilot-sdk, MIT: session.shutdown "contains metrics about the
+// session's usage"), those quoted in copilot-cli issues #1628 and #3994,
+// and those public readers of the file parse (codeburn #684, agentsview
+// #577: inputTokens includes the cache reads and writes). ccusage 20.0.24
+// reads the same file ("ccusage copilot": session-state events are read
+// from ${COPILOT_HOME:-~/.copilot}/session-state/<id>/events.jsonl); how
+// it counts was found by running it (cmd/sessionpipe's copilot tests).
 //
 // # Lines
 //
