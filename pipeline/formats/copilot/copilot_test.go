@@ -177,3 +177,18 @@ func TestParse_SessionFromDirectory(t *testing.T) {
 	require.Equal(t, "abc-123", all[0].SessionID)
 	require.Equal(t, "s1", all[1].SessionID)
 }
+
+// A shutdown without metrics (none written, or {}) says nothing about the
+// counters: the baseline stays, and the next shutdown counts only what
+// grew since the last one with metrics.
+func TestParse_ShutdownWithoutMetricsKeepsBaseline(t *testing.T) {
+	got, _ := parseLines(t, "", start,
+		shutdown("x1", "a 100 10 0 0 0"),
+		`{"type":"session.shutdown","data":{"shutdownType":"error"},"id":"x2","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`,
+		shutdown("x3"),
+		shutdown("x4", "a 300 30 0 0 0"))
+	require.Equal(t, map[string]schema.Usage{
+		"x1:a": {Input: 100, Output: 10},
+		"x4:a": {Input: 200, Output: 20},
+	}, got)
+}

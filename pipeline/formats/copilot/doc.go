@@ -61,7 +61,9 @@
 // assistant, Meta (not a reply: the responses are the assistant.message
 // events), Subtype "leg_total", EntryID "<id>:<model>", UsageKey
 // "copilot:<session>:<id>:<model>"; a shutdown with no usage is an event.
-// A re-sent shutdown line has the same id and counts once; a leg whose
+// A shutdown without metrics (none written, or an empty object) counts
+// nothing and leaves the baseline. A re-sent shutdown line has the same id
+// and counts once; a leg whose
 // usage is broken (a bad counter) counts nothing and leaves the baseline
 // where it was, so the next shutdown counts both legs.
 //

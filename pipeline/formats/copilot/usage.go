@@ -67,6 +67,11 @@ func (p *Parser) shutdown(dst []schema.Entry, e schema.Entry, line jsonl.Line, d
 // reset (a compaction, a version that does not restore the counters on
 // resume): its counters are the leg's own and count whole.
 func (p *Parser) legs(ms []metric) []metric {
+	if len(ms) == 0 {
+		// No metrics at all (none written, or {}): nothing to count and
+		// nothing said about the counters; the baseline stays.
+		return nil
+	}
 	reset := false
 	seen := 0
 	for _, m := range ms {
