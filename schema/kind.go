@@ -17,17 +17,20 @@ const (
 	// FormatGeminiCLI is Gemini CLI's chat recording
 	// (~/.gemini/tmp/<project>/chats/*.jsonl).
 	FormatGeminiCLI Format = "gemini-cli"
+	// FormatCopilot is GitHub Copilot CLI's session events
+	// (~/.copilot/session-state/<session>/events.jsonl).
+	FormatCopilot Format = "copilot"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot:
 		return true
 	}
 	return false

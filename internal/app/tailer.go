@@ -154,6 +154,13 @@ func DefaultGlobs(home string, env Env) []string {
 	// .gemini under; a subagent's chats are in chats/<parent session>/.
 	gemini := filepath.Join(orDefault(env("GEMINI_CLI_HOME"), home), ".gemini")
 	g = append(g, filepath.Join(gemini, "tmp", "*", "chats", "**", "*.jsonl"))
+	// GitHub Copilot CLI: session-state/<session>/events.jsonl, and the
+	// flat session-state/<session>.jsonl of its versions before 0.0.400.
+	copilot := orDefault(env("COPILOT_HOME"), filepath.Join(home, ".copilot"))
+	g = append(g,
+		filepath.Join(copilot, "session-state", "*", "events.jsonl"),
+		filepath.Join(copilot, "session-state", "*.jsonl"),
+	)
 	return g
 }
 

@@ -14,9 +14,10 @@ import (
 //	Pi        sessions/<project>/*.jsonl                 PI_AGENT_DIR=root/sessions
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
+//	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
 //
-// So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw and
-// ~/.gemini are on a real machine.
+// So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
+// ~/.gemini and ~/.copilot are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -32,12 +33,15 @@ const (
 	OpenClaw Kind = "openclaw"
 	// Gemini is Gemini CLI: "ccusage gemini session".
 	Gemini Kind = "gemini"
+	// Copilot is the GitHub Copilot CLI's session events:
+	// "ccusage copilot session".
+	Copilot Kind = "copilot"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -58,6 +62,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "OPENCLAW_DIR", root, nil
 	case Gemini:
 		return "GEMINI_DATA_DIR", filepath.Join(root, "tmp"), nil
+	case Copilot:
+		return "COPILOT_HOME", root, nil
 	}
 	return "", "", k.Validate()
 }

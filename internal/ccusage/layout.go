@@ -52,6 +52,7 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // elements for Claude, "sessions" followed by 1 to 4 for Codex and by
 // exactly 2 for pi, "agents/<agent>/sessions/<file>" for OpenClaw,
 // "tmp/<project>/chats/" followed by 1 or 2 for Gemini.
+// "session-state/<session>/events.jsonl" for Copilot.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -62,6 +63,7 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	Pi        sessions/<dir>/<file>
 //	OpenClaw  agents/<dir>/sessions/<file>
 //	Gemini    tmp/<dir>/chats/<file>
+//	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -127,6 +129,15 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("tmp", project, "chats", name), nil
+	case Copilot:
+		if rest, ok := after(parts, "session-state", 2, 2); ok {
+			return join(append([]string{"session-state"}, rest...)...), nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("session-state", session, "events.jsonl"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

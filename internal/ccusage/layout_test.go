@@ -30,6 +30,8 @@ func TestPlace(t *testing.T) {
 		{"GeminiProjectFromDir", Gemini, "testdata/session/input.jsonl", "tmp/session/chats/input.jsonl"},
 		{"GeminiKeepsTmp", Gemini, "h/.gemini/tmp/3a7b/chats/session-x.jsonl", "tmp/3a7b/chats/session-x.jsonl"},
 		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
+		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
+		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,6 +98,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Pi, "PI_AGENT_DIR", filepath.Join("/r", "sessions")},
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
+		{Copilot, "COPILOT_HOME", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -1,6 +1,8 @@
 package formats
 
 import (
+	"bytes"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -78,6 +80,9 @@ type features struct {
 	hasTS     bool
 	roleTop   bool // a top-level "role" (Fluux messages)
 	trace     bool // traceSchema is "openclaw-trajectory"
+	dotted    bool // type is a string with a dot ("session.start": Copilot CLI)
+	parentID  bool // a "parentId" field (pi, Copilot CLI)
+	dataObj   bool // data is an object (Copilot CLI, trajectories)
 	ownField  bool // a field only a Claude Code bookkeeping line of this type has
 	keys      int
 
@@ -181,6 +186,7 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 		switch key := s.Key(); string(key) {
 		case "type":
 			v := s.Value()
+			f.dotted = v.Kind() == jsonl.String && bytes.IndexByte(v.Raw(), '.') > 0
 			for _, name := range typeNames {
 				if v.Equal(name) {
 					f.typ = name
@@ -210,6 +216,10 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.projHash = s.Value().Kind() == jsonl.String
 		case "content":
 			f.hasContent = true
+		case "parentId":
+			f.parentID = true
+		case "data":
+			f.dataObj = s.Value().Kind() == jsonl.Object
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -280,6 +290,12 @@ func (f *features) format() (format schema.Format, strong bool) {
 	if f.projHash && f.hasSessID {
 		// Gemini CLI's metadata record, the first line of its files.
 		return schema.FormatGeminiCLI, true
+	}
+	if f.dotted && f.dataObj && f.parentID && f.hasID && f.hasTS {
+		// A Copilot CLI event: {"type":"session.start", "data":{…},
+		// "id", "timestamp", "parentId"}; pi's types have no dot and
+		// its records no data, a trajectory names its schema.
+		return schema.FormatCopilot, true
 	}
 	switch f.typ {
 	case "gemini":

@@ -167,6 +167,11 @@ func TestDetect_OneLine(t *testing.T) {
 		{"GeminiModelMessage", `{"id":"m1","timestamp":"2026-09-01T09:00:05.000Z","type":"gemini","content":"Hi","model":"gemini-2.5-pro"}`, schema.FormatGeminiCLI},
 		{"GeminiTypeWithoutContent", `{"id":"m1","timestamp":"t","type":"gemini"}`, ""},
 		{"GeminiUserMessage", `{"id":"u1","timestamp":"2026-09-01T09:00:01.000Z","type":"user","content":[{"text":"hello"}]}`, ""},
+		// Copilot CLI.
+		{"CopilotStart", `{"type":"session.start","data":{"sessionId":"s","version":1,"producer":"copilot-agent","copilotVersion":"1.0.5","startTime":"2026-11-01T10:00:00.000Z"},"id":"e1","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`, schema.FormatCopilot},
+		{"CopilotUserAnyOrder", `{"parentId":"e1","timestamp":"2026-11-01T10:00:01.000Z","id":"e2","data":{"content":"hi"},"type":"user.message"}`, schema.FormatCopilot},
+		{"CopilotNoParentID", `{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z"}`, ""},
+		{"CopilotTypeWithoutDot", `{"type":"message","data":{},"id":"e2","timestamp":"t","parentId":null}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

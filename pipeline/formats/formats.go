@@ -4,8 +4,9 @@
 // errors), the OpenClaw session store ([ReadSessionStore]), the files a
 // user names ([Walk]: files, directories, globs; regular files only), and
 // the parallel reader of the offline commands ([FileReader]). The parsers
-// live in the sub-packages claude, pi, codex, fluux, m4dtimes and
-// trajectory (OpenClaw's run trajectories); what they
+// live in the sub-packages claude, pi, codex, fluux, m4dtimes,
+// trajectory (OpenClaw's run trajectories) and copilot (GitHub Copilot
+// CLI); what they
 // share is in package parse. Nothing outside this package needs a
 // sub-package but parse.
 package formats

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
@@ -32,6 +33,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return trajectory.New(cfg), nil
 	case schema.FormatGeminiCLI:
 		return gemini.New(cfg), nil
+	case schema.FormatCopilot:
+		return copilot.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

@@ -259,6 +259,34 @@ func TestTailer_FollowsGeminiCLI(t *testing.T) {
 	require.Equal(t, schema.Usage{Input: 400, Output: 35, CacheRead: 800, Reasoning: 20}, *counted.Usage)
 }
 
+// A Copilot CLI session resumed while the tailer runs: the appended leg's
+// shutdown is read as it is written and counts only what the leg added.
+func TestTailer_FollowsCopilot(t *testing.T) {
+	h := newHarness(t)
+	ev := func(id, typ, data string) string {
+		return fmt.Sprintf(`{"type":%q,"data":%s,"id":%q,"timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`+"\n", typ, data, id)
+	}
+	use := func(in, out int) string {
+		return fmt.Sprintf(`{"modelMetrics":{"gpt-5.4":{"usage":{"inputTokens":%d,"outputTokens":%d}}}}`, in, out)
+	}
+	path := h.write(filepath.Join("s15", "events.jsonl"),
+		ev("e1", "session.start", `{"sessionId":"s15","producer":"copilot-agent"}`)+ev("e2", "session.shutdown", use(100, 10)))
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, ev("e3", "session.resume", `{}`)+ev("e4", "session.shutdown", use(250, 30)))
+	msgs := h.waitMsgs(4)
+	var leg *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatCopilot, msgs[i].entry.Format)
+		if msgs[i].entry.EntryID == "e4:gpt-5.4" {
+			leg = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, leg, "the appended leg")
+	require.Equal(t, schema.Usage{Input: 150, Output: 20}, *leg.Usage)
+	require.Equal(t, "copilot:s15:e4:gpt-5.4", leg.UsageKey)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))

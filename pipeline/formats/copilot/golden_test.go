@@ -1,0 +1,12 @@
+package copilot_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", copilot.New)
+}
