@@ -151,22 +151,31 @@ func (s *Server) Restart() {
 	s.tb.Fatalf("versitygw did not start on %s: %v", s.Addr, lastErr)
 }
 
+// readyTimeout bounds the wait for a started server to answer: generous,
+// as a loaded 2-core machine can take long to start a process.
+const readyTimeout = 2 * time.Minute
+
+// waitReady waits until the server answers HTTP, checking every 20 ms,
+// or returns when it exits or readyTimeout passes.
 func (s *Server) waitReady(exited chan struct{}) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("exited")
-		default:
-		}
+	deadline := time.NewTimer(readyTimeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
 		resp, err := http.Get(s.Endpoint + "/")
 		if err == nil {
 			resp.Body.Close()
 			return nil
 		}
-		time.Sleep(20 * time.Millisecond)
+		select {
+		case <-exited:
+			return errors.New("exited")
+		case <-deadline.C:
+			return fmt.Errorf("not listening after %s: %w", readyTimeout, err)
+		case <-tick.C:
+		}
 	}
-	return errors.New("not listening after 30s")
 }
 
 // Stop stops the server (SIGTERM, then SIGKILL) and waits for it.
