@@ -210,9 +210,13 @@ func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 	}
 }
 
-// scratch holds what unpacked rows point to (ts, usage, cost, lists,
-// structs) for one batch of rows; reset drops it for the next batch.
+// scratch holds what unpacked rows point to (optional strings, ts, usage,
+// cost, lists, structs) for one batch of rows; reset drops it for the next
+// batch.
 type scratch struct {
+	// strs holds the optional strings. A slice grown by append leaves the
+	// earlier rows' pointers on its previous array, which they keep alive.
+	strs      []string
 	usages    []usage
 	costs     []float64
 	tss       []int64
@@ -225,10 +229,20 @@ type scratch struct {
 	// labels is the last labels map unpacked, kept from batch to batch:
 	// the rows of a file share a few label sets (one per host), and a
 	// row whose labels equal it shares it instead of a map of its own.
-	labels map[string]string
+	labels *map[string]string
+}
+
+// opt returns the optional string at s: nil (NULL) when it is empty.
+func (sc *scratch) opt(a *arena, s span) *string {
+	if s.n == 0 {
+		return nil
+	}
+	sc.strs = append(sc.strs, a.get(s))
+	return &sc.strs[len(sc.strs)-1]
 }
 
 func (sc *scratch) reset() {
+	clear(sc.strs)
 	clear(sc.usages)
 	clear(sc.calls)
 	clear(sc.results)
@@ -237,7 +251,7 @@ func (sc *scratch) reset() {
 	clear(sc.emojis)
 	clear(sc.origins)
 	*sc = scratch{
-		usages: sc.usages[:0], costs: sc.costs[:0], tss: sc.tss[:0], calls: sc.calls[:0], results: sc.results[:0],
+		strs: sc.strs[:0], usages: sc.usages[:0], costs: sc.costs[:0], tss: sc.tss[:0], calls: sc.calls[:0], results: sc.results[:0],
 		atts: sc.atts[:0], reactions: sc.reactions[:0], emojis: sc.emojis[:0], origins: sc.origins[:0],
 		labels: sc.labels,
 	}
@@ -248,17 +262,17 @@ func (sc *scratch) reset() {
 func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 	s := &r.s
 	*out = row{
-		Seq: r.seq, Key: a.get(s[sKey]), Format: a.get(s[sFormat]), Host: a.get(s[sHost]), Path: a.get(s[sPath]),
+		Seq: r.seq, Key: a.get(s[sKey]), Format: a.get(s[sFormat]), Host: sc.opt(a, s[sHost]), Path: sc.opt(a, s[sPath]),
 		Offset: r.offset, Line: r.line, Object: r.object, SessionID: a.get(s[sSession]), EntryID: a.get(s[sEntry]),
-		ParentID: a.get(s[sParent]), ParentSessionID: a.get(s[sParentSession]), Kind: a.get(s[sKind]),
-		Role: a.get(s[sRole]), Subtype: a.get(s[sSubtype]), Text: a.get(s[sText]),
+		ParentID: sc.opt(a, s[sParent]), ParentSessionID: sc.opt(a, s[sParentSession]), Kind: a.get(s[sKind]),
+		Role: sc.opt(a, s[sRole]), Subtype: sc.opt(a, s[sSubtype]), Text: sc.opt(a, s[sText]),
 		Meta: r.flags&fMeta != 0, Copy: r.flags&fCopy != 0, Truncated: r.flags&fTruncated != 0,
-		Model: a.get(s[sModel]), Provider: a.get(s[sProvider]), MessageID: a.get(s[sMessage]),
-		RequestID: a.get(s[sRequest]), UsageKey: a.get(s[sUsageKey]), StopReason: a.get(s[sStopReason]),
-		Sender: a.get(s[sSender]), CWD: a.get(s[sCWD]), GitBranch: a.get(s[sGitBranch]),
-		AgentVersion: a.get(s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, Background: r.flags&fBackground != 0, AgentID: a.get(s[sAgentID]),
-		AgentType: a.get(s[sAgentType]), Slug: a.get(s[sSlug]), Command: a.get(s[sCommand]),
-		CommandArgs: a.get(s[sCommandArgs]), Title: a.get(s[sTitle]), Raw: a.get(s[sRaw]),
+		Model: sc.opt(a, s[sModel]), Provider: sc.opt(a, s[sProvider]), MessageID: sc.opt(a, s[sMessage]),
+		RequestID: sc.opt(a, s[sRequest]), UsageKey: sc.opt(a, s[sUsageKey]), StopReason: sc.opt(a, s[sStopReason]),
+		Sender: sc.opt(a, s[sSender]), CWD: sc.opt(a, s[sCWD]), GitBranch: sc.opt(a, s[sGitBranch]),
+		AgentVersion: sc.opt(a, s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, Background: r.flags&fBackground != 0, AgentID: sc.opt(a, s[sAgentID]),
+		AgentType: sc.opt(a, s[sAgentType]), Slug: sc.opt(a, s[sSlug]), Command: sc.opt(a, s[sCommand]),
+		CommandArgs: sc.opt(a, s[sCommandArgs]), Title: sc.opt(a, s[sTitle]), Raw: sc.opt(a, s[sRaw]),
 	}
 	if r.hasTS {
 		sc.tss = append(sc.tss, r.ts)
@@ -267,7 +281,7 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 	if r.flags&fUsage != 0 {
 		u := &r.usage
 		sc.usages = append(sc.usages, usage{Input: u[0], Output: u[1], CacheRead: u[2], CacheWrite: u[3],
-			CacheWrite5m: u[4], CacheWrite1h: u[5], Reasoning: u[6], Speed: a.get(s[sSpeed])})
+			CacheWrite5m: u[4], CacheWrite1h: u[5], Reasoning: u[6], Speed: sc.opt(a, s[sSpeed])})
 		out.Usage = &sc.usages[len(sc.usages)-1]
 	}
 	if r.flags&fCost != 0 {
@@ -277,21 +291,21 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 	if r.calls.n > 0 {
 		i := len(sc.calls)
 		for _, c := range t.calls[r.calls.start : r.calls.start+r.calls.n] {
-			sc.calls = append(sc.calls, toolCall{ID: a.get(c.id), Name: a.get(c.name), Input: a.get(c.input)})
+			sc.calls = append(sc.calls, toolCall{ID: a.get(c.id), Name: a.get(c.name), Input: sc.opt(a, c.input)})
 		}
 		out.ToolCalls = sc.calls[i:len(sc.calls):len(sc.calls)]
 	}
 	if r.results.n > 0 {
 		i := len(sc.results)
 		for _, c := range t.results[r.results.start : r.results.start+r.results.n] {
-			sc.results = append(sc.results, toolResult{ToolCallID: a.get(c.id), IsError: c.isError, Content: a.get(c.content)})
+			sc.results = append(sc.results, toolResult{ToolCallID: a.get(c.id), IsError: c.isError, Content: sc.opt(a, c.content)})
 		}
 		out.ToolResults = sc.results[i:len(sc.results):len(sc.results)]
 	}
 	if r.atts.n > 0 {
 		i := len(sc.atts)
 		for _, c := range t.atts[r.atts.start : r.atts.start+r.atts.n] {
-			sc.atts = append(sc.atts, attachment{Filename: a.get(c.filename), MimeType: a.get(c.mimeType), Size: a.get(c.size)})
+			sc.atts = append(sc.atts, attachment{Filename: sc.opt(a, c.filename), MimeType: sc.opt(a, c.mimeType), Size: sc.opt(a, c.size)})
 		}
 		out.Attachments = sc.atts[i:len(sc.atts):len(sc.atts)]
 	}
@@ -307,16 +321,17 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 		out.Labels = sc.labelMap(t.labels[r.labels.start:r.labels.start+r.labels.n], a)
 	}
 	if r.flags&fOrigin != 0 {
-		sc.origins = append(sc.origins, origin{Provider: a.get(s[sOriginProvider]), Surface: a.get(s[sOriginSurface]),
-			ChatType: a.get(s[sOriginChatType]), From: a.get(s[sOriginFrom]), Label: a.get(s[sOriginLabel])})
+		sc.origins = append(sc.origins, origin{Provider: sc.opt(a, s[sOriginProvider]), Surface: sc.opt(a, s[sOriginSurface]),
+			ChatType: sc.opt(a, s[sOriginChatType]), From: sc.opt(a, s[sOriginFrom]), Label: sc.opt(a, s[sOriginLabel])})
 		out.Origin = &sc.origins[len(sc.origins)-1]
 	}
 }
 
 // labelMap returns the map of labels ls: the last one made when it holds
 // the same labels, else a new one. Rows must not change it.
-func (sc *scratch) labelMap(ls []plabel, a *arena) map[string]string {
-	if m := sc.labels; len(m) == len(ls) {
+func (sc *scratch) labelMap(ls []plabel, a *arena) *map[string]string {
+	if sc.labels != nil && len(*sc.labels) == len(ls) {
+		m := *sc.labels
 		same := true
 		for _, l := range ls {
 			if v, ok := m[a.get(l.key)]; !ok || v != a.get(l.value) {
@@ -325,7 +340,7 @@ func (sc *scratch) labelMap(ls []plabel, a *arena) map[string]string {
 			}
 		}
 		if same {
-			return m
+			return sc.labels
 		}
 	}
 	m := make(map[string]string, len(ls))
@@ -333,6 +348,6 @@ func (sc *scratch) labelMap(ls []plabel, a *arena) map[string]string {
 		// Copies: the map outlives the part whose arena holds the spans.
 		m[strings.Clone(a.get(l.key))] = strings.Clone(a.get(l.value))
 	}
-	sc.labels = m
-	return m
+	sc.labels = &m
+	return sc.labels
 }
