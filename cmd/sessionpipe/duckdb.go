@@ -78,11 +78,11 @@ func runDuckDB(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return fmt.Errorf("duckdb: %w", err)
 	}
 	if !found {
-		// The script is still what the user asked for: saved, it works
-		// once the exporter has committed a file.
-		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files under %s yet: DuckDB will refuse the views until one is written\n", abs)
+		// Views over no rows, with every column: the banner's command
+		// works on a fresh data directory.
+		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files under %s yet: the views are empty; run this again once the exporter has committed one\n", abs)
 	}
-	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: abs, Prices: table}))
+	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: abs, Prices: table, Empty: !found}))
 	return err
 }
 
@@ -114,7 +114,7 @@ func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, st
 		return fmt.Errorf("duckdb: %w", err)
 	}
 	if len(m.Files) == 0 {
-		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files listed under %s yet: DuckDB will refuse the views until one is committed\n", loc)
+		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files listed under %s yet: the views are empty; run this again once the exporter has committed one\n", loc)
 	}
 	table, err := app.LoadPrices(prices)
 	if err != nil {
@@ -128,6 +128,6 @@ func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, st
 		}
 		ds.Endpoint, ds.UseSSL = u.Host, u.Scheme == "https"
 	}
-	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: b.URL(), Prices: table, Manifest: true, S3: ds}))
+	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: b.URL(), Prices: table, Manifest: true, S3: ds, Empty: len(m.Files) == 0}))
 	return err
 }

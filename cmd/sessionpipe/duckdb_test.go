@@ -51,6 +51,23 @@ func TestDuckDB_ScriptOverExport(t *testing.T) {
 		require.InDelta(t, s.CostUSD, cost, 1e-9, s.SessionID)
 	}
 
+	// A fresh data directory (no Parquet yet): the script runs, every
+	// view empty, and stderr says why.
+	stdout.Reset()
+	stderr.Reset()
+	fresh := t.TempDir()
+	require.Equal(t, exitOK, run(t.Context(), []string{"duckdb", fresh}, &stdout, &stderr), stderr.String())
+	require.Contains(t, stderr.String(), "no Parquet files under")
+	edb, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	defer edb.Close()
+	edb.SetMaxOpenConns(1)
+	_, err = edb.Exec(stdout.String())
+	require.NoError(t, err)
+	var n int64
+	require.NoError(t, edb.QueryRow("SELECT count(*) FROM sessions").Scan(&n))
+	require.Zero(t, n)
+
 	// Errors: no such directory; two of them.
 	require.Equal(t, exitError, run(t.Context(), []string{"duckdb", filepath.Join(t.TempDir(), "nope")}, &stdout, &stderr))
 	require.Equal(t, exitUsage, run(t.Context(), []string{"duckdb", out, out}, &stdout, &stderr))

@@ -213,7 +213,7 @@ func printWhere(w io.Writer, rt *app.RunningTailer, ri *app.RunningIndexer, re *
 		fmt.Fprintf(&b, "  %-9s %s  (%s restore -archive %s -out DIR)\n", "archive", re.Archive, self, shellQuote(re.Archive))
 	}
 	fmt.Fprintf(&b, "  %-9s duckdb -init <(%s duckdb %s)\n", "DuckDB", self, shellQuote(re.Out))
-	b.WriteString("  Parquet files appear as parts close (-part-age); Ctrl-C commits what is open and stops.\n")
+	b.WriteString("  Parquet is committed when the backfill ends, then as parts close (-part-age); Ctrl-C commits what is open and stops.\n")
 	io.WriteString(w, b.String())
 }
 

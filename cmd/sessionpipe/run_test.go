@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -189,4 +191,73 @@ func TestRun_BannerCommandName(t *testing.T) {
 	require.Equal(t, "sessionpipe", commandName(bin, bin))
 	require.Equal(t, "go run ./cmd/sessionpipe", commandName("/tmp/go-build1234/b001/exe/sessionpipe", ""))
 	require.Equal(t, "'/opt/my tools/sessionpipe'", commandName("/opt/my tools/sessionpipe", bin))
+}
+
+// `run` commits the end of its backfill to Parquet within seconds, not a
+// part age (5 minutes) later: while it runs, the DuckDB script printed
+// by `sessionpipe duckdb <data-dir>/parquet` (the banner's command)
+// gives the sessions `sessionpipe sessions` gives. Before a file exists
+// the script runs too, over no rows.
+func TestRun_ParquetSoonAfterBackfill(t *testing.T) {
+	data := t.TempDir()
+	pq := filepath.Join(data, "parquet")
+	require.NoError(t, os.MkdirAll(pq, 0o755))
+	var out, errb bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"duckdb", pq}, &out, &errb), errb.String())
+	db := openDuckDB(t)
+	_, err := db.Exec(out.String())
+	require.NoError(t, err, "the script over a fresh data directory")
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan int, 1)
+	var stdout, stderr bytes.Buffer // read once run returned
+	go func() {
+		done <- run(ctx, []string{"run", "-data-dir", data, "-nats-port", "-1", "-http", "", "-metrics", "", "-log-level", "warn", corpus}, &stdout, &stderr)
+	}()
+	defer func() {
+		cancel()
+		require.Equal(t, exitOK, <-done, stderr.String())
+	}()
+	offline := ours(t, corpus)
+	start := time.Now()
+	// A ceiling well under the part age: only a commit on catching up
+	// can meet it.
+	natstest.CheckFor(t, 2*time.Minute, 100*time.Millisecond, func() error {
+		select {
+		case code := <-done:
+			done <- code
+			return errors.New("run stopped: " + stderr.String())
+		default:
+		}
+		out.Reset()
+		errb.Reset()
+		if code := run(t.Context(), []string{"duckdb", pq}, &out, &errb); code != exitOK {
+			return errors.New(errb.String())
+		}
+		db := openDuckDB(t)
+		defer db.Close()
+		if _, err := db.Exec(out.String()); err != nil {
+			return err
+		}
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM sessions").Scan(&n); err != nil {
+			return err
+		}
+		if n != len(offline) {
+			return fmt.Errorf("%d sessions in Parquet, want %d", n, len(offline))
+		}
+		return nil
+	})
+	t.Logf("every session in Parquet %s after start (part age 5m)", time.Since(start).Round(100*time.Millisecond))
+}
+
+// openDuckDB opens an in-memory DuckDB on one connection (the views the
+// scripts create are temporary: they live in their connection).
+func openDuckDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return db
 }

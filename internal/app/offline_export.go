@@ -102,8 +102,9 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
-		Parquet: export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
-		Archive: export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
+		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
+		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
+		Archive:       export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
 	})
 	if err != nil {
 		return OfflineResult{}, err

@@ -30,6 +30,11 @@ const (
 	// and segments that reached their age, and saves its position.
 	DefaultCommitInterval = 5 * time.Second
 
+	// DefaultCatchUpCommit is how often at most the exporter commits
+	// what it holds on catching up with the stream, in the first part
+	// age after it became active (see ExporterConfig.CatchUpCommit).
+	DefaultCatchUpCommit = 10 * time.Second
+
 	// StateName is the exporter's position file in the Parquet root.
 	StateName = "_exporter.json"
 
@@ -67,6 +72,16 @@ type ExporterConfig struct {
 	// exporter died. Default bus.DefaultLeaseTTL.
 	LeaseTTL time.Duration
 
+	// CatchUpCommit: in its first Parquet.PartAge after it became
+	// active, the exporter commits everything it holds each time it has
+	// caught up with the stream (no message left to receive), at most
+	// once per CatchUpCommit: the end of a backfill is in Parquet (and
+	// the archive) at once instead of a part age later, and what follows
+	// within seconds. After that, parts close by age and size only.
+	// Default [DefaultCatchUpCommit]; negative: never. The small files
+	// this makes are merged by compaction like any others.
+	CatchUpCommit time.Duration
+
 	// Offline marks the stream as a temporary one, made to export files
 	// without a server (`sessionpipe export`): its identity is not kept,
 	// and the stream must be created with FirstSeq past [HighestSeq] of
@@ -103,6 +118,7 @@ type Exporter struct {
 	saveErr error
 
 	flush    chan struct{}           // CommitNow's requests to the commit loop
+	caught   chan struct{}           // apply's news that the consumer caught up with the stream
 	stop     context.CancelCauseFunc // ends the active run; set before it starts
 	active   atomic.Bool
 	consumer atomic.Pointer[bus.Consumer]
@@ -155,7 +171,10 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.Archive.SegmentAge == 0 {
 		cfg.Archive.SegmentAge = cfg.Parquet.PartAge
 	}
-	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1)}, nil
+	if cfg.CatchUpCommit == 0 {
+		cfg.CatchUpCommit = DefaultCatchUpCommit
+	}
+	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}, nil
 }
 
 // Run exports until ctx ends: it waits for the consumer's lease, opens
@@ -418,6 +437,12 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		x.a.Advance(b.Last)
 	}
 	x.countLocked()
+	if b.Pending == 0 {
+		select { // the commit loop decides whether to commit
+		case x.caught <- struct{}{}:
+		default:
+		}
+	}
 	return x.saveLocked(false)
 }
 
@@ -431,12 +456,34 @@ func (x *Exporter) forgedOne(seq uint64, subject, host string) {
 func (x *Exporter) commitLoop(ctx context.Context) {
 	t := time.NewTicker(x.cfg.CommitInterval)
 	defer t.Stop()
+	age := x.cfg.Parquet.PartAge
+	if age <= 0 {
+		age = DefaultPartAge
+	}
+	warmUntil := time.Now().Add(age)
+	var lastCatchUp time.Time
+	caughtUp := false // caught up since the last catch-up commit
+	// catchUp commits everything on catching up, in the warm-up, at most
+	// once per CatchUpCommit; it reports whether it did.
+	catchUp := func(now time.Time) bool {
+		if !caughtUp || x.cfg.CatchUpCommit < 0 || now.After(warmUntil) || now.Sub(lastCatchUp) < x.cfg.CatchUpCommit {
+			return false
+		}
+		caughtUp, lastCatchUp = false, now
+		x.commit(ctx, now, true)
+		return true
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			x.commit(ctx, now, false)
+			if !catchUp(now) {
+				x.commit(ctx, now, false)
+			}
+		case <-x.caught:
+			caughtUp = true
+			catchUp(time.Now())
 		case <-x.flush:
 			x.commit(ctx, time.Now(), true)
 		}

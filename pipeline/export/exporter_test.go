@@ -211,3 +211,71 @@ func TestExporter_NoArchive(t *testing.T) {
 	_, err := os.Stat(e.archive)
 	require.ErrorIs(t, err, fs.ErrNotExist)
 }
+
+// TestExporter_CommitsOnCatchingUp: with a part age of an hour, what the
+// stream held when the exporter caught up is committed at once (the end
+// of a backfill in Parquet within seconds, not a part age later), and so
+// is what arrives next, within the catch-up interval; with CatchUpCommit
+// negative nothing is committed before the part age or the stop.
+func TestExporter_CommitsOnCatchingUp(t *testing.T) {
+	e := newExportEnv(t)
+	e.publishFile("h1", "s1", 5)
+	start := func(catchUp time.Duration) (*export.Exporter, func()) {
+		x, err := export.NewExporter(export.ExporterConfig{
+			JS: e.js, Parquet: export.Config{Dir: e.out, PartAge: time.Hour}, Archive: export.ArchiveConfig{Dir: e.archive},
+			CommitInterval: 50 * time.Millisecond, CatchUpCommit: catchUp, LeaseTTL: 2 * time.Second,
+		})
+		require.NoError(t, err)
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() { done <- x.Run(ctx) }()
+		return x, func() { cancel(); require.NoError(t, <-done) }
+	}
+	committedRows := func() int64 {
+		m, err := export.ReadManifest(e.out)
+		if err != nil {
+			return 0
+		}
+		var n int64
+		for _, f := range m.Files {
+			n += f.Rows
+		}
+		return n
+	}
+
+	// Never on catching up: everything received, nothing committed.
+	s, err := e.js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	info, err := s.Info(t.Context())
+	require.NoError(t, err)
+	x, stop := start(-1)
+	natstest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		if acked := x.Stats().ConsumerStats.AckedSeq; acked < info.State.LastSeq {
+			return fmt.Errorf("acknowledged up to %d of %d", acked, info.State.LastSeq)
+		}
+		return nil
+	})
+	require.Zero(t, committedRows(), "nothing committed before the part age")
+	stop() // a stop commits
+	require.Equal(t, int64(5), committedRows())
+
+	// On catching up: the next entries committed without a stop, then
+	// those published after (the interval is short here).
+	e.publishFile("h1", "s2", 3)
+	x, stop = start(100 * time.Millisecond)
+	defer stop()
+	natstest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		if n := committedRows(); n != 8 {
+			return fmt.Errorf("%d rows committed, want 8", n)
+		}
+		return nil
+	})
+	e.publishFile("h2", "s3", 4)
+	natstest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
+		if n := committedRows(); n != 12 {
+			return fmt.Errorf("%d rows committed, want 12", n)
+		}
+		return nil
+	})
+	require.Positive(t, x.Stats().Files)
+}

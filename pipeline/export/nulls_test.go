@@ -67,7 +67,7 @@ var optionalColumns = []struct {
 // word with (1<<y)-1): the rows are built with each of those patterns
 // (y = 1..31), then with random ones, in each column at once. Found on
 // the shipped Codex samples, where two last lines of a file in a shared
-// part gained role '' instead of NULL depending on how the files fell
+// part gained an empty role instead of NULL depending on how the files fell
 // into parts.
 func TestWriter_EmptyIsNullWhateverItsNeighbours(t *testing.T) {
 	var set [][]bool // set[i][c]: row i has column c

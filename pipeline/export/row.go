@@ -32,10 +32,10 @@ type row struct {
 	// because that is what DuckDB indexes by key; its keys are written
 	// in byte order.
 	Labels *map[string]string `parquet:"labels,optional" parquet-key:",dict" parquet-value:",dict"`
-	Path   *string           `parquet:"path,optional,dict"`
-	Offset int64             `parquet:"offset,delta"`
-	Line   int64             `parquet:"line,delta"`
-	Object int32             `parquet:"object"`
+	Path   *string            `parquet:"path,optional,dict"`
+	Offset int64              `parquet:"offset,delta"`
+	Line   int64              `parquet:"line,delta"`
+	Object int32              `parquet:"object"`
 
 	SessionID       string  `parquet:"session_id,dict"`
 	EntryID         string  `parquet:"entry_id"`

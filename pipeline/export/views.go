@@ -40,6 +40,13 @@ type ViewConfig struct {
 	// S3, when set, starts the script with DuckDB's httpfs settings and a
 	// secret for Dir in a bucket.
 	S3 *DuckDBS3
+
+	// Empty says that Dir holds no Parquet file yet (a data directory
+	// the exporter has not committed to): DuckDB refuses a view over a
+	// glob that matches nothing, so the views are defined over no rows,
+	// with the columns and types the files will have. Run the script
+	// again once a file is committed.
+	Empty bool
 }
 
 // DuckDBScript returns a DuckDB SQL script, plain statements only, that
@@ -97,9 +104,12 @@ func DuckDBScript(cfg ViewConfig) string {
 	writeS3Secret(&b, cfg.S3, cfg.Dir)
 	b.WriteString(macros)
 	writePrices(&b, t)
-	if cfg.Manifest {
+	switch {
+	case cfg.Empty:
+		writeEmptyEntries(&b, cfg.Dir)
+	case cfg.Manifest:
 		writeManifestEntries(&b, cfg.Dir)
-	} else {
+	default:
 		writeEntries(&b, cfg.Dir)
 	}
 	b.WriteString(derivedViews)

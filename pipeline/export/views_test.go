@@ -735,9 +735,11 @@ func TestDuckDBInit_DocQueries(t *testing.T) {
 	})
 }
 
-// TestDuckDBInit_NoParquet shows what a directory without Parquet gives:
-// the script is valid, and DuckDB refuses the entries view until a file
-// exists (`sessionpipe duckdb` warns about it on stderr).
+// TestDuckDBInit_NoParquet: over a directory without Parquet, the glob
+// script is refused by DuckDB ("No files found"), and the script for an
+// empty output (ViewConfig.Empty, what `sessionpipe duckdb` prints for a
+// fresh data directory) defines every view over no rows, with the very
+// columns and types the views have over files.
 func TestDuckDBInit_NoParquet(t *testing.T) {
 	db := openDuckDB(t)
 	db.SetMaxOpenConns(1)
@@ -746,6 +748,31 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 	var n int64
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
 	require.Equal(t, int64(len(price.Default().Prices())), n, "the statements before the views ran")
+
+	describe := func(db *sql.DB, view string) []string {
+		rows, err := db.Query("SELECT column_name || ' ' || column_type FROM (DESCRIBE " + view + ")")
+		require.NoError(t, err)
+		defer rows.Close()
+		var cols []string
+		for rows.Next() {
+			var c string
+			require.NoError(t, rows.Scan(&c))
+			cols = append(cols, c)
+		}
+		require.NoError(t, rows.Err())
+		return cols
+	}
+	empty := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: t.TempDir(), Empty: true}))
+	dir := t.TempDir()
+	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
+	full := openViews(t, export.DuckDBInit(dir))
+	for _, view := range []string{"entry_copies", "entries", "api_calls", "sessions"} {
+		want := describe(full, view)
+		require.NotEmpty(t, want)
+		require.Equal(t, want, describe(empty, view), view)
+		scalar(t, empty, "SELECT count(*) FROM "+view, &n)
+		require.Zero(t, n, view)
+	}
 }
 
 // TestDuckDBScript_EmptyPriceTable checks that a table that prices
