@@ -3,7 +3,7 @@
 # failing inputs are written under the package's testdata/fuzz/ by
 # `go test`; commit them with the fix. Usage:
 #
-#   scripts/fuzz.sh [BUDGET]       # default 30000x: 30,000 new inputs per target
+#   scripts/fuzz.sh [BUDGET]       # default 10000x: 10,000 new inputs per target
 #   FUZZTIME=5m scripts/fuzz.sh    # a longer run, by time
 #
 # The default budget is a count, not a duration: with a duration, Go 1.26's
@@ -13,7 +13,7 @@
 # reported as that race and does not fail the run; any other failure does.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-budget=${1:-${FUZZTIME:-30000x}}
+budget=${1:-${FUZZTIME:-10000x}}
 
 # Every Fuzz function in the repository, as "package target".
 targets=$(grep -rl --include='*_test.go' '^func Fuzz' . | while read -r f; do
