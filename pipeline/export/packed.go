@@ -1,6 +1,7 @@
 package export
 
 import (
+	"math"
 	"strings"
 	"unsafe"
 
@@ -73,6 +74,8 @@ type prow struct {
 	usage                 [7]int64 // input, output, cache_read, cache_write, 5m, 1h, reasoning
 	cost                  float64
 	object                int32
+	callsOmitted          int32 // schema.Entry.ToolCallsOmitted
+	resultsOmitted        int32 // schema.Entry.ToolResultsOmitted
 	flags                 uint16
 	hasTS                 bool // ts is a time (else none; 0 is also 1970-01-01T00:00:00Z)
 	s                     [nSpans]span
@@ -118,7 +121,8 @@ type tables struct {
 // pack fills r from e with seq, copying every string into a.
 func (r *prow) pack(e *schema.Entry, seq uint64, a *arena, t *tables) {
 	var kb [256]byte
-	*r = prow{seq: int64(seq), offset: e.Offset, line: e.Line, ts: tsMicros(e.TS), hasTS: !e.TS.IsZero(), object: int32(e.Object)}
+	*r = prow{seq: int64(seq), offset: e.Offset, line: e.Line, ts: tsMicros(e.TS), hasTS: !e.TS.IsZero(), object: int32(e.Object),
+		callsOmitted: clampInt32(e.ToolCallsOmitted), resultsOmitted: clampInt32(e.ToolResultsOmitted)}
 	s := &r.s
 	s[sKey] = a.bytes(e.AppendKey(kb[:0]))
 	s[sFormat] = a.str(string(e.Format))
@@ -272,7 +276,7 @@ func (r *prow) unpack(out *row, a *arena, t *tables, sc *scratch) {
 		Sender: sc.opt(a, s[sSender]), CWD: sc.opt(a, s[sCWD]), GitBranch: sc.opt(a, s[sGitBranch]),
 		AgentVersion: sc.opt(a, s[sAgentVersion]), Sidechain: r.flags&fSidechain != 0, Background: r.flags&fBackground != 0, AgentID: sc.opt(a, s[sAgentID]),
 		AgentType: sc.opt(a, s[sAgentType]), Slug: sc.opt(a, s[sSlug]), Command: sc.opt(a, s[sCommand]),
-		CommandArgs: sc.opt(a, s[sCommandArgs]), Title: sc.opt(a, s[sTitle]), Raw: sc.opt(a, s[sRaw]),
+		CommandArgs: sc.opt(a, s[sCommandArgs]), ToolCallsOmitted: r.callsOmitted, ToolResultsOmitted: r.resultsOmitted, Title: sc.opt(a, s[sTitle]), Raw: sc.opt(a, s[sRaw]),
 	}
 	if r.hasTS {
 		sc.tss = append(sc.tss, r.ts)
@@ -351,3 +355,6 @@ func (sc *scratch) labelMap(ls []plabel, a *arena) *map[string]string {
 	sc.labels = &m
 	return sc.labels
 }
+
+// clampInt32 returns n within int32's range.
+func clampInt32(n int) int32 { return int32(max(min(n, math.MaxInt32), math.MinInt32)) }

@@ -66,8 +66,14 @@ type row struct {
 
 	ToolCalls   []toolCall   `parquet:"tool_calls,list"`
 	ToolResults []toolResult `parquet:"tool_results,list"`
-	Attachments []attachment `parquet:"attachments,list"`
-	Reaction    *reaction    `parquet:"reaction,optional"`
+	// ToolCallsOmitted and ToolResultsOmitted count what an entry too
+	// large for a message left out (bus.FitEntryMsg): the views count
+	// those tool calls as the indexer does. NULL in files written before
+	// they existed, read as 0.
+	ToolCallsOmitted   int32        `parquet:"tool_calls_omitted"`
+	ToolResultsOmitted int32        `parquet:"tool_results_omitted"`
+	Attachments        []attachment `parquet:"attachments,list"`
+	Reaction           *reaction    `parquet:"reaction,optional"`
 
 	Sender       *string `parquet:"sender,optional,dict"`
 	CWD          *string `parquet:"cwd,optional,dict"`

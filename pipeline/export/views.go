@@ -269,12 +269,12 @@ func writeEntries(b *strings.Builder, dir string) {
 CREATE OR REPLACE TEMP VIEW entry_copies AS
 `)
 	if !loose {
-		fmt.Fprintf(b, "SELECT *\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true)\n", sqlString(glob))
+		writeSource(b, fmt.Sprintf("SELECT *\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true)", sqlString(glob)))
 	} else {
 		// The glob matches any character where dir has a backslash:
 		// keep the files below dir itself.
-		fmt.Fprintf(b, "SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)\n",
-			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/"))
+		writeSource(b, fmt.Sprintf("SELECT * EXCLUDE (filename)\nFROM read_parquet(%s, hive_partitioning = true, union_by_name = true, filename = true)\nWHERE starts_with(filename, %s)",
+			sqlString(glob), sqlString(strings.TrimRight(dir, "/")+"/")))
 	}
 	writeEntriesQualify(b)
 }
@@ -314,7 +314,7 @@ CREATE OR REPLACE TEMP VIEW sessions AS
   SELECT format, host, session_id,
     count_if(real_input) FILTER (WHERE fact = 'e') AS user_messages,
     count_if(turn) FILTER (WHERE fact = 'e') AS turns,
-    sum(len(tool_calls)) FILTER (WHERE fact = 'e') AS tool_calls,
+    sum(len(tool_calls) + coalesce(tool_calls_omitted, 0)) FILTER (WHERE fact = 'e') AS tool_calls,
     sum(len(list_filter(tool_results, r -> r.is_error))) FILTER (WHERE fact = 'e') AS tool_errors,
     count_if(main_compaction) FILTER (WHERE fact = 'e') AS compactions,
     count(*) FILTER (WHERE fact = 'r') AS assistant_messages
@@ -438,7 +438,7 @@ info AS MATERIALIZED (
 occurrences AS (
   SELECT 'e' AS fact, format AS k1, '' AS k2, entry_id AS k3, ts_id AS k4, 0::BIGINT AS total, * EXCLUDE (total)
   FROM e
-  WHERE NOT copy AND (real_input OR len(tool_calls) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR main_compaction)
+  WHERE NOT copy AND (real_input OR len(tool_calls) + coalesce(tool_calls_omitted, 0) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR main_compaction)
   UNION ALL BY NAME
   SELECT 'r' AS fact, format AS k1,
     CASE WHEN format = 'claude-code' AND message_id IS NOT NULL THEN message_id ELSE '' END AS k2,

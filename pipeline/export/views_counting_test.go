@@ -123,3 +123,28 @@ func TestDuckDBInit_ReappendedHistory(t *testing.T) {
 	db := openViews(t, export.DuckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 }
+
+// TestDuckDBInit_OmittedToolCalls: an entry too large for a message
+// leaves tool calls out and counts them (bus.FitEntryMsg); the views
+// count them as the aggregator does, in sessions whose files hold the
+// column, and over a file written before it existed (read as 0).
+func TestDuckDBInit_OmittedToolCalls(t *testing.T) {
+	t0 := time.Date(2026, 6, 2, 9, 0, 0, 0, time.UTC)
+	entries := []schema.Entry{
+		{Format: schema.FormatClaudeCode, Host: "h", Path: "/p/s.jsonl", Line: 1, SessionID: "s", EntryID: "u1",
+			Kind: schema.KindMessage, Role: schema.RoleUser, Text: "go", TS: t0},
+		{Format: schema.FormatClaudeCode, Host: "h", Path: "/p/s.jsonl", Line: 2, SessionID: "s", EntryID: "a1",
+			Kind: schema.KindMessage, Role: schema.RoleAssistant, TS: t0.Add(time.Second), Truncated: true,
+			ToolCalls: []schema.ToolCall{{ID: "t1", Name: "Bash"}}, ToolCallsOmitted: 3, ToolResultsOmitted: 2},
+		// Only omitted calls: still an entry that counts.
+		{Format: schema.FormatClaudeCode, Host: "h", Path: "/p/s.jsonl", Line: 3, SessionID: "s", EntryID: "a2",
+			Kind: schema.KindMessage, Role: schema.RoleAssistant, TS: t0.Add(2 * time.Second), Truncated: true, ToolCallsOmitted: 2},
+	}
+	want := goSessions(entries, price.Default())
+	require.Len(t, want, 1)
+	require.Equal(t, int64(6), want[0].ToolCalls)
+	dir := t.TempDir()
+	exportTo(t, dir, entries, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	requireSameSessions(t, want, viewSessions(t, db))
+}

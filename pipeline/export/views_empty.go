@@ -86,5 +86,30 @@ func duckDBType(n parquet.Node) string {
 	return "BLOB"
 }
 
+// laterColumns are the columns added to the files after the first
+// release: files written before lack them, and a view that names a
+// column no file has is refused.
+var laterColumns = []string{"labels", "background", "tool_calls_omitted", "tool_results_omitted"}
+
+// writeSource writes the rows of the files as query source reads them,
+// with the columns added since the first release there when no file has
+// them (NULL then: union_by_name already fills them for the files
+// without them when one has them).
+func writeSource(b *strings.Builder, source string) {
+	fmt.Fprintf(b, "SELECT * FROM (\n%s\nUNION ALL BY NAME\nSELECT", source)
+	types := map[string]string{}
+	for _, c := range emptyColumns() {
+		types[c[0]] = c[1]
+	}
+	for i, c := range laterColumns {
+		sep := ","
+		if i == len(laterColumns)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(b, " CAST(NULL AS %s) AS %s%s", types[c], sqlIdent(c), sep)
+	}
+	b.WriteString(" WHERE false)\n")
+}
+
 // sqlIdent quotes a column name.
 func sqlIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

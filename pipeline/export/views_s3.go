@@ -59,8 +59,7 @@ SET VARIABLE sessionpipe_files = (
 -- stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
 -- resumed session, an archive) are rows of their own: the counting rules read them.
 CREATE OR REPLACE TEMP VIEW entry_copies AS
-SELECT *
-FROM read_parquet(getvariable('sessionpipe_files'), hive_partitioning = true, union_by_name = true)
 `)
+	writeSource(b, "SELECT *\nFROM read_parquet(getvariable('sessionpipe_files'), hive_partitioning = true, union_by_name = true)")
 	writeEntriesQualify(b)
 }
