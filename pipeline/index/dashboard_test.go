@@ -95,7 +95,7 @@ func TestIndexer_Dashboard(t *testing.T) {
 			require.Contains(t, csp, "default-src 'self'", path)
 			require.NotContains(t, csp, "unsafe-inline", "inline code runs by hash only")
 			require.NotContains(t, csp, "unsafe-eval")
-			require.Contains(t, csp, "script-src "+sha256CSP(script)+";", "the policy lists the served script's hash")
+			require.Contains(t, csp, "script-src 'self' "+sha256CSP(script)+";", "the policy lists the served script's hash")
 			for _, m := range styleRE.FindAllStringSubmatch(page, -1) {
 				require.Contains(t, csp, sha256CSP(m[1]), "the policy lists the served style's hash")
 			}

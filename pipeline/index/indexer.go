@@ -626,6 +626,24 @@ func (ix *Indexer) Query(q SessionQuery) (page []Session, next string, err error
 	return page, next, err
 }
 
+// Count is [Aggregator.Count] on the indexer's state.
+func (ix *Indexer) Count(q SessionQuery) (n int, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		n, err = a.Count(q)
+		return err
+	})
+	return n, err
+}
+
+// UsageWithTotal is [Aggregator.UsageWithTotal] on the indexer's state.
+func (ix *Indexer) UsageWithTotal(q UsageQuery) (rows []UsageRow, total UsageRow, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		rows, total, err = a.UsageWithTotal(q)
+		return err
+	})
+	return rows, total, err
+}
+
 // Usage is [Aggregator.Usage] on the indexer's state.
 func (ix *Indexer) Usage(q UsageQuery) (rows []UsageRow, err error) {
 	err = ix.with(func(a *Aggregator) error {

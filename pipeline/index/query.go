@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,14 @@ type SessionQuery struct {
 	// Labels lists the labels a session must have (Session.Labels), each
 	// with the value given.
 	Labels map[string]string
+	// Search, when set, keeps the sessions where it is a substring (any
+	// case) of the id, the working directory, the title, the slug or one
+	// of the models.
+	Search string
+	// Parent, when set, keeps the sessions whose parent session id
+	// (Session.ParentSessionID: a subagent's, a resumed or forked copy's)
+	// is Parent.
+	Parent string
 	// Since and Until bound the sessions' activity: a session is listed
 	// when it was active in [Since, Until] (last_ts >= Since and first_ts
 	// <= Until).
@@ -171,11 +180,58 @@ func (q *SessionQuery) matches(s *session) bool {
 		len(q.Labels) > 0 && !s.labels.v.matches(q.Labels):
 		return false
 	}
-	if q.Model != "" {
-		_, ok := s.models[q.Model]
-		return ok
+	if q.Parent != "" && s.parentID.v != q.Parent {
+		return false
 	}
-	return true
+	if q.Model != "" {
+		if _, ok := s.models[q.Model]; !ok {
+			return false
+		}
+	}
+	return q.Search == "" || s.found(q.Search)
+}
+
+// found reports whether search is a substring, in any case, of the
+// session's id, working directory, title, slug or a model.
+func (s *session) found(search string) bool {
+	if containsFold(s.id, search) || containsFold(s.cwd.v, search) || containsFold(s.title.v, search) || containsFold(s.slug.v, search) {
+		return true
+	}
+	for m := range s.models {
+		if containsFold(m, search) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold is strings.Contains in any case (strings.EqualFold over
+// windows of sub's length in bytes: any case of ASCII, and of letters
+// whose cases have the same length in UTF-8), without allocating.
+func containsFold(s, sub string) bool {
+	if sub == "" {
+		return true
+	}
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// Count returns the number of sessions q selects (its Sort, Limit and
+// Cursor aside): the total of the pages [Aggregator.Query] returns. It
+// reads every session once.
+func (a *Aggregator) Count(q SessionQuery) (int, error) {
+	a.settle()
+	n := 0
+	err := a.allSessions(func(s *session) {
+		if s.conversation && q.matches(s) {
+			n++
+		}
+	})
+	return n, err
 }
 
 // cursor is a position in a listing: the sort key and session number of

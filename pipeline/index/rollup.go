@@ -181,10 +181,23 @@ type UsageQuery struct {
 	// Labels filters calls by their entry's labels: a call counts when
 	// it has every label given, with the value given.
 	Labels map[string]string
+	// Bucket, ByDay or ByHour, splits each group by time as well (a
+	// time series for a chart): rows are then one per (bucket, group),
+	// ordered by bucket then key. "" does not split.
+	Bucket GroupBy
+	// Location is the time zone of the day and hour keys (of GroupBy and
+	// Bucket); nil is UTC. A call's hour is its UTC hour, placed in the
+	// local day or hour in which that UTC hour starts: in a zone whose
+	// offset is not whole hours (Asia/Kolkata, +05:30) a day's first
+	// local half hour is counted in the day before.
+	Location *time.Location
 }
 
 // UsageRow is the usage of one group.
 type UsageRow struct {
+	// Bucket is the row's day or hour when the query has a Bucket, else
+	// "" (left out of the JSON form).
+	Bucket           string  `json:"bucket,omitempty"`
 	Key              string  `json:"key"`
 	Calls            int64   `json:"api_calls"`
 	InputTokens      int64   `json:"input_tokens"`
@@ -197,10 +210,27 @@ type UsageRow struct {
 }
 
 // Usage returns the usage of the calls q selects, grouped as it says,
-// ordered by key (time order for day and hour).
+// ordered by key (time order for day and hour), or by bucket then key.
 func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
+	rows, _, err := a.UsageWithTotal(q)
+	return rows, err
+}
+
+// UsageWithTotal is [Aggregator.Usage] with the sum of its rows, each
+// cost summed in nano-dollars before it is rounded (so the total is the
+// cost of the calls, not a sum of rounded figures).
+func (a *Aggregator) UsageWithTotal(q UsageQuery) ([]UsageRow, UsageRow, error) {
 	if _, err := ParseGroupBy(string(q.GroupBy)); err != nil {
-		return nil, err
+		return nil, UsageRow{}, err
+	}
+	switch q.Bucket {
+	case "", ByDay, ByHour:
+	default:
+		return nil, UsageRow{}, fmt.Errorf("bucket %q: want day or hour", q.Bucket)
+	}
+	loc := q.Location
+	if loc == nil {
+		loc = time.UTC
 	}
 	a.settle()
 	// The codes of the hours [lo, hi) selected; calls without a
@@ -217,7 +247,32 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 		}
 		hi = hourCode(h)
 	}
-	groups := make(map[string]*UsageRow)
+	type group struct {
+		row  UsageRow
+		cost int64 // nano-dollars
+	}
+	type gid struct{ bucket, key string }
+	groups := make(map[gid]*group)
+	var total group
+	times := make(map[int64][2]string) // hour code → day and hour keys, computed once
+	timeKeys := func(hour int64) [2]string {
+		tk, ok := times[hour]
+		if !ok {
+			tk = [2]string{timeKey(ByDay, hour, loc), timeKey(ByHour, hour, loc)}
+			times[hour] = tk
+		}
+		return tk
+	}
+	sum := func(g *group, c *rollCell) {
+		r := &g.row
+		r.Calls += c.calls
+		r.UnpricedCalls += c.unpriced
+		r.InputTokens = addSat(r.InputTokens, c.input)
+		r.OutputTokens = addSat(r.OutputTokens, c.output)
+		r.CacheReadTokens = addSat(r.CacheReadTokens, c.cacheRead)
+		r.CacheWriteTokens = addSat(r.CacheWriteTokens, c.cacheWrite)
+		g.cost = addSat(g.cost, c.cost)
+	}
 	add := func(c *rollCell) {
 		k := &c.key
 		if k.hour == 0 && !q.Since.IsZero() || k.hour != 0 && (k.hour < lo || k.hour >= hi) || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
@@ -225,38 +280,69 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 			len(q.Labels) > 0 && !k.labels.matches(q.Labels) {
 			return
 		}
-		key := groupKey(q.GroupBy, k)
-		r := groups[key]
-		if r == nil {
-			r = &UsageRow{Key: key}
-			groups[key] = r
+		var id gid
+		switch q.GroupBy {
+		case ByDay:
+			id.key = timeKeys(k.hour)[0]
+		case ByHour:
+			id.key = timeKeys(k.hour)[1]
+		default:
+			id.key = groupKey(q.GroupBy, k)
 		}
-		r.Calls += c.calls
-		r.UnpricedCalls += c.unpriced
-		r.InputTokens = addSat(r.InputTokens, c.input)
-		r.OutputTokens = addSat(r.OutputTokens, c.output)
-		r.CacheReadTokens = addSat(r.CacheReadTokens, c.cacheRead)
-		r.CacheWriteTokens = addSat(r.CacheWriteTokens, c.cacheWrite)
-		r.CostUSD += usd(c.cost)
+		switch q.Bucket {
+		case ByDay:
+			id.bucket = timeKeys(k.hour)[0]
+		case ByHour:
+			id.bucket = timeKeys(k.hour)[1]
+		}
+		g := groups[id]
+		if g == nil {
+			g = &group{row: UsageRow{Bucket: id.bucket, Key: id.key}}
+			groups[id] = g
+		}
+		sum(g, c)
+		sum(&total, c)
 	}
 	if a.store != nil {
 		for _, p := range []byte{'r', 'l'} {
 			if err := a.scanCells(p, lo, hi, add); err != nil {
-				return nil, err
+				return nil, UsageRow{}, err
 			}
 		}
 	}
 	for _, c := range a.rollups {
 		add(c)
 	}
-	out := make([]UsageRow, 0, len(groups))
-	for _, r := range groups {
+	finish := func(g *group) UsageRow {
+		r := g.row
 		r.TotalTokens = addSat(addSat(r.InputTokens, r.OutputTokens), addSat(r.CacheReadTokens, r.CacheWriteTokens))
-		r.CostUSD = usd(nanoUSD(r.CostUSD))
-		out = append(out, *r)
+		r.CostUSD = usd(g.cost)
+		return r
 	}
-	slices.SortFunc(out, func(x, y UsageRow) int { return cmp.Compare(x.Key, y.Key) })
-	return out, nil
+	out := make([]UsageRow, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, finish(g))
+	}
+	slices.SortFunc(out, func(x, y UsageRow) int { return cmp.Or(cmp.Compare(x.Bucket, y.Bucket), cmp.Compare(x.Key, y.Key)) })
+	return out, finish(&total), nil
+}
+
+// timeKey is the key of hour code hour in a day or hour grouping, in
+// loc: "unknown" for calls without a timestamp; a day as YYYY-MM-DD; an
+// hour as 2006-01-02T15Z in UTC, else as the local time of the hour's
+// start with its offset (2006-01-02T15:04+01:00).
+func timeKey(g GroupBy, hour int64, loc *time.Location) string {
+	if hour == 0 {
+		return "unknown"
+	}
+	t := hourStart(hour)
+	if g == ByDay {
+		return t.In(loc).Format(time.DateOnly)
+	}
+	if loc == time.UTC {
+		return t.Format("2006-01-02T15Z")
+	}
+	return t.In(loc).Format("2006-01-02T15:04Z07:00")
 }
 
 // scanCells calls add with each stored cell of prefix p (unlabelled or
@@ -325,16 +411,8 @@ func groupKey(g GroupBy, k *rollKey) string {
 		return k.model
 	case ByProject:
 		return k.project
-	case ByDay:
-		if k.hour == 0 {
-			return "unknown"
-		}
-		return hourStart(k.hour).Format(time.DateOnly)
 	default:
-		if k.hour == 0 {
-			return "unknown"
-		}
-		return hourStart(k.hour).Format("2006-01-02T15Z")
+		return timeKey(g, k.hour, time.UTC)
 	}
 }
 
