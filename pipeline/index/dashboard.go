@@ -63,10 +63,14 @@ func sessionPage(page string) string {
 <base href="../">`, 1)
 }
 
-// The inline blocks of the page whose hashes the policy lists.
+// The blocks of the page whose hashes the policy lists: group 1 is the
+// opening tag's attributes, group 2 the inline text. A script with a src
+// attribute (the vendored chart library) is admitted by 'self', not by
+// hash.
 var (
-	scriptBlock = regexp.MustCompile(`(?is)<script\b[^>]*>(.*?)</script\s*>`)
-	styleBlock  = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style\s*>`)
+	scriptBlock = regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script\s*>`)
+	styleBlock  = regexp.MustCompile(`(?is)<style\b([^>]*)>(.*?)</style\s*>`)
+	srcAttr     = regexp.MustCompile(`(?i)\ssrc\s*=`)
 )
 
 // dashboard serves the page with its security headers.
@@ -88,9 +92,12 @@ func dashboardCSP(page string) string {
 	hashes := func(re *regexp.Regexp) string {
 		var hs []string
 		for _, m := range re.FindAllStringSubmatch(page, -1) {
+			if srcAttr.MatchString(m[1]) {
+				continue
+			}
 			// A browser hashes the parsed text, whose line ends are
 			// LF whatever the file has (a CRLF checkout).
-			text := strings.ReplaceAll(strings.ReplaceAll(m[1], "\r\n", "\n"), "\r", "\n")
+			text := strings.ReplaceAll(strings.ReplaceAll(m[2], "\r\n", "\n"), "\r", "\n")
 			sum := sha256.Sum256([]byte(text))
 			hs = append(hs, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 		}

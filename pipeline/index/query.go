@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // SessionSort is an order of [Aggregator.Query].
@@ -90,8 +91,14 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 		return nil, "", err
 	}
 	a.settle()
-	if sort == SortLastTS && a.store != nil {
+	// The last-activity index serves the default order best when every
+	// session is listed; with filters, the listing spares walking it
+	// past the sessions that do not match.
+	if sort == SortLastTS && a.store != nil && (a.list == nil || q.unfiltered()) {
 		return a.queryRecent(q, limit, after)
+	}
+	if a.list != nil {
+		return a.queryListing(q, sort, limit, after)
 	}
 	// Sort keys, descending, then by number for a total order.
 	keyOf := func(s *session) int64 {
@@ -171,33 +178,43 @@ func (h *sessionHeap) Pop() any {
 }
 
 func (q *SessionQuery) matches(s *session) bool {
+	r := rowOf(s)
+	return q.matchRow(&r)
+}
+
+// unfiltered reports whether q selects every session.
+func (q *SessionQuery) unfiltered() bool {
+	return q.Host == "" && q.Format == "" && q.Project == "" && q.Model == "" && q.Parent == "" && q.Search == "" &&
+		q.Since.IsZero() && q.Until.IsZero() && len(q.Labels) == 0
+}
+
+// matchRow is matches on a session's row (listing.go).
+func (q *SessionQuery) matchRow(r *listRow) bool {
 	switch {
-	case q.Host != "" && s.host != q.Host,
-		q.Format != "" && string(s.format) != q.Format,
-		q.Project != "" && s.cwd.v != q.Project,
-		!q.Since.IsZero() && s.lastTS.Before(q.Since),
-		!q.Until.IsZero() && s.firstTS.After(q.Until),
-		len(q.Labels) > 0 && !s.labels.v.matches(q.Labels):
-		return false
-	}
-	if q.Parent != "" && s.parentID.v != q.Parent {
+	case q.Host != "" && r.host != q.Host,
+		q.Format != "" && r.format != q.Format,
+		q.Project != "" && r.cwd != q.Project,
+		q.Parent != "" && r.up != q.Parent,
+		!q.Since.IsZero() && r.last < sortNano(q.Since),
+		!q.Until.IsZero() && r.first > sortNano(q.Until),
+		len(q.Labels) > 0 && !r.labels.matches(q.Labels):
 		return false
 	}
 	if q.Model != "" {
-		if _, ok := s.models[q.Model]; !ok {
+		if _, ok := r.models[q.Model]; !ok {
 			return false
 		}
 	}
-	return q.Search == "" || s.found(q.Search)
+	return q.Search == "" || r.found(q.Search)
 }
 
 // found reports whether search is a substring, in any case, of the
 // session's id, working directory, title, slug or a model.
-func (s *session) found(search string) bool {
-	if containsFold(s.id, search) || containsFold(s.cwd.v, search) || containsFold(s.title.v, search) || containsFold(s.slug.v, search) {
+func (r *listRow) found(search string) bool {
+	if containsFold(r.id, search) || containsFold(r.cwd, search) || containsFold(r.title, search) || containsFold(r.slug, search) {
 		return true
 	}
-	for m := range s.models {
+	for m := range r.models {
 		if containsFold(m, search) {
 			return true
 		}
@@ -212,10 +229,35 @@ func containsFold(s, sub string) bool {
 	if sub == "" {
 		return true
 	}
-	for i := 0; i+len(sub) <= len(s); i++ {
+	c := sub[0]
+	if c >= utf8.RuneSelf {
+		for i := 0; i+len(sub) <= len(s); i++ {
+			if strings.EqualFold(s[i:i+len(sub)], sub) {
+				return true
+			}
+		}
+		return false
+	}
+	// An ASCII first byte: jump to its next occurrence in either case.
+	lo, up := c|0x20, c&^0x20
+	if c < 'A' || c > 'z' || (c > 'Z' && c < 'a') {
+		lo, up = c, c
+	}
+	for i := 0; i+len(sub) <= len(s); {
+		j := strings.IndexByte(s[i:len(s)-len(sub)+1], lo)
+		if lo != up {
+			if k := strings.IndexByte(s[i:len(s)-len(sub)+1], up); k >= 0 && (j < 0 || k < j) {
+				j = k
+			}
+		}
+		if j < 0 {
+			return false
+		}
+		i += j
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
 			return true
 		}
+		i++
 	}
 	return false
 }
@@ -226,6 +268,14 @@ func containsFold(s, sub string) bool {
 func (a *Aggregator) Count(q SessionQuery) (int, error) {
 	a.settle()
 	n := 0
+	if a.list != nil {
+		a.eachRow(func(r *listRow) {
+			if r.conversation && q.matchRow(r) {
+				n++
+			}
+		})
+		return n, nil
+	}
 	err := a.allSessions(func(s *session) {
 		if s.conversation && q.matches(s) {
 			n++
@@ -381,7 +431,10 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 			k := it.Key()
 			if len(k) == 17 {
 				num := binary.BigEndian.Uint64(k[9:])
-				if a.byNum[num] == nil { // else listed from the cache, with its fresher activity
+				// A cached session is listed from the cache, with its
+				// fresher activity; a row of the listing that does not
+				// match spares reading the session.
+				if r := a.rowOf(num); a.byNum[num] == nil && (r == nil || r.conversation && q.matchRow(r)) {
 					v, err := a.store.get(sessionNumKey(num))
 					if err != nil {
 						return nil, err
