@@ -15,7 +15,7 @@ import (
 // buildState writes a state of n Claude Code sessions into dir, as an
 // indexer leaves it: each session a user message and an API call, spread
 // over the 90 days before end, on 20 hosts, 300 projects, 6 models and
-// 5 teams (label team). It returns the state's total cost.
+// 5 teams (label team).
 func buildState(tb testing.TB, dir string, n int, end time.Time) {
 	tb.Helper()
 	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
@@ -23,10 +23,10 @@ func buildState(tb testing.TB, dir string, n int, end time.Time) {
 	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})
 	require.NoError(tb, err)
 	models := []string{"claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805", "claude-haiku-4-5-20251001", "gpt-5-codex", "gpt-5", "gemini-2.5-pro"}
-	span := int64(90 * 24 * time.Hour)
+	step := 90 * 24 * time.Hour / time.Duration(n)
 	for i := range n {
 		id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
-		ts := end.Add(-time.Duration(span * int64(n-i) / int64(n)))
+		ts := end.Add(-step * time.Duration(n-i))
 		labels := map[string]string{"team": fmt.Sprint("team-", i%5)}
 		base := schema.Entry{Format: schema.FormatClaudeCode, Host: fmt.Sprint("host-", i%20), Path: "/p/" + id + ".jsonl",
 			SessionID: id, CWD: fmt.Sprintf("/work/project-%d", i%300), Labels: labels}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -97,4 +98,41 @@ func TestAggregator_QuerySearchAndCount(t *testing.T) {
 	n, err := a.Count(SessionQuery{Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 3, n, "the total is not the page's")
+}
+
+// The listing follows the commits: a session added after it was built,
+// committed and evicted from the cache, is found by a filtered query and
+// counted, and a session whose figures changed is listed with the new
+// ones, in the order they give.
+func TestAggregator_ListingFollowsCommits(t *testing.T) {
+	st, err := OpenStore(StoreConfig{Dir: t.TempDir()})
+	require.NoError(t, err)
+	defer st.Close()
+	a, err := New(Config{Pricer: flatPricer{"m": true}, Store: st})
+	require.NoError(t, err)
+	add := func(id string, sec int, input int64) {
+		b := &builder{format: schema.FormatClaudeCode, session: id, path: id + ".jsonl"}
+		addAll(a, []schema.Entry{b.user("u"+id+fmt.Sprint(sec), at(sec), "hi"), b.assistant("a"+id+fmt.Sprint(sec), at(sec+1), "m"+id+fmt.Sprint(sec), schema.Usage{Input: input})})
+	}
+	add("first", 0, 10)
+	require.NoError(t, a.Commit(nil, 1))
+	require.NoError(t, a.buildListing())
+	add("second", 10, 20)
+	add("first", 20, 30) // first now costs 40: the costliest
+	for range 3 {        // commits until both are evicted from the cache
+		require.NoError(t, a.Commit(nil, 1))
+	}
+	require.Empty(t, a.byNum, "evicted: the listing answers")
+
+	page, _, err := a.Query(SessionQuery{Search: "SECOND"})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	require.Equal(t, "second", page[0].SessionID)
+	n, err := a.Count(SessionQuery{Model: "m"})
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	page, _, err = a.Query(SessionQuery{Sort: SortCost})
+	require.NoError(t, err)
+	require.Equal(t, []string{"first", "second"}, []string{page[0].SessionID, page[1].SessionID})
+	require.InDelta(t, 40e-6, page[0].CostUSD, 1e-12)
 }
