@@ -27,6 +27,7 @@ type listRow struct {
 	first, last, cost, tokens              int64  // first, last: sortNano
 	models                                 map[string]int
 	labels                                 labelSet
+	hay                                    string // what a search looks in, lower case; "" until needed
 }
 
 // listing holds the rows of the stored sessions by number.
@@ -61,6 +62,7 @@ func (l *listing) put(s *session) {
 		models[l.str(m)] = n
 	}
 	r.models = models
+	r.hay = r.haystack()
 	l.rows[r.num] = &r
 }
 

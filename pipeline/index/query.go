@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // SessionSort is an order of [Aggregator.Query].
@@ -44,9 +43,9 @@ type SessionQuery struct {
 	// Labels lists the labels a session must have (Session.Labels), each
 	// with the value given.
 	Labels map[string]string
-	// Search, when set, keeps the sessions where it is a substring (any
-	// case) of the id, the working directory, the title, the slug or one
-	// of the models.
+	// Search, when set, keeps the sessions where it is a substring, in
+	// any case (both lowered by strings.ToLower), of the id, the working
+	// directory, the title, the slug or one of the models.
 	Search string
 	// Parent, when set, keeps the sessions whose parent session id
 	// (Session.ParentSessionID: a subagent's, a resumed or forked copy's)
@@ -90,6 +89,7 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	q.Search = strings.ToLower(q.Search) // found compares lower case
 	a.settle()
 	// The last-activity index serves the default order best when every
 	// session is listed; with filters, the listing spares walking it
@@ -208,64 +208,35 @@ func (q *SessionQuery) matchRow(r *listRow) bool {
 	return q.Search == "" || r.found(q.Search)
 }
 
-// found reports whether search is a substring, in any case, of the
-// session's id, working directory, title, slug or a model.
+// found reports whether search, in lower case, is a substring of the
+// session's id, working directory, title, slug or a model, in lower case.
 func (r *listRow) found(search string) bool {
-	if containsFold(r.id, search) || containsFold(r.cwd, search) || containsFold(r.title, search) || containsFold(r.slug, search) {
-		return true
+	if r.hay == "" {
+		r.hay = r.haystack()
 	}
-	for m := range r.models {
-		if containsFold(m, search) {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(r.hay, search)
 }
 
-// containsFold is strings.Contains in any case (strings.EqualFold over
-// windows of sub's length in bytes: any case of ASCII, and of letters
-// whose cases have the same length in UTF-8), without allocating.
-func containsFold(s, sub string) bool {
-	if sub == "" {
-		return true
+// haystack is what a search looks in: the searched fields in lower case,
+// apart.
+func (r *listRow) haystack() string {
+	var b strings.Builder
+	for _, f := range []string{r.id, r.cwd, r.title, r.slug} {
+		b.WriteString(strings.ToLower(f))
+		b.WriteByte(0)
 	}
-	c := sub[0]
-	if c >= utf8.RuneSelf {
-		for i := 0; i+len(sub) <= len(s); i++ {
-			if strings.EqualFold(s[i:i+len(sub)], sub) {
-				return true
-			}
-		}
-		return false
+	for m := range r.models {
+		b.WriteString(strings.ToLower(m))
+		b.WriteByte(0)
 	}
-	// An ASCII first byte: jump to its next occurrence in either case.
-	lo, up := c|0x20, c&^0x20
-	if c < 'A' || c > 'z' || (c > 'Z' && c < 'a') {
-		lo, up = c, c
-	}
-	for i := 0; i+len(sub) <= len(s); {
-		j := strings.IndexByte(s[i:len(s)-len(sub)+1], lo)
-		if lo != up {
-			if k := strings.IndexByte(s[i:len(s)-len(sub)+1], up); k >= 0 && (j < 0 || k < j) {
-				j = k
-			}
-		}
-		if j < 0 {
-			return false
-		}
-		i += j
-		if strings.EqualFold(s[i:i+len(sub)], sub) {
-			return true
-		}
-		i++
-	}
-	return false
+	return b.String()
 }
 
 // Count returns the number of sessions q selects (its Sort, Limit and
 // Cursor aside): the total of the pages [Aggregator.Query] returns. It
 // reads every session once.
 func (a *Aggregator) Count(q SessionQuery) (int, error) {
+	q.Search = strings.ToLower(q.Search) // found compares lower case
 	a.settle()
 	n := 0
 	if a.list != nil {
