@@ -374,8 +374,20 @@ func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error
 	if err != nil {
 		return err
 	}
+	// The names of a scan repeat from cell to cell: each is made a
+	// string once (a large scan, the dashboard's "all", reads a cell per
+	// session or more).
+	names := make(map[string]string)
+	intern := func(b []byte) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
 	for ok := it.First(); ok; ok = it.Next() {
-		k, err := parseCellKey(it.Key())
+		k, err := parseCellKeyWith(it.Key(), intern)
 		if err != nil {
 			it.Close()
 			return err
@@ -435,6 +447,11 @@ func cellStoreKey(k rollKey) []byte {
 }
 
 func parseCellKey(b []byte) (rollKey, error) {
+	return parseCellKeyWith(b, func(b []byte) string { return string(b) })
+}
+
+// parseCellKeyWith is parseCellKey making its strings with str.
+func parseCellKeyWith(b []byte, str func([]byte) string) (rollKey, error) {
 	if len(b) < 9 || b[0] != 'r' && b[0] != 'l' {
 		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 	}
@@ -445,14 +462,19 @@ func parseCellKey(b []byte) (rollKey, error) {
 		if w <= 0 || n == 0 || n > uint64(len(rest)-w) {
 			return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 		}
-		k.labels = labelSet(rest[w : w+int(n)])
+		k.labels = labelSet(str(rest[w : w+int(n)]))
 		rest = rest[w+int(n):]
 	}
-	parts := bytes.SplitN(rest, []byte{0}, 4)
-	if len(parts) != 4 {
-		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+	var parts [4][]byte
+	for i := range 3 {
+		j := bytes.IndexByte(rest, 0)
+		if j < 0 {
+			return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+		}
+		parts[i], rest = rest[:j], rest[j+1:]
 	}
-	k.host, k.format, k.model, k.project = string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3])
+	parts[3] = rest
+	k.host, k.format, k.model, k.project = str(parts[0]), str(parts[1]), str(parts[2]), str(parts[3])
 	return k, nil
 }
 
