@@ -7,6 +7,8 @@ require (
 	github.com/bytedance/sonic v1.15.5
 	github.com/charmbracelet/bubbletea v1.3.10
 	github.com/charmbracelet/lipgloss v1.1.0
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/compose-spec/compose-go/v2 v2.16.2
 	github.com/fsnotify/fsnotify v1.10.1
@@ -22,6 +24,8 @@ require (
 	github.com/valyala/fastjson v1.6.10
 	golang.org/x/sys v0.49.0
 )
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 
 require (
 	github.com/DataDog/zstd v1.5.7 // indirect

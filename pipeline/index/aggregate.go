@@ -66,6 +66,7 @@ type Aggregator struct {
 	nextNum uint64 // number of the next new session
 	dirtyS  []*session
 	dirtyF  []*fileState
+	list    *listing // the stored sessions' rows, when built (listing.go)
 
 	turns     bool
 	ledgerOps []ledgerOp

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // the zones of the tz parameter, where the system has none
 
 	"github.com/nats-io/nats.go"
 
@@ -27,19 +28,21 @@ import (
 // {"error": "..."} with the status that fits); GET /api/events is a
 // stream of server-sent events for live views; GET /metrics is the
 // Prometheus text format; GET / is the dashboard, one static HTML page
-// that reads the others (see dashboard.go). With a token, every request
-// but /healthz and the dashboard page itself (GET or HEAD of / and
-// /index.html) must carry "Authorization: Bearer <token>" (the scheme in
+// that reads the others (see dashboard.go), also served at
+// /sessions/{id} (a session's own address); /assets/ serves the page's
+// vendored chart library. With a token, every request but /healthz, the
+// dashboard page and its assets (GET or HEAD of /, /index.html,
+// /sessions/{id}, /assets/...) must carry "Authorization: Bearer <token>" (the scheme in
 // any case). Without one, only requests whose Host names a loopback
 // address (localhost, 127.0.0.0/8, [::1], with or without a port) or the
 // listen address's own host are served, others get 421: a web page
 // cannot reach the API by pointing a name of its own at 127.0.0.1 (DNS
 // rebinding).
 //
-//	GET /
-//	GET /api/sessions?host=&format=&model=&project=&label=&since=&until=&sort=&limit=&cursor=
+//	GET /  (also /index.html, /sessions/{id}, /assets/...)
+//	GET /api/sessions?q=&host=&format=&model=&project=&label=&parent=&since=&until=&tz=&sort=&limit=&cursor=
 //	GET /api/sessions/{id}?format=&host=
-//	GET /api/usage?group_by=host|format|model|project|day|hour|label:<name>&since=&until=&host=&format=&model=&project=&label=
+//	GET /api/usage?group_by=host|format|model|project|day|hour|label:<name>&bucket=day|hour&tz=&since=&until=&host=&format=&model=&project=&label=
 //	GET /api/alerts?limit=
 //	GET /api/events
 //	GET /healthz
@@ -55,8 +58,17 @@ import (
 // Every session row carries its format and host; alerts name a session
 // by all three.
 //
-// Times (since, until) are RFC 3339 timestamps or YYYY-MM-DD dates (UTC;
-// an until date is inclusive). A label filter is name:value, e.g.
+// Times (since, until) are RFC 3339 timestamps or YYYY-MM-DD dates (days
+// of tz, an IANA zone name, UTC without; an until date is inclusive).
+// /api/sessions pages by cursor: next_cursor continues; the first page
+// (no cursor) carries total, the number of sessions the filters select;
+// q searches ids, working directories, titles, slugs and models
+// (substring, any case); parent selects the sessions continuing one (a
+// subagent's, a resumed or forked copy's parent id). /api/usage groups
+// by one dimension and, with bucket, by day or hour of tz too (a chart's
+// series: rows {bucket, key, ...}); its days and hours are those of tz
+// (keys 2006-01-02, and 2006-01-02T15Z in UTC or 2006-01-02T15:04+01:00
+// elsewhere); total sums the rows selected. A label filter is name:value, e.g.
 // label=team:infra, and may be repeated: all must hold. It selects the
 // sessions whose labels (Session.Labels) have them, and the calls whose
 // entry's labels have them; group_by=label:team groups calls by the value
@@ -130,6 +142,8 @@ func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 	page := newDashboard(dashboardPage)
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /index.html", page)
+	mux.Handle("GET /sessions/{id}", newDashboard(sessionPage(dashboardPage)))
+	mux.Handle("GET /assets/", dashboardAssets())
 	mux.HandleFunc("GET /api/sessions", a.sessions)
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)
 	mux.HandleFunc("GET /api/usage", a.usage)
@@ -221,6 +235,11 @@ func isPublic(r *http.Request) bool {
 	case "/", "/index.html":
 		return r.Method == http.MethodGet || r.Method == http.MethodHead
 	}
+	if strings.HasPrefix(r.URL.Path, "/sessions/") || strings.HasPrefix(r.URL.Path, "/assets/") {
+		// The page at a session's address (the data comes from the API)
+		// and the vendored chart library.
+		return r.Method == http.MethodGet || r.Method == http.MethodHead
+	}
 	return false
 }
 
@@ -269,14 +288,26 @@ func (a *api) sessions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page, next, err := a.ix.Query(q) // its parameters were checked: an error is the state's
+	var total *int
+	if err == nil && q.Cursor == "" {
+		// The first page says how many there are; the next pages, asked
+		// by cursor, do not count them again.
+		var n int
+		n, err = a.ix.Count(q)
+		total = &n
+	}
 	if errors.Is(err, ErrNotReady) {
 		a.fail(w, 0, err)
 		return
 	}
+	if page == nil {
+		page = []Session{}
+	}
 	a.answer(w, struct {
 		Sessions   []Session `json:"sessions"`
 		NextCursor string    `json:"next_cursor,omitempty"`
-	}{page, next}, err)
+		Total      *int      `json:"total,omitempty"`
+	}{page, next, total}, err)
 }
 
 func sessionQuery(r *http.Request) (SessionQuery, error) {
@@ -285,7 +316,11 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 		return SessionQuery{}, err
 	}
 	q := SessionQuery{Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
-		Sort: SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
+		Search: v.Get("q"), Parent: v.Get("parent"), Sort: SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
+	loc, err := parseTZ(v.Get("tz"))
+	if err != nil {
+		return q, err
+	}
 	if _, err := ParseSessionSort(string(q.Sort)); err != nil {
 		return q, badRequest{err}
 	}
@@ -295,10 +330,10 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 	if q.Labels, err = labelFilters(v["label"]); err != nil {
 		return q, err
 	}
-	if q.Since, err = parseTime("since", v.Get("since"), false); err != nil {
+	if q.Since, err = parseTime("since", v.Get("since"), false, loc); err != nil {
 		return q, err
 	}
-	if q.Until, err = parseTime("until", v.Get("until"), true); err != nil {
+	if q.Until, err = parseTime("until", v.Get("until"), true, loc); err != nil {
 		return q, err
 	}
 	if s := v.Get("limit"); s != "" {
@@ -349,18 +384,32 @@ func labelFilters(vs []string) (map[string]string, error) {
 	return m, nil
 }
 
-// parseTime reads an RFC 3339 time or a YYYY-MM-DD date; an end date
-// means the end of that day.
-func parseTime(name, s string, end bool) (time.Time, error) {
+// parseTZ reads the tz parameter: an IANA zone name (the Go binary
+// carries the zone database, time/tzdata); "" is UTC.
+func parseTZ(s string) (*time.Location, error) {
+	if s == "" {
+		return time.UTC, nil
+	}
+	loc, err := time.LoadLocation(s)
+	if err != nil || strings.EqualFold(s, "local") {
+		return nil, badRequest{fmt.Errorf("tz %q: want an IANA time zone name such as Europe/Berlin or UTC", s)}
+	}
+	return loc, nil
+}
+
+// parseTime reads an RFC 3339 time or a YYYY-MM-DD date, a day of loc;
+// an end date means the end of that day (the start of the next one, in
+// a day of 23 or 25 hours too).
+func parseTime(name, s string, end bool, loc *time.Location) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
 		return t, nil
 	}
-	if d, err := time.Parse(time.DateOnly, s); err == nil {
+	if d, err := time.ParseInLocation(time.DateOnly, s, loc); err == nil {
 		if end {
-			return d.Add(24*time.Hour - time.Nanosecond), nil
+			return d.AddDate(0, 0, 1).Add(-time.Nanosecond), nil
 		}
 		return d, nil
 	}
@@ -436,18 +485,27 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 		a.answer(w, nil, badRequest{err})
 		return
 	}
-	q := UsageQuery{GroupBy: g, Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project")}
-	if q.Labels, err = labelFilters(v["label"]); err == nil {
-		q.Since, err = parseTime("since", v.Get("since"), false)
+	q := UsageQuery{GroupBy: g, Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
+		Bucket: GroupBy(v.Get("bucket"))}
+	if q.Bucket != "" && q.Bucket != ByDay && q.Bucket != ByHour {
+		a.answer(w, nil, badRequest{fmt.Errorf("bucket %q: want day or hour", q.Bucket)})
+		return
+	}
+	q.Location, err = parseTZ(v.Get("tz"))
+	if err == nil {
+		q.Labels, err = labelFilters(v["label"])
 	}
 	if err == nil {
-		q.Until, err = parseTime("until", v.Get("until"), true)
+		q.Since, err = parseTime("since", v.Get("since"), false, q.Location)
+	}
+	if err == nil {
+		q.Until, err = parseTime("until", v.Get("until"), true, q.Location)
 	}
 	if err != nil {
 		a.answer(w, nil, err)
 		return
 	}
-	rows, err := a.ix.Usage(q)
+	rows, total, err := a.ix.UsageWithTotal(q)
 	if errors.Is(err, ErrNotReady) {
 		a.fail(w, 0, err)
 		return
@@ -455,10 +513,14 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 	if rows == nil {
 		rows = []UsageRow{}
 	}
+	total.Key = "total"
 	a.answer(w, struct {
 		GroupBy GroupBy    `json:"group_by"`
+		Bucket  GroupBy    `json:"bucket,omitempty"`
+		TZ      string     `json:"tz"`
 		Rows    []UsageRow `json:"rows"`
-	}{g, rows}, err)
+		Total   UsageRow   `json:"total"`
+	}{g, q.Bucket, q.Location.String(), rows, total}, err)
 }
 
 func (a *api) alerts(w http.ResponseWriter, r *http.Request) {

@@ -2,8 +2,9 @@ package index
 
 import (
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/base64"
+	"io/fs"
 	"net/http"
 	"regexp"
 	"strings"
@@ -27,10 +28,49 @@ import (
 //go:embed dashboard/index.html
 var dashboardPage string
 
-// The inline blocks of the page whose hashes the policy lists.
+// The charting library, uPlot (MIT), vendored from npm at development
+// time (dashboard/package.json, package-lock.json, vendor.sh) and served
+// at /assets/ from the binary: no CDN, no npm at build time.
+//
+//go:embed dashboard/vendor/uplot.min.js dashboard/vendor/uplot.min.css dashboard/vendor/uplot.LICENSE
+var dashboardVendor embed.FS
+
+// dashboardAssets serves the vendored files under /assets/ (immutable
+// per build: cached for a day, revalidated by ETag).
+func dashboardAssets() http.Handler {
+	sub, err := fs.Sub(dashboardVendor, "dashboard/vendor")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	files := http.StripPrefix("/assets/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "public, max-age=86400")
+		if strings.HasSuffix(r.URL.Path, ".LICENSE") {
+			h.Set("Content-Type", "text/plain; charset=utf-8")
+		}
+		files.ServeHTTP(w, r)
+	})
+}
+
+// sessionPage is the page served at /sessions/{id}: the dashboard with a
+// <base href="../"> so that its relative addresses (assets, API) resolve
+// against the dashboard's root, behind a proxy's path prefix too. The
+// script reads the session from its own address.
+func sessionPage(page string) string {
+	return strings.Replace(page, "<head>", `<head>
+<base href="../">`, 1)
+}
+
+// The blocks of the page whose hashes the policy lists: group 1 is the
+// opening tag's attributes, group 2 the inline text. A script with a src
+// attribute (the vendored chart library) is admitted by 'self', not by
+// hash.
 var (
-	scriptBlock = regexp.MustCompile(`(?is)<script\b[^>]*>(.*?)</script\s*>`)
-	styleBlock  = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style\s*>`)
+	scriptBlock = regexp.MustCompile(`(?is)<script\b([^>]*)>(.*?)</script\s*>`)
+	styleBlock  = regexp.MustCompile(`(?is)<style\b([^>]*)>(.*?)</style\s*>`)
+	srcAttr     = regexp.MustCompile(`(?i)\ssrc\s*=`)
 )
 
 // dashboard serves the page with its security headers.
@@ -52,9 +92,12 @@ func dashboardCSP(page string) string {
 	hashes := func(re *regexp.Regexp) string {
 		var hs []string
 		for _, m := range re.FindAllStringSubmatch(page, -1) {
+			if srcAttr.MatchString(m[1]) {
+				continue
+			}
 			// A browser hashes the parsed text, whose line ends are
 			// LF whatever the file has (a CRLF checkout).
-			text := strings.ReplaceAll(strings.ReplaceAll(m[1], "\r\n", "\n"), "\r", "\n")
+			text := strings.ReplaceAll(strings.ReplaceAll(m[2], "\r\n", "\n"), "\r", "\n")
 			sum := sha256.Sum256([]byte(text))
 			hs = append(hs, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'")
 		}
@@ -63,8 +106,10 @@ func dashboardCSP(page string) string {
 		}
 		return strings.Join(hs, " ")
 	}
-	return "default-src 'self'; script-src " + hashes(scriptBlock) + "; style-src " + hashes(styleBlock) +
-		"; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	// 'self' admits the vendored files of /assets/ (every other path of
+	// the origin answers JSON, text or the page, under nosniff).
+	return "default-src 'self'; script-src 'self' " + hashes(scriptBlock) + "; style-src 'self' " + hashes(styleBlock) +
+		"; img-src 'self' data:; object-src 'none'; base-uri 'self'; form-action 'none'; frame-ancestors 'none'"
 }
 
 // ServeHTTP answers GET and HEAD, with 304 for a page the client has.

@@ -47,6 +47,13 @@ func mustFetch(tb testing.TB, srv *httptest.Server, method, path, token string, 
 	return resp, string(body)
 }
 
+// mustHeader returns a header of the answer to GET path (no token).
+func mustHeader(tb testing.TB, srv *httptest.Server, path, name string) string {
+	tb.Helper()
+	resp, _ := mustFetch(tb, srv, http.MethodGet, path, "", nil)
+	return resp.Header.Get(name)
+}
+
 var (
 	scriptRE    = regexp.MustCompile(`(?is)<script\b[^>]*>(.*?)</script\s*>`)
 	styleRE     = regexp.MustCompile(`(?is)<style\b[^>]*>(.*?)</style\s*>`)
@@ -54,7 +61,7 @@ var (
 	cssURLRE    = regexp.MustCompile(`url\(\s*['"]?([^'")]*)`)
 	inlineRE    = regexp.MustCompile(`(?i)<[a-z][^>]*\s(on[a-z]+|style)\s*=`)
 	apiPathRE   = regexp.MustCompile(`['"](/api/[^'"?]*)['"]`)
-	groupByRE   = regexp.MustCompile(`(?s)<select id="group">(.*?)</select>`)
+	groupByRE   = regexp.MustCompile(`(?s)<select id="by">(.*?)</select>`)
 	optionValRE = regexp.MustCompile(`<option value="([^"]+)"`)
 )
 
@@ -78,9 +85,14 @@ func TestIndexer_Dashboard(t *testing.T) {
 
 	resp, page := mustFetch(t, srv, http.MethodGet, "/", "", nil)
 	require.Equal(t, http.StatusOK, resp.StatusCode, "the page needs no token")
-	scripts := scriptRE.FindAllStringSubmatch(page, -1)
+	var scripts []string // the inline ones; the chart library comes from /assets/
+	for _, m := range scriptRE.FindAllStringSubmatch(page, -1) {
+		if strings.TrimSpace(m[1]) != "" {
+			scripts = append(scripts, m[1])
+		}
+	}
 	require.Len(t, scripts, 1)
-	script := scripts[0][1]
+	script := scripts[0]
 
 	t.Run("Headers", func(t *testing.T) {
 		for _, path := range []string{"/", "/index.html"} {
@@ -95,7 +107,7 @@ func TestIndexer_Dashboard(t *testing.T) {
 			require.Contains(t, csp, "default-src 'self'", path)
 			require.NotContains(t, csp, "unsafe-inline", "inline code runs by hash only")
 			require.NotContains(t, csp, "unsafe-eval")
-			require.Contains(t, csp, "script-src "+sha256CSP(script)+";", "the policy lists the served script's hash")
+			require.Contains(t, csp, "script-src 'self' "+sha256CSP(script)+";", "the policy lists the served script's hash")
 			for _, m := range styleRE.FindAllStringSubmatch(page, -1) {
 				require.Contains(t, csp, sha256CSP(m[1]), "the policy lists the served style's hash")
 			}
@@ -183,11 +195,15 @@ func TestIndexer_Dashboard(t *testing.T) {
 		hourAgo := now.Add(-time.Hour).Format("2006-01-02T15:04:05.000Z07:00") // as toISOString writes it
 		// What the script asks for, path by path, as it builds the requests.
 		requests := map[string][]string{
-			"/api/sessions": {"/api/sessions?limit=25", "/api/sessions?since=" + url.QueryEscape(hourAgo) + "&limit=200"},
+			"/api/sessions": {"/api/sessions?limit=25&tz=Europe%2FBerlin&since=" + today + "&until=" + today + "&sort=cost_usd&q=a",
+				"/api/sessions?since=" + url.QueryEscape(hourAgo) + "&limit=200",
+				"/api/sessions?parent=" + url.QueryEscape(s.SessionID) + "&format=" + string(s.Format) + "&host=" + url.QueryEscape(s.Host) + "&limit=100"},
 			"/api/sessions/": {"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format) + "&host=" + url.QueryEscape(s.Host),
 				"/api/sessions/" + url.PathEscape(s.SessionID) + "?format=" + string(s.Format),
 				"/api/sessions/" + url.PathEscape(s.SessionID)},
-			"/api/usage":  {"/api/usage?group_by=day&since=" + today, "/api/usage?group_by=model&since=" + now.AddDate(0, 0, -6).Format(time.DateOnly)},
+			"/api/usage": {"/api/usage?group_by=day&tz=America%2FNew_York",
+				"/api/usage?group_by=model&bucket=day&tz=Asia%2FKolkata&since=" + now.AddDate(0, 0, -6).Format(time.DateOnly) + "&until=" + today,
+				"/api/usage?group_by=host&bucket=hour&tz=UTC&since=" + today + "&until=" + today},
 			"/api/alerts": {"/api/alerts?limit=500"},
 			"/api/events": {"/api/events"},
 		}
@@ -243,10 +259,43 @@ func TestIndexer_Dashboard(t *testing.T) {
 			}
 			groups = append(groups, g)
 			var v map[string]any
-			path := "/api/usage?group_by=" + url.QueryEscape(g) + "&since=" + today
+			path := "/api/usage?group_by=" + url.QueryEscape(g) + "&bucket=day&since=" + today
 			require.Equal(t, http.StatusOK, getJSON(t, srv, path, token, &v), path)
 		}
-		require.ElementsMatch(t, []string{"model", "host", "project", "format", "day", "hour", "label:team"}, groups)
+		require.ElementsMatch(t, []string{"model", "host", "project", "format", "label:team"}, groups)
+	})
+
+	t.Run("SessionAddress", func(t *testing.T) {
+		// A session's own address serves the page (no token: it holds no
+		// data), with a base so that its relative addresses resolve
+		// against the root; an id holding a '/' is one escaped segment.
+		for _, id := range []string{"abc", "a%2Fb"} {
+			resp, body := mustFetch(t, srv, http.MethodGet, "/sessions/"+id+"?format=claude-code&host=h", "", nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode, id)
+			require.Contains(t, body, `<base href="../">`)
+			require.Equal(t, strings.Replace(page, "<head>", "<head>\n<base href=\"../\">", 1), body, "the same page")
+			require.Equal(t, resp.Header.Get("Content-Security-Policy"), mustHeader(t, srv, "/", "Content-Security-Policy"))
+			require.Contains(t, resp.Header.Get("Content-Security-Policy"), "base-uri 'self'")
+		}
+		resp, _ := mustFetch(t, srv, http.MethodGet, "/sessions/", "", nil)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, "no id: not the page")
+	})
+
+	t.Run("Assets", func(t *testing.T) {
+		for path, ctype := range map[string]string{"/assets/uplot.min.js": "text/javascript; charset=utf-8", "/assets/uplot.min.css": "text/css; charset=utf-8",
+			"/assets/uplot.LICENSE": "text/plain; charset=utf-8"} {
+			resp, body := mustFetch(t, srv, http.MethodGet, path, "", nil)
+			require.Equal(t, http.StatusOK, resp.StatusCode, path)
+			require.Equal(t, ctype, resp.Header.Get("Content-Type"), path)
+			require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
+			require.NotEmpty(t, body, path)
+			if !strings.HasSuffix(path, ".LICENSE") {
+				require.Contains(t, page, `"`+strings.TrimPrefix(path, "/")+`"`, "the page loads it, relative to its root")
+			}
+		}
+		resp, _ := mustFetch(t, srv, http.MethodGet, "/assets/nope.js", "", nil)
+		require.Equal(t, http.StatusNotFound, resp.StatusCode)
+		require.Contains(t, mustHeader(t, srv, "/", "Content-Security-Policy"), "script-src 'self' ", "the library is admitted as same-origin")
 	})
 
 	t.Run("ScriptParses", func(t *testing.T) {

@@ -266,6 +266,9 @@ func (ix *Indexer) rebuild(st *Store) error {
 		return err
 	}
 	agg, err := New(Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe})
+	if err == nil {
+		err = agg.buildListing()
+	}
 	if err != nil {
 		return err
 	}
@@ -373,6 +376,11 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 	}
 	acfg := Config{Pricer: ix.cfg.Pricer, Store: st, Turns: true, OnUsage: ix.observe}
 	agg, err := New(acfg)
+	if err == nil {
+		// Every session is read once: one that cannot be is a corrupt
+		// state, rebuilt below.
+		err = agg.buildListing()
+	}
 	var layout *LayoutError
 	switch {
 	case errors.As(err, &layout):
@@ -383,6 +391,7 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 		ix.rebuilds.Add(1)
 	case errors.Is(err, ErrCorruptState):
 		ix.log.Warn("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
+		ix.rebuilds.Add(1)
 	}
 	rebuild := layout != nil || errors.Is(err, ErrCorruptState)
 	if !rebuild && err == nil && seq > 0 {
@@ -397,7 +406,9 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 	if rebuild {
 		if err = st.Reset(); err == nil {
 			seq = 0
-			agg, err = New(acfg)
+			if agg, err = New(acfg); err == nil {
+				err = agg.buildListing()
+			}
 		}
 	}
 	if err == nil {
@@ -624,6 +635,24 @@ func (ix *Indexer) Query(q SessionQuery) (page []Session, next string, err error
 		return err
 	})
 	return page, next, err
+}
+
+// Count is [Aggregator.Count] on the indexer's state.
+func (ix *Indexer) Count(q SessionQuery) (n int, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		n, err = a.Count(q)
+		return err
+	})
+	return n, err
+}
+
+// UsageWithTotal is [Aggregator.UsageWithTotal] on the indexer's state.
+func (ix *Indexer) UsageWithTotal(q UsageQuery) (rows []UsageRow, total UsageRow, err error) {
+	err = ix.with(func(a *Aggregator) error {
+		rows, total, err = a.UsageWithTotal(q)
+		return err
+	})
+	return rows, total, err
 }
 
 // Usage is [Aggregator.Usage] on the indexer's state.

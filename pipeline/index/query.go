@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -42,6 +43,14 @@ type SessionQuery struct {
 	// Labels lists the labels a session must have (Session.Labels), each
 	// with the value given.
 	Labels map[string]string
+	// Search, when set, keeps the sessions where it is a substring, in
+	// any case (both lowered by strings.ToLower), of the id, the working
+	// directory, the title, the slug or one of the models.
+	Search string
+	// Parent, when set, keeps the sessions whose parent session id
+	// (Session.ParentSessionID: a subagent's, a resumed or forked copy's)
+	// is Parent.
+	Parent string
 	// Since and Until bound the sessions' activity: a session is listed
 	// when it was active in [Since, Until] (last_ts >= Since and first_ts
 	// <= Until).
@@ -80,9 +89,16 @@ func (a *Aggregator) Query(q SessionQuery) ([]Session, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
+	q.Search = strings.ToLower(q.Search) // found compares lower case
 	a.settle()
-	if sort == SortLastTS && a.store != nil {
+	// The last-activity index serves the default order best when every
+	// session is listed; with filters, the listing spares walking it
+	// past the sessions that do not match.
+	if sort == SortLastTS && a.store != nil && (a.list == nil || q.unfiltered()) {
 		return a.queryRecent(q, limit, after)
+	}
+	if a.list != nil {
+		return a.queryListing(q, sort, limit, after)
 	}
 	// Sort keys, descending, then by number for a total order.
 	keyOf := func(s *session) int64 {
@@ -162,20 +178,81 @@ func (h *sessionHeap) Pop() any {
 }
 
 func (q *SessionQuery) matches(s *session) bool {
+	r := rowOf(s)
+	return q.matchRow(&r)
+}
+
+// unfiltered reports whether q selects every session.
+func (q *SessionQuery) unfiltered() bool {
+	return q.Host == "" && q.Format == "" && q.Project == "" && q.Model == "" && q.Parent == "" && q.Search == "" &&
+		q.Since.IsZero() && q.Until.IsZero() && len(q.Labels) == 0
+}
+
+// matchRow is matches on a session's row (listing.go).
+func (q *SessionQuery) matchRow(r *listRow) bool {
 	switch {
-	case q.Host != "" && s.host != q.Host,
-		q.Format != "" && string(s.format) != q.Format,
-		q.Project != "" && s.cwd.v != q.Project,
-		!q.Since.IsZero() && s.lastTS.Before(q.Since),
-		!q.Until.IsZero() && s.firstTS.After(q.Until),
-		len(q.Labels) > 0 && !s.labels.v.matches(q.Labels):
+	case q.Host != "" && r.host != q.Host,
+		q.Format != "" && r.format != q.Format,
+		q.Project != "" && r.cwd != q.Project,
+		q.Parent != "" && r.up != q.Parent,
+		!q.Since.IsZero() && r.last < sortNano(q.Since),
+		!q.Until.IsZero() && r.first > sortNano(q.Until),
+		len(q.Labels) > 0 && !r.labels.matches(q.Labels):
 		return false
 	}
 	if q.Model != "" {
-		_, ok := s.models[q.Model]
-		return ok
+		if _, ok := r.models[q.Model]; !ok {
+			return false
+		}
 	}
-	return true
+	return q.Search == "" || r.found(q.Search)
+}
+
+// found reports whether search, in lower case, is a substring of the
+// session's id, working directory, title, slug or a model, in lower case.
+func (r *listRow) found(search string) bool {
+	if r.hay == "" {
+		r.hay = r.haystack()
+	}
+	return strings.Contains(r.hay, search)
+}
+
+// haystack is what a search looks in: the searched fields in lower case,
+// apart.
+func (r *listRow) haystack() string {
+	var b strings.Builder
+	for _, f := range []string{r.id, r.cwd, r.title, r.slug} {
+		b.WriteString(strings.ToLower(f))
+		b.WriteByte(0)
+	}
+	for m := range r.models {
+		b.WriteString(strings.ToLower(m))
+		b.WriteByte(0)
+	}
+	return b.String()
+}
+
+// Count returns the number of sessions q selects (its Sort, Limit and
+// Cursor aside): the total of the pages [Aggregator.Query] returns. It
+// reads every session once.
+func (a *Aggregator) Count(q SessionQuery) (int, error) {
+	q.Search = strings.ToLower(q.Search) // found compares lower case
+	a.settle()
+	n := 0
+	if a.list != nil {
+		a.eachRow(func(r *listRow) {
+			if r.conversation && q.matchRow(r) {
+				n++
+			}
+		})
+		return n, nil
+	}
+	err := a.allSessions(func(s *session) {
+		if s.conversation && q.matches(s) {
+			n++
+		}
+	})
+	return n, err
 }
 
 // cursor is a position in a listing: the sort key and session number of
@@ -325,7 +402,10 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 			k := it.Key()
 			if len(k) == 17 {
 				num := binary.BigEndian.Uint64(k[9:])
-				if a.byNum[num] == nil { // else listed from the cache, with its fresher activity
+				// A cached session is listed from the cache, with its
+				// fresher activity; a row of the listing that does not
+				// match spares reading the session.
+				if r := a.rowOf(num); a.byNum[num] == nil && (r == nil || r.conversation && q.matchRow(r)) {
 					v, err := a.store.get(sessionNumKey(num))
 					if err != nil {
 						return nil, err

@@ -181,10 +181,23 @@ type UsageQuery struct {
 	// Labels filters calls by their entry's labels: a call counts when
 	// it has every label given, with the value given.
 	Labels map[string]string
+	// Bucket, ByDay or ByHour, splits each group by time as well (a
+	// time series for a chart): rows are then one per (bucket, group),
+	// ordered by bucket then key. "" does not split.
+	Bucket GroupBy
+	// Location is the time zone of the day and hour keys (of GroupBy and
+	// Bucket); nil is UTC. A call's hour is its UTC hour, placed in the
+	// local day or hour in which that UTC hour starts: in a zone whose
+	// offset is not whole hours (Asia/Kolkata, +05:30) a day's first
+	// local half hour is counted in the day before.
+	Location *time.Location
 }
 
 // UsageRow is the usage of one group.
 type UsageRow struct {
+	// Bucket is the row's day or hour when the query has a Bucket, else
+	// "" (left out of the JSON form).
+	Bucket           string  `json:"bucket,omitempty"`
 	Key              string  `json:"key"`
 	Calls            int64   `json:"api_calls"`
 	InputTokens      int64   `json:"input_tokens"`
@@ -197,10 +210,27 @@ type UsageRow struct {
 }
 
 // Usage returns the usage of the calls q selects, grouped as it says,
-// ordered by key (time order for day and hour).
+// ordered by key (time order for day and hour), or by bucket then key.
 func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
+	rows, _, err := a.UsageWithTotal(q)
+	return rows, err
+}
+
+// UsageWithTotal is [Aggregator.Usage] with the sum of its rows, each
+// cost summed in nano-dollars before it is rounded (so the total is the
+// cost of the calls, not a sum of rounded figures).
+func (a *Aggregator) UsageWithTotal(q UsageQuery) ([]UsageRow, UsageRow, error) {
 	if _, err := ParseGroupBy(string(q.GroupBy)); err != nil {
-		return nil, err
+		return nil, UsageRow{}, err
+	}
+	switch q.Bucket {
+	case "", ByDay, ByHour:
+	default:
+		return nil, UsageRow{}, fmt.Errorf("bucket %q: want day or hour", q.Bucket)
+	}
+	loc := q.Location
+	if loc == nil {
+		loc = time.UTC
 	}
 	a.settle()
 	// The codes of the hours [lo, hi) selected; calls without a
@@ -217,7 +247,32 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 		}
 		hi = hourCode(h)
 	}
-	groups := make(map[string]*UsageRow)
+	type group struct {
+		row  UsageRow
+		cost int64 // nano-dollars
+	}
+	type gid struct{ bucket, key string }
+	groups := make(map[gid]*group)
+	var total group
+	times := make(map[int64][2]string) // hour code → day and hour keys, computed once
+	timeKeys := func(hour int64) [2]string {
+		tk, ok := times[hour]
+		if !ok {
+			tk = [2]string{timeKey(ByDay, hour, loc), timeKey(ByHour, hour, loc)}
+			times[hour] = tk
+		}
+		return tk
+	}
+	sum := func(g *group, c *rollCell) {
+		r := &g.row
+		r.Calls += c.calls
+		r.UnpricedCalls += c.unpriced
+		r.InputTokens = addSat(r.InputTokens, c.input)
+		r.OutputTokens = addSat(r.OutputTokens, c.output)
+		r.CacheReadTokens = addSat(r.CacheReadTokens, c.cacheRead)
+		r.CacheWriteTokens = addSat(r.CacheWriteTokens, c.cacheWrite)
+		g.cost = addSat(g.cost, c.cost)
+	}
 	add := func(c *rollCell) {
 		k := &c.key
 		if k.hour == 0 && !q.Since.IsZero() || k.hour != 0 && (k.hour < lo || k.hour >= hi) || q.Host != "" && k.host != q.Host || q.Format != "" && k.format != q.Format ||
@@ -225,38 +280,69 @@ func (a *Aggregator) Usage(q UsageQuery) ([]UsageRow, error) {
 			len(q.Labels) > 0 && !k.labels.matches(q.Labels) {
 			return
 		}
-		key := groupKey(q.GroupBy, k)
-		r := groups[key]
-		if r == nil {
-			r = &UsageRow{Key: key}
-			groups[key] = r
+		var id gid
+		switch q.GroupBy {
+		case ByDay:
+			id.key = timeKeys(k.hour)[0]
+		case ByHour:
+			id.key = timeKeys(k.hour)[1]
+		default:
+			id.key = groupKey(q.GroupBy, k)
 		}
-		r.Calls += c.calls
-		r.UnpricedCalls += c.unpriced
-		r.InputTokens = addSat(r.InputTokens, c.input)
-		r.OutputTokens = addSat(r.OutputTokens, c.output)
-		r.CacheReadTokens = addSat(r.CacheReadTokens, c.cacheRead)
-		r.CacheWriteTokens = addSat(r.CacheWriteTokens, c.cacheWrite)
-		r.CostUSD += usd(c.cost)
+		switch q.Bucket {
+		case ByDay:
+			id.bucket = timeKeys(k.hour)[0]
+		case ByHour:
+			id.bucket = timeKeys(k.hour)[1]
+		}
+		g := groups[id]
+		if g == nil {
+			g = &group{row: UsageRow{Bucket: id.bucket, Key: id.key}}
+			groups[id] = g
+		}
+		sum(g, c)
+		sum(&total, c)
 	}
 	if a.store != nil {
 		for _, p := range []byte{'r', 'l'} {
 			if err := a.scanCells(p, lo, hi, add); err != nil {
-				return nil, err
+				return nil, UsageRow{}, err
 			}
 		}
 	}
 	for _, c := range a.rollups {
 		add(c)
 	}
-	out := make([]UsageRow, 0, len(groups))
-	for _, r := range groups {
+	finish := func(g *group) UsageRow {
+		r := g.row
 		r.TotalTokens = addSat(addSat(r.InputTokens, r.OutputTokens), addSat(r.CacheReadTokens, r.CacheWriteTokens))
-		r.CostUSD = usd(nanoUSD(r.CostUSD))
-		out = append(out, *r)
+		r.CostUSD = usd(g.cost)
+		return r
 	}
-	slices.SortFunc(out, func(x, y UsageRow) int { return cmp.Compare(x.Key, y.Key) })
-	return out, nil
+	out := make([]UsageRow, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, finish(g))
+	}
+	slices.SortFunc(out, func(x, y UsageRow) int { return cmp.Or(cmp.Compare(x.Bucket, y.Bucket), cmp.Compare(x.Key, y.Key)) })
+	return out, finish(&total), nil
+}
+
+// timeKey is the key of hour code hour in a day or hour grouping, in
+// loc: "unknown" for calls without a timestamp; a day as YYYY-MM-DD; an
+// hour as 2006-01-02T15Z in UTC, else as the local time of the hour's
+// start with its offset (2006-01-02T15:04+01:00).
+func timeKey(g GroupBy, hour int64, loc *time.Location) string {
+	if hour == 0 {
+		return "unknown"
+	}
+	t := hourStart(hour)
+	if g == ByDay {
+		return t.In(loc).Format(time.DateOnly)
+	}
+	if loc == time.UTC {
+		return t.Format("2006-01-02T15Z")
+	}
+	return t.In(loc).Format("2006-01-02T15:04Z07:00")
 }
 
 // scanCells calls add with each stored cell of prefix p (unlabelled or
@@ -288,8 +374,20 @@ func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error
 	if err != nil {
 		return err
 	}
+	// The names of a scan repeat from cell to cell: each is made a
+	// string once (a large scan, the dashboard's "all", reads a cell per
+	// session or more).
+	names := make(map[string]string)
+	intern := func(b []byte) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
 	for ok := it.First(); ok; ok = it.Next() {
-		k, err := parseCellKey(it.Key())
+		k, err := parseCellKeyWith(it.Key(), intern)
 		if err != nil {
 			it.Close()
 			return err
@@ -325,16 +423,8 @@ func groupKey(g GroupBy, k *rollKey) string {
 		return k.model
 	case ByProject:
 		return k.project
-	case ByDay:
-		if k.hour == 0 {
-			return "unknown"
-		}
-		return hourStart(k.hour).Format(time.DateOnly)
 	default:
-		if k.hour == 0 {
-			return "unknown"
-		}
-		return hourStart(k.hour).Format("2006-01-02T15Z")
+		return timeKey(g, k.hour, time.UTC)
 	}
 }
 
@@ -357,6 +447,11 @@ func cellStoreKey(k rollKey) []byte {
 }
 
 func parseCellKey(b []byte) (rollKey, error) {
+	return parseCellKeyWith(b, func(b []byte) string { return string(b) })
+}
+
+// parseCellKeyWith is parseCellKey making its strings with str.
+func parseCellKeyWith(b []byte, str func([]byte) string) (rollKey, error) {
 	if len(b) < 9 || b[0] != 'r' && b[0] != 'l' {
 		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 	}
@@ -367,14 +462,19 @@ func parseCellKey(b []byte) (rollKey, error) {
 		if w <= 0 || n == 0 || n > uint64(len(rest)-w) {
 			return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
 		}
-		k.labels = labelSet(rest[w : w+int(n)])
+		k.labels = labelSet(str(rest[w : w+int(n)]))
 		rest = rest[w+int(n):]
 	}
-	parts := bytes.SplitN(rest, []byte{0}, 4)
-	if len(parts) != 4 {
-		return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+	var parts [4][]byte
+	for i := range 3 {
+		j := bytes.IndexByte(rest, 0)
+		if j < 0 {
+			return rollKey{}, fmt.Errorf("%w: rollup key %q", ErrCorruptState, b)
+		}
+		parts[i], rest = rest[:j], rest[j+1:]
 	}
-	k.host, k.format, k.model, k.project = string(parts[0]), string(parts[1]), string(parts[2]), string(parts[3])
+	parts[3] = rest
+	k.host, k.format, k.model, k.project = str(parts[0]), str(parts[1]), str(parts[2]), str(parts[3])
 	return k, nil
 }
 

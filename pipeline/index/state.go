@@ -636,6 +636,9 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 			s.indexedSlug = s.slug.v
 		}
 		s.dirty, s.reorder, s.stored = false, false, true
+		if a.list != nil {
+			a.list.put(s)
+		}
 	}
 	clear(a.dirtyS)
 	a.dirtyS = a.dirtyS[:0]
