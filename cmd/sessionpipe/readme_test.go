@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+)
+
+// TestREADME_FirstCommand runs the README's first command as a newcomer
+// would, on a fresh clone of the committed tree, with a HOME of its own
+// (no agent files, no sessionpipe state): the dashboard it serves shows
+// the samples' spend in headless Chromium, non-zero, and the DuckDB
+// command it prints gives sessions with a cost. Two changes to the
+// command as written, both to run beside other tests: the data directory
+// is the test's own instead of /tmp/sessionpipe-demo, and -http names a
+// free port before the path. (The README's second command is the test
+// suite itself: CI runs it as written.)
+func TestREADME_FirstCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a fresh clone")
+	}
+	chromium := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			chromium = p
+			break
+		}
+	}
+	if chromium == "" {
+		if os.Getenv("SESSIONPIPE_NO_BROWSER") == "1" {
+			t.Skip("chromium is not in PATH and SESSIONPIPE_NO_BROWSER=1")
+		}
+		t.Fatal("chromium is not in PATH: install it (apt-get install -y chromium), or set SESSIONPIPE_NO_BROWSER=1 to skip the browser tests")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	first := regexp.MustCompile(`(?m)^    (go run \./cmd/sessionpipe run .*)$`).FindSubmatch(readme)
+	require.NotNil(t, first, "the README's first command")
+	args := strings.Fields(string(first[1]))
+	require.Equal(t, []string{"go", "run", "./cmd/sessionpipe", "run", "-data-dir"}, args[:5])
+	require.Equal(t, "testdata/corpus", args[len(args)-1])
+
+	// A fresh clone of what is committed.
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	clone := filepath.Join(t.TempDir(), "sessionpipe")
+	out, err := exec.Command("git", "clone", "-q", "--no-hardlinks", strings.TrimSpace(string(root)), clone).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	data := filepath.Join(t.TempDir(), "demo")
+	args[5] = data
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := l.Addr().String()
+	require.NoError(t, l.Close())
+	args = append(args[:len(args)-1], "-http", addr, args[len(args)-1])
+
+	// A newcomer's environment: a HOME of their own; Go's caches stay
+	// where they are (the first build would otherwise take minutes).
+	env := append(os.Environ(), "HOME="+t.TempDir())
+	for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+		v, err := exec.Command("go", "env", k).Output()
+		require.NoError(t, err)
+		env = append(env, k+"="+strings.TrimSpace(string(v)))
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Dir, cmd.Env = clone, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // go run's child too
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	cmd.WaitDelay = time.Minute
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	stopped := false
+	defer func() {
+		if !stopped {
+			cancel()
+			cmd.Wait()
+		}
+	}()
+
+	// The banner names the dashboard and the DuckDB command.
+	var banner []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		banner = append(banner, sc.Text())
+		if strings.Contains(sc.Text(), "DuckDB") {
+			break
+		}
+	}
+	require.NoError(t, sc.Err())
+	go func() {
+		for sc.Scan() { // the status line, until the command stops
+		}
+	}()
+	text := strings.Join(banner, "\n")
+	require.Contains(t, text, "dashboard http://"+addr+"/", "%s\n%s", text, stderr.String())
+	duck := regexp.MustCompile(`duckdb -init <\((.*) duckdb (\S+)\)`).FindStringSubmatch(text)
+	require.NotNil(t, duck, "the banner's DuckDB command:\n%s", text)
+	require.Equal(t, filepath.Join(data, "parquet"), duck[2])
+
+	// The dashboard shows the samples' spend.
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium), chromedp.NoSandbox,
+		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancelA()
+	bctx, cancelB := chromedp.NewContext(actx)
+	defer cancelB()
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate("http://"+addr+"/")))
+	var spend string
+	natstest.CheckFor(t, 3*time.Minute, 200*time.Millisecond, func() error {
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.body.dataset.loadedUsage ? document.getElementById('spend').textContent : ''`))
+		if err != nil {
+			return err
+		}
+		if s == "" || s == "$0.00" || s == "–" {
+			// The page reloads its numbers as entries arrive.
+			return fmt.Errorf("spend on the page: %q", s)
+		}
+		spend = s
+		return nil
+	})
+	t.Logf("the dashboard shows %s", spend)
+	if dir := os.Getenv("SESSIONPIPE_SCREENSHOTS"); dir != "" {
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "readme-first-command.png"), png, 0o644))
+	}
+
+	// The DuckDB command: its script, run by DuckDB, has the sessions.
+	natstest.CheckFor(t, 3*time.Minute, time.Second, func() error {
+		script := exec.Command("go", "run", "./cmd/sessionpipe", "duckdb", duck[2])
+		script.Dir, script.Env = clone, env
+		out, err := script.Output()
+		if err != nil {
+			return fmt.Errorf("sessionpipe duckdb: %w", err)
+		}
+		db := openDuckDB(t)
+		defer db.Close()
+		if _, err := db.Exec(string(out)); err != nil {
+			return err
+		}
+		var n int
+		var cost float64
+		if err := db.QueryRow("SELECT count(*), coalesce(sum(cost_usd), 0) FROM sessions").Scan(&n, &cost); err != nil {
+			return err
+		}
+		if n == 0 || cost == 0 {
+			return fmt.Errorf("%d sessions, $%.2f in Parquet", n, cost)
+		}
+		return nil
+	})
+
+	// Ctrl-C stops it cleanly.
+	require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
+	stopped = true
+	require.NoError(t, cmd.Wait(), stderr.String())
+}
