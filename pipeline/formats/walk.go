@@ -69,6 +69,9 @@ type Found struct {
 	// Meta is true for session stores (sessions.json), false for
 	// transcript candidates.
 	Meta bool
+	// Doc is true for a whole-file document candidate (a ".json" name,
+	// see [IsDocumentCandidate]): read whole, by [ReadDocument].
+	Doc bool
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
@@ -94,8 +97,9 @@ func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 
 // WalkAll is [Walk] that also calls leftOut, when not nil, with every file
 // under a directory given that is left out because of its name (neither
-// a transcript candidate, see [IsCandidate], nor a session store: a
-// sidecar such as .trajectory-path.json or .meta.json, a lock, notes), so
+// a transcript candidate, see [IsCandidate], nor a document candidate,
+// see [IsDocumentCandidate], nor a session store: a sidecar such as
+// .meta.json, a lock, notes), so
 // that every file a user pointed at is either read or counted.
 func WalkAll(paths []string, onSkip func(error), leftOut func(path string)) ([]Found, error) {
 	w := walker{seen: make(map[FileID]bool), onSkip: onSkip, leftOut: leftOut}
@@ -189,7 +193,7 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		if !meta && !IsCandidate(name) {
+		if !meta && !IsCandidate(name) && !IsDocumentCandidate(name) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
@@ -216,7 +220,8 @@ func (w *walker) add(path string, info fs.FileInfo, meta bool) {
 		}
 		w.seen[id] = true
 	}
-	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta})
+	doc := !meta && IsDocumentCandidate(filepath.Base(path))
+	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta, Doc: doc})
 }
 
 // FileID is a file's identity on its machine: its device and inode. Two

@@ -55,6 +55,21 @@ type FileState struct {
 	// a skipped file is looked at again when its size moved.
 	Size  int64 `json:"size,omitempty"`
 	MTime int64 `json:"mtime,omitempty"`
+	// Doc is, for a whole-file document, what was published of it and
+	// acknowledged; nil for a line file.
+	Doc *DocState `json:"doc,omitempty"`
+}
+
+// DocState is what a tailer published of a whole-file document: for
+// each entry (by its key in the document: entry id and object), the
+// XXH3-64 of its canonical JSON without its position (offset and line),
+// as last acknowledged. A document read again (rewritten, or after a
+// restart) publishes only the entries whose digest is not the one here:
+// new ones, and ones whose content changed (a message that grew), under
+// their unchanged keys. A state is never modified once made: a new
+// version replaces it whole, so states compare by pointer.
+type DocState struct {
+	Entries map[string]uint64 `json:"entries"`
 }
 
 type checkpointDoc struct {
