@@ -89,13 +89,14 @@ type Snapshot struct {
 	PublishErrors, ReadErrors, Rewrites, Renames, WatchErrors int64
 	Rescans                                                   int64
 	RawChunks, RawBytes, RawHoles, RawSkipped                 int64
+	WatchedDirs, LagBytes                                     int64
+	Watches                                                   []WatchFiles
+
 	// DocReads counts the versions of whole-file documents read,
 	// DocInvalid those that were not valid JSON, DocTooLarge those over
 	// the limit, DocUnchanged the entries not published again because
 	// their content was published before.
 	DocReads, DocInvalid, DocTooLarge, DocUnchanged int64
-	WatchedDirs, LagBytes                                     int64
-	Watches                                                   []WatchFiles
 }
 
 // Snapshot returns the current values.

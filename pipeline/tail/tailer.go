@@ -42,10 +42,6 @@ type Tailer struct {
 	pending     []*file
 	open        int // files with an open handle
 	saved       map[fileID]FileState
-	// docPaths is, by path, the digests last published of the document
-	// there (see DocState): a document rewritten by renaming a new file
-	// over it (another inode) starts from them. Guarded by mu.
-	docPaths map[string]map[string]uint64
 	watched     map[string]bool                  // directories given a notification watch (or that failed to get one)
 	scanning    bool                             // a rescan is walking the watches
 	watchCounts []int64                          // files followed per watch, at the last rescan
@@ -58,6 +54,11 @@ type Tailer struct {
 	// paths, formats, sizes, files found or forgotten), so that an idle
 	// tailer's saves cost nothing.
 	changes atomic.Uint64
+
+	// docPaths is, by path, the digests last published of the document
+	// there (see DocState): a document rewritten by renaming a new file
+	// over it (another inode) starts from them. Guarded by mu.
+	docPaths map[string]map[string]uint64
 	// readAtFree and droppedAtFree are t.m.bytes and t.dropped when
 	// memory was last given back to the OS; freeDue asks for it.
 	readAtFree    int64
