@@ -23,15 +23,19 @@ import (
 const DefaultMaxDocumentBytes = 64 << 20
 
 // IsDocumentCandidate reports whether a file name may hold a whole-file
-// JSON document of an agent (an Amp thread T-<id>.json, a Gemini CLI
-// session-<…>.json, a Droid <session>.settings.json): a name ending in
-// ".json" but an OpenClaw session store (sessions.json) and a Claude Code
-// subagent's sidecar (".meta.json"). Such a file is read whole, and its
-// content decides whether it is a transcript and of which format
-// ([ReadDocument]); one that is not is skipped, counted as not a
-// transcript.
+// JSON document of an agent, by the names the agents give them: an Amp
+// thread (T-<id>.json), a Gemini CLI session (session-<time>-<id8>.json)
+// or a Droid session's settings (<session>.settings.json). Such a file
+// is read whole, and its content, never its name, decides whether it is
+// a transcript and of which format ([ParseDocument]); one that is not is
+// skipped, counted as not a transcript. Other ".json" files (OpenClaw's
+// sessions.json stores and .trajectory-path.json sidecars, Claude Code's
+// .meta.json sidecars, settings and caches) are left out by their names.
 func IsDocumentCandidate(name string) bool {
-	return strings.HasSuffix(name, ".json") && name != SessionsJSON && !strings.HasSuffix(name, ".meta.json")
+	if !strings.HasSuffix(name, ".json") {
+		return false
+	}
+	return strings.HasPrefix(name, "T-") || strings.HasPrefix(name, "session-") || strings.HasSuffix(name, ".settings.json")
 }
 
 // IsDocumentFormat reports whether format f is read as whole-file

@@ -69,8 +69,8 @@ type Found struct {
 	// Meta is true for session stores (sessions.json), false for
 	// transcript candidates.
 	Meta bool
-	// Doc is true for a whole-file document candidate (a ".json" name,
-	// see [IsDocumentCandidate]): read whole, by [ReadDocument].
+	// Doc is true for a whole-file document candidate (see
+	// [IsDocumentCandidate]): read whole, by [ReadDocument].
 	Doc bool
 }
 

@@ -143,12 +143,13 @@ func TestTailer_DocumentRestart(t *testing.T) {
 
 // A document read half-written (a rewrite in place caught in the middle)
 // is counted, not published nor skipped, and read whole at its next
-// change; a .json file of no known shape is skipped as not a transcript.
+// change; a thread-named file of no known shape is skipped as not a
+// transcript.
 func TestTailer_DocumentHalfWritten(t *testing.T) {
 	h := newHarness(t)
 	full := ampThread("t", ampUser(0, "hello"))
 	path := h.write("threads/T-doc-1.json", full[:len(full)/2])
-	h.write("threads/other.json", `{"some":"config"}`)
+	h.write("threads/T-other.json", `{"some":"config"}`)
 	h.start()
 	natstest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
 		s := h.tl.Metrics().Snapshot()
