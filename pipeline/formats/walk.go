@@ -75,7 +75,8 @@ type Found struct {
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
-// file (read whatever its name), a directory (every transcript candidate,
+// file (read whatever its name; a ".json" name as a whole-file document),
+// a directory (every transcript candidate,
 // see [IsCandidate], and session store under it, at any depth) or a glob
 // in doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
 // read whatever its name, a matched directory is walked). Each file is
@@ -142,7 +143,7 @@ func (w *walker) path(p string) error {
 		return err
 	}
 	f.Close()
-	w.add(p, info, IsSessionStore(p))
+	w.addNamed(p, info)
 	return nil
 }
 
@@ -169,7 +170,7 @@ func (w *walker) glob(pattern string) error {
 		case !info.Mode().IsRegular():
 			w.onSkip(notRegular(m, info.Mode()))
 		default:
-			w.add(m, info, IsSessionStore(m))
+			w.addNamed(m, info)
 		}
 	}
 	return nil
@@ -213,14 +214,24 @@ func (w *walker) dir(root string) error {
 	})
 }
 
+// addNamed adds a file named by a path given or a glob: read whatever
+// its name, a ".json" name as a whole-file document.
+func (w *walker) addNamed(path string, info fs.FileInfo) {
+	meta := IsSessionStore(path)
+	w.addAs(path, info, meta, !meta && strings.HasSuffix(path, ".json"))
+}
+
 func (w *walker) add(path string, info fs.FileInfo, meta bool) {
+	w.addAs(path, info, meta, !meta && IsDocumentCandidate(filepath.Base(path)))
+}
+
+func (w *walker) addAs(path string, info fs.FileInfo, meta, doc bool) {
 	if id, ok := IDOf(info); ok {
 		if w.seen[id] {
 			return
 		}
 		w.seen[id] = true
 	}
-	doc := !meta && IsDocumentCandidate(filepath.Base(path))
 	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta, Doc: doc})
 }
 

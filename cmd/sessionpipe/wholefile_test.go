@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+)
+
+// The whole-file fixtures of pipeline/formats/amp, droid and gemini
+// (generated from the shapes ccusage's readers and the agents' sources
+// give: no public thread or settings file with usage is licensed for
+// copying).
+const (
+	ampCases    = "../../pipeline/formats/amp/testdata"
+	droidCases  = "../../pipeline/formats/droid/testdata"
+	geminiCases = "../../pipeline/formats/gemini/testdata"
+)
+
+// Two Amp threads, one counted from its messages' usage and one from its
+// usage ledger. Hand computed: the first thread's two replies (input
+// 12+6, output 85+14, cache reads 9000+10800, cache writes 1800+120; the
+// streaming reply has none yet), the ledger's two events (10 in, 20 out
+// with the cache counters of message 1: 4000 read, 500 written; and an
+// oracle call of only a total, 345, counted as output). ccusage 20.0.24
+// gives the same tokens and cost.
+func TestSessions_AmpSameAsCcusage(t *testing.T) {
+	files := []string{ampCases + "/thread/input.json", ampCases + "/ledger/input.json"}
+	got := ours(t, files...)
+	require.Len(t, got, 2)
+	calls := int64(0)
+	for _, s := range got {
+		require.Equal(t, "amp", string(s.Format))
+		require.Zero(t, s.UnpricedCalls, "every model priced: %s", s.SessionID)
+		calls += s.APICalls
+	}
+	require.Equal(t, int64(4), calls)
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 28, Output: 464, CacheRead: 23800, CacheWrite: 2420, CostUSD: mine.CostUSD}, mine)
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.Amp, ccusage.Layout(t, ccusage.Amp, files)))
+	requireSame(t, theirs, mine, "amp")
+}
+
+// A Droid session's totals: one call per session. ccusage 20.0.24 counts
+// the same input, cache and cost (it prices the thinking tokens as
+// output), but reports output without the thinking tokens; ours are part
+// of output (Anthropic's convention), 200 more.
+func TestSessions_DroidSameAsCcusage(t *testing.T) {
+	// ccusage reads only *.settings.json, and the session is the name:
+	// the fixture goes under a settings file's name for both.
+	data, err := os.ReadFile(droidCases + "/settings/input.json")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "sessions", "-home-dev-proj", "0b7c.settings.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	got := ours(t, file)
+	require.Len(t, got, 1)
+	require.Equal(t, "droid", string(got[0].Format))
+	require.Equal(t, "0b7c", got[0].SessionID)
+	require.Equal(t, int64(1), got[0].APICalls)
+	require.Zero(t, got[0].UnpricedCalls)
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 1500, Output: 1000, CacheRead: 30000, CacheWrite: 2000, CostUSD: mine.CostUSD}, mine)
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.Droid, ccusage.Layout(t, ccusage.Droid, []string{file})))
+	require.Equal(t, theirs.Output+200, mine.Output, "output: ours includes the thinking tokens")
+	mine.Output = theirs.Output
+	requireSame(t, theirs, mine, "droid")
+}
+
+// Gemini CLI's whole-file session-*.json is read with the JSONL form's
+// rules; ccusage 20.0.24 reads it too and gives the same input, cache and
+// cost, with output without the thoughts (120).
+func TestSessions_GeminiDocumentSameAsCcusage(t *testing.T) {
+	files := []string{geminiCases + "/document/input.json"}
+	got := ours(t, files...)
+	require.Len(t, got, 1)
+	require.Equal(t, "gemini-cli", string(got[0].Format))
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 1104, Output: 160, CacheRead: 4096, CostUSD: mine.CostUSD}, mine)
+	require.Equal(t, int64(1), got[0].UserMessages)
+	require.Equal(t, int64(1), got[0].AssistantMessages)
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.Gemini, ccusage.Layout(t, ccusage.Gemini, files)))
+	require.Equal(t, theirs.Output+120, mine.Output, "output: ours includes the thoughts")
+	mine.Output = theirs.Output
+	requireSame(t, theirs, mine, "Gemini CLI session-*.json")
+}
