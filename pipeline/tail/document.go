@@ -81,15 +81,13 @@ func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, pa
 	}
 
 	// The entries whose digest differs from the one published.
-	next := make(map[string]uint64, len(d.Entries)+len(d.Errors))
+	next := make(map[string]DocEntry, len(d.Entries)+len(d.Errors))
 	w.jsonl = w.jsonl[:0]
 	var kept []docEntry
 	var scratch []byte
 	for i := range d.Entries {
 		e := &d.Entries[i]
 		e.Path = path
-		from := len(w.jsonl)
-		w.jsonl = t.appendEntry(w.jsonl, e)
 		key := e.EntryID + "#" + strconv.Itoa(e.Object)
 		for n := 2; ; n++ {
 			if _, dup := next[key]; !dup {
@@ -97,12 +95,21 @@ func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, pa
 			}
 			key = e.EntryID + "#" + strconv.Itoa(e.Object) + "#" + strconv.Itoa(n)
 		}
+		old, published := base[key]
+		if published && old.TS != 0 {
+			e.TS = time.Unix(0, old.TS).UTC() // its first time
+		}
+		from := len(w.jsonl)
+		w.jsonl = t.appendEntry(w.jsonl, e) // labelled and redacted
 		pos := *e
-		pos.Offset, pos.Line = 0, 0
+		pos.Offset, pos.Line, pos.TS = 0, 0, time.Time{}
 		scratch = pos.AppendJSON(scratch[:0])
-		digest := xxh3.Hash(scratch)
-		next[key] = digest
-		if old, ok := base[key]; ok && old == digest {
+		pub := DocEntry{Sum: xxh3.Hash(scratch)}
+		if !e.TS.IsZero() {
+			pub.TS = e.TS.UnixNano()
+		}
+		next[key] = pub
+		if published && old.Sum == pub.Sum {
 			w.jsonl = w.jsonl[:from]
 			t.m.docUnchanged.Add(1)
 			continue
@@ -112,7 +119,7 @@ func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, pa
 	var msgs []*nats.Msg
 	for _, err := range d.Errors {
 		key := "error:" + err.Error()
-		next[key] = 1
+		next[key] = DocEntry{Sum: 1}
 		if _, ok := base[key]; ok {
 			continue
 		}

@@ -93,8 +93,10 @@ func TestTailer_DocumentRewritten(t *testing.T) {
 	got = h.waitEntries(3) // the reply, done, without usage yet
 	require.Nil(t, got[2].Usage)
 	rewrite(t, path, ampThread("t", u0, ampReply(1, "complete", 50)), false)
-	got = h.waitEntries(4) // the same reply with its usage, under its key
+	got = h.waitEntries(4) // the same reply with its usage, under its key and first time
 	require.Equal(t, got[2].Key(), got[3].Key())
+	require.Equal(t, got[2].TS, got[3].TS, "a message keeps the time it was first published with")
+	require.NotEqual(t, time.Date(2026, 9, 23, 9, 0, 1, 0, time.UTC), got[3].TS, "not its usage's time")
 	require.Equal(t, "amp:T-doc-1:1", got[3].UsageKey)
 	require.Equal(t, int64(50), got[3].Usage.Output)
 

@@ -75,7 +75,7 @@ type file struct {
 	// DocState).
 	docSum  uint64
 	docRead bool
-	docs    map[string]uint64
+	docs    map[string]DocEntry
 
 	// mu
 	mu       sync.Mutex

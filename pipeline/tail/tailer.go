@@ -58,7 +58,7 @@ type Tailer struct {
 	// docPaths is, by path, the digests last published of the document
 	// there (see DocState): a document rewritten by renaming a new file
 	// over it (another inode) starts from them. Guarded by mu.
-	docPaths map[string]map[string]uint64
+	docPaths map[string]map[string]DocEntry
 	// readAtFree and droppedAtFree are t.m.bytes and t.dropped when
 	// memory was last given back to the OS; freeDue asks for it.
 	readAtFree    int64
@@ -155,7 +155,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 		return err
 	}
 	t.saved = make(map[fileID]FileState, len(states))
-	t.docPaths = make(map[string]map[string]uint64)
+	t.docPaths = make(map[string]map[string]DocEntry)
 	for _, s := range states {
 		t.saved[fileID{Dev: s.Dev, Ino: s.Ino}] = s
 		if s.Doc != nil {
