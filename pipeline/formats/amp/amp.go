@@ -120,7 +120,22 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 	}
 	var th thread
 	top := parse.Element{Raw: data, Line: 1}
-	if err := json.Unmarshal(data, &th); err != nil || th.ID == "" {
+	// The header's fields only: unmarshalling the document would scan
+	// every message once more.
+	head := []byte{'{'}
+	for _, k := range []string{"id", "created", "title", "env"} {
+		if f, ok := fields[k]; ok {
+			if len(head) > 1 {
+				head = append(head, ',')
+			}
+			head = append(head, '"')
+			head = append(head, k...)
+			head = append(head, '"', ':')
+			head = append(head, f.Raw...)
+		}
+	}
+	head = append(head, '}')
+	if err := json.Unmarshal(head, &th); err != nil || th.ID == "" {
 		if err == nil {
 			err = fmt.Errorf("%w: id", parse.ErrMissingField)
 		}
@@ -131,18 +146,18 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 	base := func(at parse.Element) schema.Entry {
 		return schema.Entry{Format: schema.FormatAmp, Host: cfg.Host, Path: cfg.Path, Offset: at.Offset, Line: at.Line, SessionID: session}
 	}
-	head := base(top)
-	head.Kind, head.EntryID, head.Title = schema.KindSession, "thread", th.Title
+	hdr := base(top)
+	hdr.Kind, hdr.EntryID, hdr.Title = schema.KindSession, "thread", th.Title
 	if ms, ok := millis(th.Created); ok {
-		head.TS = ms
+		hdr.TS = ms
 	}
 	for _, t := range th.Env.Initial.Trees {
 		if cwd, ok := strings.CutPrefix(t.URI, "file://"); ok && cwd != "" {
-			head.CWD = cwd
+			hdr.CWD = cwd
 			break
 		}
 	}
-	dst = append(dst, head)
+	dst = append(dst, hdr)
 
 	// The ledger's events, by the message they end at.
 	var events []ledgerEvent
@@ -265,7 +280,7 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 				e.Text = text
 			}
 			if cfg.Raw {
-				e.Raw = append(json.RawMessage(nil), at.Raw...)
+				e.Raw = compact(at.Raw)
 			}
 			dst = append(dst, e)
 		}

@@ -1,6 +1,7 @@
 package droid
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,7 +111,10 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 		e.TS = mtime.UTC().Truncate(time.Millisecond)
 	}
 	if cfg.Raw {
-		e.Raw = append(json.RawMessage(nil), data...)
+		var b bytes.Buffer
+		if json.Compact(&b, data) == nil { // the document is pretty-printed
+			e.Raw = b.Bytes()
+		}
 	}
 	return append(dst, e), nil
 }
