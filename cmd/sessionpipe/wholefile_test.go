@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,4 +88,46 @@ func TestSessions_GeminiDocumentSameAsCcusage(t *testing.T) {
 	require.Equal(t, theirs.Output+120, mine.Output, "output: ours includes the thoughts")
 	mine.Output = theirs.Output
 	requireSame(t, theirs, mine, "Gemini CLI session-*.json")
+}
+
+// `sessionpipe export` reads documents through the tailer's document
+// mode: the Parquet's sessions (the DuckDB views) are those of
+// `sessionpipe sessions` on the same directory.
+func TestExport_Documents(t *testing.T) {
+	dir := t.TempDir()
+	for src, dst := range map[string]string{
+		ampCases + "/thread/input.json":      "amp/threads/T-5f1c9a2e.json",
+		ampCases + "/ledger/input.json":      "amp/threads/T-ledger.json",
+		droidCases + "/settings/input.json":  "factory/sessions/-home-dev-proj/0b7c.settings.json",
+		geminiCases + "/document/input.json": "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json",
+	} {
+		data, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(dst)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, dst), data, 0o644))
+	}
+	out := filepath.Join(t.TempDir(), "pq")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"export", "-q", "-out", out, "-no-archive", "-host", "h", dir}, &stdout, &stderr), stderr.String())
+	stdout.Reset()
+	require.Equal(t, exitOK, run(t.Context(), []string{"duckdb", out}, &stdout, &stderr), stderr.String())
+	db, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(stdout.String())
+	require.NoError(t, err)
+
+	offline := ours(t, "-host", "h", dir)
+	require.Len(t, offline, 4)
+	for _, s := range offline {
+		var format string
+		var calls, total int64
+		var cost float64
+		require.NoError(t, db.QueryRow("SELECT format, api_calls, total_tokens, cost_usd FROM sessions WHERE session_id = ?", s.SessionID).
+			Scan(&format, &calls, &total, &cost), s.SessionID)
+		require.Equal(t, string(s.Format), format, s.SessionID)
+		require.Equal(t, s.APICalls, calls, s.SessionID)
+		require.Equal(t, s.TotalTokens, total, s.SessionID)
+		require.InDelta(t, s.CostUSD, cost, 1e-9, s.SessionID)
+	}
 }
