@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -130,4 +131,38 @@ func TestExport_Documents(t *testing.T) {
 		require.Equal(t, s.TotalTokens, total, s.SessionID)
 		require.InDelta(t, s.CostUSD, cost, 1e-9, s.SessionID)
 	}
+}
+
+// Gemini CLI converts a session-*.json to .jsonl when it resumes the
+// session: both files on disk hold the same messages under the same ids,
+// and each call counts once (one session, the numbers of either file).
+func TestSessions_GeminiDocumentAndItsJSONLCountOnce(t *testing.T) {
+	doc, err := os.ReadFile(geminiCases + "/document/input.json")
+	require.NoError(t, err)
+	var rec map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(doc, &rec))
+	var msgs []json.RawMessage
+	require.NoError(t, json.Unmarshal(rec["messages"], &msgs))
+	delete(rec, "messages")
+	meta, err := json.Marshal(rec)
+	require.NoError(t, err)
+	var jsonl bytes.Buffer
+	jsonl.Write(meta)
+	jsonl.WriteByte('\n')
+	for _, m := range msgs {
+		require.NoError(t, json.Compact(&jsonl, m))
+		jsonl.WriteByte('\n')
+	}
+	dir := filepath.Join(t.TempDir(), "tmp", "h", "chats")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "session-2026-09-23T08-00-9d2f4c1a.json"), doc, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "session-2026-09-23T08-00-9d2f4c1a.jsonl"), jsonl.Bytes(), 0o644))
+
+	alone := ours(t, geminiCases+"/document/input.json")
+	both := ours(t, dir)
+	require.Len(t, both, 1)
+	require.Equal(t, fromSessions(alone), fromSessions(both))
+	require.Equal(t, alone[0].APICalls, both[0].APICalls)
+	require.Equal(t, alone[0].AssistantMessages, both[0].AssistantMessages)
+	require.Equal(t, alone[0].UserMessages, both[0].UserMessages)
 }
