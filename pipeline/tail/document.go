@@ -33,13 +33,21 @@ func (f *file) docAckedLocked() {
 // a message that is new or grew goes out under its unchanged key, one
 // already sent does not. A document that is not valid JSON (read while
 // being rewritten in place) is counted and read again at its next change;
-// one of no known shape is skipped as not a transcript.
+// one of no known shape is skipped as not a transcript, and read again
+// when it changes.
 func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, path string, size int64, mtime time.Time) error {
 	t.mu.Lock()
 	same := f.docRead && size == f.size && mtime.Equal(f.mtime)
 	t.mu.Unlock()
-	if f.skipped || same {
+	if same {
 		return nil
+	}
+	if f.skipped {
+		// Not a transcript when last read, but changed since: a document
+		// may be written first with none of its agent's fields.
+		f.mu.Lock()
+		f.skipped = false
+		f.mu.Unlock()
 	}
 	t.setStat(f, size, mtime)
 	data, err := formats.ReadWhole(h, path, size, t.cfg.MaxDocumentBytes)

@@ -163,6 +163,11 @@ func TestTailer_DocumentHalfWritten(t *testing.T) {
 	rewrite(t, path, full, false)
 	got := h.waitEntries(2)
 	require.Equal(t, "hello", got[1].Text)
+
+	// The skipped file becomes a thread: read again.
+	rewrite(t, filepath.Join(h.dir, "threads", "T-other.json"), strings.ReplaceAll(ampThread("o", ampUser(0, "hi")), "T-doc-1", "T-other"), false)
+	got = h.waitEntries(4)
+	require.Equal(t, "T-other", got[3].SessionID)
 }
 
 // A document over the size limit is not read: counted and logged.
