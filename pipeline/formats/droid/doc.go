@@ -3,7 +3,8 @@
 // replaces ~/.factory/sessions) into normalised entries: the session's
 // token totals, which Droid rewrites whole as the session goes on.
 // It does not read the <session>.jsonl transcript Droid keeps beside it
-// (its messages carry no token counts).
+// (its messages carry no token counts) but for the model, when the
+// settings name none.
 //
 // # Sources
 //
@@ -28,6 +29,11 @@
 //     thinkingTokens. Usage key "droid:<session>": every rewrite of the
 //     file is the same call, counted once at its largest total, so
 //     api_calls is one per session.
+//   - Model: the settings' model, else the first "Model:" in the first
+//     500 lines of <session>.jsonl beside it (ccusage's
+//     extract_model_from_sidecar_jsonl), normalised; else none (the call
+//     is visibly unpriced; ccusage prices a provider's "unknown" model at
+//     nothing).
 //   - A settings file without token usage gives no entry; a counter that
 //     is not an integer in 0…10¹² is a located error and no usage.
 package droid

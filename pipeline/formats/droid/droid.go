@@ -1,10 +1,12 @@
 package droid
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -101,6 +103,9 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 	}
 	provider := normalizeProvider(s.Provider)
 	e.Model = NormalizeModel(s.Model)
+	if e.Model == "" && cfg.Path != "" {
+		e.Model = ModelFromTranscript(cfg.Path)
+	}
 	if provider == "" && e.Model != "" {
 		provider = inferProvider(e.Model)
 	}
@@ -209,4 +214,40 @@ func count(raw json.RawMessage, field string) (int64, error) {
 		return 0, fmt.Errorf("%w: tokenUsage.%s = %s", ErrBadCounter, field, raw)
 	}
 	return n, nil
+}
+
+// transcriptLines is how many lines of a session's transcript are looked
+// at for its model (ccusage: 500).
+const transcriptLines = 500
+
+// ModelFromTranscript returns the model a settings file at path leaves
+// unnamed, as ccusage finds it: in the <session>.jsonl transcript beside
+// it, the first "Model:" (Droid's system notice names it), up to a quote,
+// a backslash or a bracket, normalised ([NormalizeModel]); "" when there
+// is none (the call is then unpriced, visibly).
+func ModelFromTranscript(path string) string {
+	base, ok := strings.CutSuffix(path, settingsSuffix)
+	if !ok {
+		return ""
+	}
+	f, err := os.Open(base + ".jsonl")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for n := 0; n < transcriptLines && sc.Scan(); n++ {
+		_, tail, ok := strings.Cut(sc.Text(), "Model:")
+		if !ok {
+			continue
+		}
+		if i := strings.IndexAny(tail, `\"[`); i >= 0 {
+			tail = tail[:i]
+		}
+		if m := NormalizeModel(strings.TrimSpace(tail)); m != "" {
+			return m
+		}
+	}
+	return ""
 }

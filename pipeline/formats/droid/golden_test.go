@@ -1,8 +1,12 @@
 package droid_test
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/droid"
@@ -34,4 +38,25 @@ func TestNormalizeModel(t *testing.T) {
 			t.Errorf("NormalizeModel(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// A settings file that names no model takes the one Droid's transcript
+// beside it names (its first "Model:"), as ccusage does.
+func TestParse_ModelFromTranscript(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "0b7c.settings.json")
+	doc := []byte(`{"providerLock":"anthropic","tokenUsage":{"inputTokens":10,"outputTokens":5}}`)
+	require.NoError(t, os.WriteFile(path, doc, 0o644))
+	fields, err := parse.Fields(doc)
+	require.NoError(t, err)
+	entries, errs := droid.Parse(nil, parse.Config{Path: path}, doc, fields, time.Time{})
+	require.Empty(t, errs)
+	require.Equal(t, "", entries[0].Model, "no transcript: no model")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "0b7c.jsonl"), []byte(
+		`{"type":"session_start","id":"0b7c"}`+"\n"+
+			`{"type":"message","message":{"role":"user","content":[{"type":"text","text":"<system-reminder>Model: Claude Opus 4.1 [Anthropic]\nCwd: /p</system-reminder>"}]}}`+"\n"), 0o644))
+	entries, _ = droid.Parse(nil, parse.Config{Path: path}, doc, fields, time.Time{})
+	require.Equal(t, "claude-opus-4-1", entries[0].Model)
+	require.Equal(t, "anthropic", entries[0].Provider)
 }
