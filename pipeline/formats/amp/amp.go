@@ -214,9 +214,9 @@ func Parse(dst []schema.Entry, cfg parse.Config, data []byte, fields map[string]
 				fail(at, err)
 				continue
 			}
-			if msg.Role == "assistant" && msg.State.Type == "streaming" {
-				// Still being written: its content, usage and time are
-				// not final (the next version of the thread has them).
+			if msg.Role == "assistant" && msg.State.Type == "streaming" && msg.Usage == nil {
+				// Still being written, without usage yet: not even its
+				// time is known (the next version of the thread has it).
 				continue
 			}
 			e := base(at)

@@ -32,8 +32,10 @@
 //     messageId; user text is the user's input; a user message made only
 //     of tool results is a tool message (role tool); info and other roles
 //     are events. An assistant message still streaming (state.type
-//     "streaming") is left out: its content, usage and time are not
-//     final, and the thread is written again once they are.
+//     "streaming") without usage yet is left out: not even its time is
+//     known, and the thread is written again once it is; one with usage
+//     counts (as ccusage counts it), so that a reply cut short by a
+//     killed Amp still counts.
 //   - Time: a user message's meta.sentAt, an assistant message's
 //     usage.timestamp, else the previous message's time: a message keeps
 //     its time from version to version of the thread (the consumers key

@@ -21,3 +21,5 @@ func parseDoc(cfg parse.Config, data []byte) ([]schema.Entry, []error) {
 func TestParse_Golden(t *testing.T) {
 	golden.RunDocuments(t, "testdata", parseDoc)
 }
+
+var cfgText = parse.Config{Path: "T-s.json", Text: true}
