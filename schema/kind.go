@@ -20,17 +20,23 @@ const (
 	// FormatCopilot is GitHub Copilot CLI's session events
 	// (~/.copilot/session-state/<session>/events.jsonl).
 	FormatCopilot Format = "copilot"
+	// FormatAmp is Amp's thread documents
+	// (~/.local/share/amp/threads/T-*.json, rewritten whole).
+	FormatAmp Format = "amp"
+	// FormatDroid is Factory Droid's session settings
+	// (~/.factory/sessions/**/*.settings.json, rewritten whole).
+	FormatDroid Format = "droid"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid:
 		return true
 	}
 	return false

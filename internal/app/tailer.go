@@ -161,7 +161,34 @@ func DefaultGlobs(home string, env Env) []string {
 		filepath.Join(copilot, "session-state", "*", "events.jsonl"),
 		filepath.Join(copilot, "session-state", "*.jsonl"),
 	)
+	// Whole-file documents (read whole at every change): Gemini CLI's
+	// earlier session-*.json, Amp's threads (AMP_DATA_DIR, a comma
+	// separated list as ccusage reads it, replaces ~/.local/share/amp),
+	// Droid's session settings (DROID_SESSIONS_DIR, the same, replaces
+	// ~/.factory/sessions).
+	g = append(g, filepath.Join(gemini, "tmp", "*", "chats", "**", "session-*.json"))
+	for _, d := range listOr(env("AMP_DATA_DIR"), filepath.Join(home, ".local", "share", "amp")) {
+		g = append(g, filepath.Join(d, "threads", "**", "*.json"))
+	}
+	for _, d := range listOr(env("DROID_SESSIONS_DIR"), filepath.Join(home, ".factory", "sessions")) {
+		g = append(g, filepath.Join(d, "**", "*.settings.json"))
+	}
 	return g
+}
+
+// listOr returns the comma-separated directories of v (blanks trimmed),
+// or def when it names none.
+func listOr(v, def string) []string {
+	var out []string
+	for _, d := range strings.Split(v, ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return []string{def}
+	}
+	return out
 }
 
 // Watches resolves what a tailer follows: the -watch values and a

@@ -83,6 +83,26 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join(dir, "session-state", "*", "events.jsonl"))
 		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".copilot", "session-state", "*", "events.jsonl"))
 	})
+	t.Run("whole-file documents: Gemini CLI session-*.json, Amp (AMP_DATA_DIR), Droid (DROID_SESSIONS_DIR)", func(t *testing.T) {
+		globs := DefaultGlobs(home, env)
+		require.Contains(t, globs, filepath.Join(home, ".gemini", "tmp", "*", "chats", "**", "session-*.json"))
+		require.Contains(t, globs, filepath.Join(home, ".local", "share", "amp", "threads", "**", "*.json"))
+		require.Contains(t, globs, filepath.Join(home, ".factory", "sessions", "**", "*.settings.json"))
+		a, b := filepath.Join(home, "amp1"), filepath.Join(home, "amp2")
+		globs = DefaultGlobs(home, func(k string) string {
+			switch k {
+			case "AMP_DATA_DIR":
+				return a + ", " + b
+			case "DROID_SESSIONS_DIR":
+				return filepath.Join(home, "droid")
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join(a, "threads", "**", "*.json"))
+		require.Contains(t, globs, filepath.Join(b, "threads", "**", "*.json"))
+		require.Contains(t, globs, filepath.Join(home, "droid", "**", "*.settings.json"))
+		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "amp", "threads", "**", "*.json"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

@@ -15,9 +15,12 @@ import (
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
+//	Amp       threads/T-<id>.json                        AMP_DATA_DIR=root
+//	Droid     sessions/<project>/<id>.settings.json      DROID_SESSIONS_DIR=root/sessions
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini and ~/.copilot are on a real machine.
+// ~/.gemini, ~/.copilot, ~/.local/share/amp and ~/.factory are on a real
+// machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -36,12 +39,16 @@ const (
 	// Copilot is the GitHub Copilot CLI's session events:
 	// "ccusage copilot session".
 	Copilot Kind = "copilot"
+	// Amp is Amp's thread documents: "ccusage amp session".
+	Amp Kind = "amp"
+	// Droid is Factory Droid's session settings: "ccusage droid session".
+	Droid Kind = "droid"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -64,6 +71,10 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "GEMINI_DATA_DIR", filepath.Join(root, "tmp"), nil
 	case Copilot:
 		return "COPILOT_HOME", root, nil
+	case Amp:
+		return "AMP_DATA_DIR", root, nil
+	case Droid:
+		return "DROID_SESSIONS_DIR", filepath.Join(root, "sessions"), nil
 	}
 	return "", "", k.Validate()
 }

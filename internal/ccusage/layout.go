@@ -52,7 +52,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // elements for Claude, "sessions" followed by 1 to 4 for Codex and by
 // exactly 2 for pi, "agents/<agent>/sessions/<file>" for OpenClaw,
 // "tmp/<project>/chats/" followed by 1 or 2 for Gemini.
-// "session-state/<session>/events.jsonl" for Copilot.
+// "session-state/<session>/events.jsonl" for Copilot, "threads/<file>"
+// for Amp, "sessions/<project>/<file>" for Droid.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -64,6 +65,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	OpenClaw  agents/<dir>/sessions/<file>
 //	Gemini    tmp/<dir>/chats/<file>
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
+//	Amp       threads/<dir>/<file>
+//	Droid     sessions/<dir>/<file>
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -138,6 +141,24 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("session-state", session, "events.jsonl"), nil
+	case Amp:
+		if rest, ok := after(parts, "threads", 1, 1); ok {
+			return join("threads", rest[0]), nil
+		}
+		project, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("threads", project, name), nil // ccusage walks threads/ recursively
+	case Droid:
+		if rest, ok := after(parts, "sessions", 2, 2); ok {
+			return join(append([]string{"sessions"}, rest...)...), nil
+		}
+		project, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("sessions", project, name), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -32,6 +32,10 @@ func TestPlace(t *testing.T) {
 		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
 		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
 		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
+		{"AmpThread", Amp, "h/.local/share/amp/threads/T-1.json", "threads/T-1.json"},
+		{"AmpThreadFromDir", Amp, "testdata/ledger/input.json", "threads/ledger/input.json"},
+		{"DroidKeepsProject", Droid, "h/.factory/sessions/-home-p/s.settings.json", "sessions/-home-p/s.settings.json"},
+		{"DroidProjectFromDir", Droid, "testdata/settings/s.settings.json", "sessions/settings/s.settings.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +103,8 @@ func TestKind_EnvVar(t *testing.T) {
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
+		{Amp, "AMP_DATA_DIR", "/r"},
+		{Droid, "DROID_SESSIONS_DIR", "/r/sessions"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -160,3 +160,64 @@ func (r *midLineReader) Read(p []byte) (int, error) {
 	r.b = r.b[n:]
 	return n, nil
 }
+
+// DocumentParser parses one version of a whole-file document (package
+// formats' document formats) into entries and located errors.
+type DocumentParser func(cfg parse.Config, data []byte) ([]schema.Entry, []error)
+
+// RunDocuments runs every case directory under dir whose input is a
+// whole-file document, testdata/<case>/input.json, against want.jsonl
+// and want.err as [Run] does. A document is parsed whole; it is parsed
+// twice to check that the result does not depend on anything but the
+// bytes.
+func RunDocuments(t *testing.T, dir string, parseDoc DocumentParser) {
+	t.Helper()
+	cases, err := filepath.Glob(filepath.Join(dir, "*", "input.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, cases, "no document cases under %s", dir)
+	for _, in := range cases {
+		caseDir := filepath.Dir(in)
+		t.Run(filepath.Base(caseDir), func(t *testing.T) {
+			input, err := os.ReadFile(in)
+			require.NoError(t, err)
+			cfg := parse.Config{Path: "input.json", Host: "testhost", Text: true}
+			run := func() Result {
+				entries, errs := parseDoc(cfg, input)
+				var out, eb bytes.Buffer
+				for i := range entries {
+					out.Write(entries[i].AppendJSON(nil))
+					out.WriteByte('\n')
+				}
+				for _, err := range errs {
+					var de *schema.DecodeError
+					require.ErrorAs(t, err, &de, "parser errors must be *schema.DecodeError")
+					eb.WriteString(err.Error())
+					eb.WriteByte('\n')
+				}
+				return Result{Entries: out.Bytes(), Errors: eb.Bytes()}
+			}
+			got := run()
+			wantEntries := filepath.Join(caseDir, "want.jsonl")
+			wantErrors := filepath.Join(caseDir, "want.err")
+			if *update {
+				require.NoError(t, os.WriteFile(wantEntries, got.Entries, 0o644))
+				if len(got.Errors) > 0 {
+					require.NoError(t, os.WriteFile(wantErrors, got.Errors, 0o644))
+				} else if err := os.Remove(wantErrors); err != nil && !errors.Is(err, os.ErrNotExist) {
+					require.NoError(t, err)
+				}
+			}
+			want, err := os.ReadFile(wantEntries)
+			require.NoError(t, err, "missing golden file; run with -update")
+			require.Equal(t, string(want), string(got.Entries), "entries of %s", caseDir)
+			wantErr, err := os.ReadFile(wantErrors)
+			if errors.Is(err, os.ErrNotExist) {
+				wantErr, err = nil, nil
+			}
+			require.NoError(t, err)
+			require.Equal(t, string(wantErr), string(got.Errors), "errors of %s", caseDir)
+			again := run()
+			require.Equal(t, string(got.Entries), string(again.Entries), "a second parse")
+		})
+	}
+}

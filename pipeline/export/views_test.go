@@ -53,6 +53,9 @@ func samples(tb testing.TB) map[string][]string {
 	}
 	cases, err := filepath.Glob(filepath.Join(root, "pipeline", "formats", "*", "testdata", "*", "input.jsonl"))
 	require.NoError(tb, err)
+	docs, err := filepath.Glob(filepath.Join(root, "pipeline", "formats", "*", "testdata", "*", "input.json")) // whole-file documents
+	require.NoError(tb, err)
+	cases = append(cases, docs...)
 	for _, c := range cases {
 		rel, err := filepath.Rel(filepath.Join(root, "pipeline", "formats"), filepath.Dir(c))
 		require.NoError(tb, err)

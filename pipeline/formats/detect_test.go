@@ -172,6 +172,10 @@ func TestDetect_OneLine(t *testing.T) {
 		{"CopilotUserAnyOrder", `{"parentId":"e1","timestamp":"2026-11-01T10:00:01.000Z","id":"e2","data":{"content":"hi"},"type":"user.message"}`, schema.FormatCopilot},
 		{"CopilotNoParentID", `{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z"}`, ""},
 		{"CopilotTypeWithoutDot", `{"type":"message","data":{},"id":"e2","timestamp":"t","parentId":null}`, ""},
+		// Whole-file documents are told by formats.ParseDocument, not by a
+		// line: a thread or settings written on one line is no line format.
+		{"AmpThreadOneLine", `{"v":1,"id":"T-1","created":1790154000000,"messages":[{"role":"user","messageId":0,"content":[{"type":"text","text":"hi"}]}]}`, ""},
+		{"DroidSettingsOneLine", `{"model":"gpt-5","tokenUsage":{"inputTokens":1,"outputTokens":2}}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

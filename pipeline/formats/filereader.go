@@ -1,6 +1,7 @@
 package formats
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -199,6 +200,10 @@ func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out
 		r.readStore(f, cfg, send)
 		return
 	}
+	if f.Doc {
+		r.readDocument(f, cfg, send)
+		return
+	}
 	h, err := OpenRegular(f.Path)
 	if err != nil {
 		r.skip(err)
@@ -267,6 +272,34 @@ func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Ent
 	r.entries.Add(int64(len(entries)))
 	if len(entries) > 0 {
 		send(entries)
+	}
+}
+
+// readDocument reads a whole-file document: its entries in one batch
+// (or several), its bad parts as line errors. A file that is not a
+// known document is skipped as not a transcript; one that is not valid
+// JSON (cut short, being rewritten) is a file error.
+func (r *FileReader) readDocument(f Found, cfg parse.Config, send func([]schema.Entry)) {
+	d, data, err := ReadDocument(f.Path, cfg, 0)
+	switch {
+	case errors.Is(err, ErrUnknownFormat):
+		r.skipped.Add(1)
+		return
+	case err != nil:
+		r.skip(err)
+		return
+	}
+	r.files.Add(1)
+	r.bytes.Add(int64(len(data)))
+	r.lines.Add(int64(bytes.Count(data, []byte{'\n'})))
+	r.entries.Add(int64(len(d.Entries)))
+	for _, e := range d.Errors {
+		r.lineError(e)
+	}
+	for len(d.Entries) > 0 {
+		n := min(len(d.Entries), BatchSize)
+		send(d.Entries[:n:n])
+		d.Entries = d.Entries[n:]
 	}
 }
 

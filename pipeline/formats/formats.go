@@ -3,10 +3,12 @@
 // (format detection from the first lines, never the path; parsing; located
 // errors), the OpenClaw session store ([ReadSessionStore]), the files a
 // user names ([Walk]: files, directories, globs; regular files only), and
-// the parallel reader of the offline commands ([FileReader]). The parsers
-// live in the sub-packages claude, pi, codex, fluux, m4dtimes,
-// trajectory (OpenClaw's run trajectories) and copilot (GitHub Copilot
-// CLI); what they
+// the parallel reader of the offline commands ([FileReader]), and the
+// whole-file JSON documents that agents rewrite on every change
+// ([ParseDocument], [ReadDocument]). The parsers live in the sub-packages
+// claude, pi, codex, fluux, m4dtimes, trajectory (OpenClaw's run
+// trajectories), copilot (GitHub Copilot CLI), and, for documents, amp and
+// droid (and gemini's session-*.json); what they
 // share is in package parse. Nothing outside this package needs a
 // sub-package but parse.
 package formats

@@ -35,6 +35,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return gemini.New(cfg), nil
 	case schema.FormatCopilot:
 		return copilot.New(cfg), nil
+	case schema.FormatAmp, schema.FormatDroid:
+		return documentLines{cfg: cfg, format: f}, nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

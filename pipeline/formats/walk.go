@@ -69,10 +69,14 @@ type Found struct {
 	// Meta is true for session stores (sessions.json), false for
 	// transcript candidates.
 	Meta bool
+	// Doc is true for a whole-file document candidate (see
+	// [IsDocumentCandidate]): read whole, by [ReadDocument].
+	Doc bool
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
-// file (read whatever its name), a directory (every transcript candidate,
+// file (read whatever its name; a ".json" name as a whole-file document),
+// a directory (every transcript candidate,
 // see [IsCandidate], and session store under it, at any depth) or a glob
 // in doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
 // read whatever its name, a matched directory is walked). Each file is
@@ -94,8 +98,9 @@ func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 
 // WalkAll is [Walk] that also calls leftOut, when not nil, with every file
 // under a directory given that is left out because of its name (neither
-// a transcript candidate, see [IsCandidate], nor a session store: a
-// sidecar such as .trajectory-path.json or .meta.json, a lock, notes), so
+// a transcript candidate, see [IsCandidate], nor a document candidate,
+// see [IsDocumentCandidate], nor a session store: a sidecar such as
+// .meta.json, a lock, notes), so
 // that every file a user pointed at is either read or counted.
 func WalkAll(paths []string, onSkip func(error), leftOut func(path string)) ([]Found, error) {
 	w := walker{seen: make(map[FileID]bool), onSkip: onSkip, leftOut: leftOut}
@@ -138,7 +143,7 @@ func (w *walker) path(p string) error {
 		return err
 	}
 	f.Close()
-	w.add(p, info, IsSessionStore(p))
+	w.addNamed(p, info)
 	return nil
 }
 
@@ -165,7 +170,7 @@ func (w *walker) glob(pattern string) error {
 		case !info.Mode().IsRegular():
 			w.onSkip(notRegular(m, info.Mode()))
 		default:
-			w.add(m, info, IsSessionStore(m))
+			w.addNamed(m, info)
 		}
 	}
 	return nil
@@ -189,7 +194,7 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		if !meta && !IsCandidate(name) {
+		if !meta && !IsCandidate(name) && !IsDocumentCandidate(name) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
@@ -209,14 +214,25 @@ func (w *walker) dir(root string) error {
 	})
 }
 
+// addNamed adds a file named by a path given or a glob: read whatever
+// its name, a ".json" name as a whole-file document.
+func (w *walker) addNamed(path string, info fs.FileInfo) {
+	meta := IsSessionStore(path)
+	w.addAs(path, info, meta, !meta && strings.HasSuffix(path, ".json"))
+}
+
 func (w *walker) add(path string, info fs.FileInfo, meta bool) {
+	w.addAs(path, info, meta, !meta && IsDocumentCandidate(filepath.Base(path)))
+}
+
+func (w *walker) addAs(path string, info fs.FileInfo, meta, doc bool) {
 	if id, ok := IDOf(info); ok {
 		if w.seen[id] {
 			return
 		}
 		w.seen[id] = true
 	}
-	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta})
+	w.out = append(w.out, Found{Path: path, Size: info.Size(), Meta: meta, Doc: doc})
 }
 
 // FileID is a file's identity on its machine: its device and inode. Two

@@ -55,6 +55,31 @@ type FileState struct {
 	// a skipped file is looked at again when its size moved.
 	Size  int64 `json:"size,omitempty"`
 	MTime int64 `json:"mtime,omitempty"`
+	// Doc is, for a whole-file document, what was published of it and
+	// acknowledged; nil for a line file.
+	Doc *DocState `json:"doc,omitempty"`
+}
+
+// DocState is what a tailer published of a whole-file document: for
+// each entry, by its key in the document (entry id and object), the
+// XXH3-64 of its canonical JSON without its position (offset, line) and
+// time, and the time it was first published with, as last acknowledged.
+// A document read again (rewritten, or after a restart) publishes only
+// the entries whose digest is not the one here: new ones, and ones whose
+// content changed (a message that grew), under their unchanged keys and
+// with their first time, so that the consumers, which key an entry and
+// a message by id and time, see one entry changing, not two. A state is
+// never modified once made: a new version replaces it whole, so states
+// compare by pointer.
+type DocState struct {
+	Entries map[string]DocEntry `json:"entries"`
+}
+
+// DocEntry is one published entry of a document: its digest, and its
+// time in Unix nanoseconds (0 for none).
+type DocEntry struct {
+	Sum uint64 `json:"sum"`
+	TS  int64  `json:"ts,omitempty"`
 }
 
 type checkpointDoc struct {

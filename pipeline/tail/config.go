@@ -102,6 +102,13 @@ type Config struct {
 	// dead-letter subject with its head. Default: jsonl's.
 	MaxLineBytes int
 
+	// MaxDocumentBytes bounds a whole-file document (an Amp thread, a
+	// Gemini CLI session-*.json, a Droid settings file), read whole at
+	// every change; a larger one is not read, counted
+	// (sessionpipe_tail_documents_too_large_total) and logged. Zero means
+	// formats.DefaultMaxDocumentBytes.
+	MaxDocumentBytes int64
+
 	// MaxPayload bounds a published message, headers included; default
 	// DefaultMaxPayload. The connected server's max_payload, when
 	// smaller, bounds it too (read again for every batch of lines, so a

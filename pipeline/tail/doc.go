@@ -65,4 +65,18 @@
 // parser needs the start of its file (a session header), so a restart
 // replays each file from its start with publishing suppressed up to the
 // checkpoint.
+//
+// # Whole-file documents
+//
+// A file whose name is a whole-file document's (formats.IsDocumentCandidate:
+// an Amp thread, a Gemini CLI session-*.json, a Droid settings file) is
+// JSON that its agent writes again whole, in place or by renaming a new
+// file over it. It is read whole (at most Config.MaxDocumentBytes)
+// whenever its size or modification time moved, its format told by its
+// top-level shape, and only its entries whose content differs from what
+// was published (a digest per entry key, DocState, kept in the checkpoint
+// once acknowledged, and by path for a file replaced by a rename) are
+// published, with the time they were first published with. A version that
+// is not valid JSON (read half-written) is counted and read again at the
+// next change.
 package tail

@@ -41,6 +41,7 @@ type file struct {
 	size     int64     // size at the last read
 	mtime    time.Time // modification time at the last read
 	meta     bool      // a sessions.json store, re-read whole on change
+	doc      bool      // a whole-file document candidate (a .json name), read whole on change
 	firstHit time.Time
 	waiting  bool   // its first lines do not tell its format yet
 	watch    int    // index of the watch its path matched
@@ -69,6 +70,12 @@ type file struct {
 	// loaded: the checkpoint's mark (acked) is not checked against the
 	// file yet; the first read does.
 	loaded bool
+	// A document's: the XXH3 of the content last read, whether one was,
+	// and the digests of the entries handed to the publisher (see
+	// DocState).
+	docSum  uint64
+	docRead bool
+	docs    map[string]DocEntry
 
 	// mu
 	mu       sync.Mutex
@@ -80,6 +87,10 @@ type file struct {
 	// rewritten covers offsets of its old content, so its completion
 	// must not move acked.
 	epoch uint64
+	// A document's digests handed to the publisher (docPending) and
+	// those acknowledged (docAcked, the checkpoint's): docPending becomes
+	// docAcked once nothing is in flight.
+	docPending, docAcked *DocState
 }
 
 // state returns the checkpoint of f, and false when nothing was learned
@@ -100,6 +111,7 @@ func (f *file) state() (FileState, bool) {
 	if !f.mtime.IsZero() {
 		s.MTime = f.mtime.UnixNano()
 	}
+	s.Doc = f.docAcked
 	return s, true
 }
 
@@ -324,6 +336,9 @@ func (t *Tailer) readFile(ctx context.Context, w *worker, f *file, h *os.File, p
 	defer func() { w.h = nil }()
 	if f.meta {
 		return t.readMeta(ctx, f, h, path, size, info.ModTime())
+	}
+	if f.doc {
+		return t.readDoc(ctx, w, f, h, path, size, info.ModTime())
 	}
 
 	// A file that shrank, or whose first bytes changed, was replaced in
@@ -587,6 +602,7 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 	f.readEnd = after
 	if f.inflight == 0 && !f.stuck {
 		f.acked = later(f.acked, after)
+		f.docAckedLocked()
 		t.changes.Add(1)
 	}
 	epoch := f.epoch
@@ -638,6 +654,7 @@ func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, ep
 	}
 	if f.inflight == 0 {
 		at = later(at, f.readEnd)
+		f.docAckedLocked()
 	}
 	f.acked = later(f.acked, at)
 }

@@ -35,6 +35,10 @@ type Metrics struct {
 	rawBytes      atomic.Int64                  // original bytes in them
 	rawHoles      atomic.Int64                  // lines too long to archive
 	rawSkipped    atomic.Int64                  // chunks not sent: the file changed under the read
+	docReads      atomic.Int64                  // whole-file documents read (a version each)
+	docInvalid    atomic.Int64                  // document versions that were not valid JSON (half-written)
+	docTooLarge   atomic.Int64                  // document versions over the size limit
+	docUnchanged  atomic.Int64                  // entries of documents read again with the content already published
 
 	lag         func() int64        // bytes written and not yet acknowledged (gauge)
 	watchedDirs func() int64        // directories with a notification watch (gauge)
@@ -87,6 +91,12 @@ type Snapshot struct {
 	RawChunks, RawBytes, RawHoles, RawSkipped                 int64
 	WatchedDirs, LagBytes                                     int64
 	Watches                                                   []WatchFiles
+
+	// DocReads counts the versions of whole-file documents read,
+	// DocInvalid those that were not valid JSON, DocTooLarge those over
+	// the limit, DocUnchanged the entries not published again because
+	// their content was published before.
+	DocReads, DocInvalid, DocTooLarge, DocUnchanged int64
 }
 
 // Snapshot returns the current values.
@@ -98,6 +108,7 @@ func (m *Metrics) Snapshot() Snapshot {
 		PublishErrors: m.publishErrors.Load(), ReadErrors: m.readErrors.Load(), Rewrites: m.rewrites.Load(),
 		Renames: m.renames.Load(), WatchErrors: m.watchErrors.Load(), Rescans: m.rescans.Load(),
 		RawChunks: m.rawChunks.Load(), RawBytes: m.rawBytes.Load(), RawHoles: m.rawHoles.Load(), RawSkipped: m.rawSkipped.Load(),
+		DocReads: m.docReads.Load(), DocInvalid: m.docInvalid.Load(), DocTooLarge: m.docTooLarge.Load(), DocUnchanged: m.docUnchanged.Load(),
 	}
 	if m.lag != nil {
 		s.LagBytes = m.lag()
@@ -144,6 +155,10 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		{"sessionpipe_tail_raw_bytes_total", prom.Counter, "Original bytes in raw chunks.", s.RawBytes},
 		{"sessionpipe_tail_raw_holes_total", prom.Counter, "Lines too long to archive (left out of raw chunks).", s.RawHoles},
 		{"sessionpipe_tail_raw_skipped_total", prom.Counter, "Raw chunks not sent because the file changed while read (it is read again).", s.RawSkipped},
+		{"sessionpipe_tail_documents_read_total", prom.Counter, "Versions of whole-file documents read.", s.DocReads},
+		{"sessionpipe_tail_documents_invalid_total", prom.Counter, "Versions of whole-file documents that were not valid JSON (read half-written, or broken): read again at their next change.", s.DocInvalid},
+		{"sessionpipe_tail_documents_too_large_total", prom.Counter, "Versions of whole-file documents over the size limit, not read.", s.DocTooLarge},
+		{"sessionpipe_tail_document_entries_unchanged_total", prom.Counter, "Entries of documents read again whose content was published before: not published again.", s.DocUnchanged},
 		{"sessionpipe_tail_lag_bytes", prom.Gauge, "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
 	} {
 		pw.Int(r.name, r.typ, r.help, r.v)

@@ -54,6 +54,11 @@ type Tailer struct {
 	// paths, formats, sizes, files found or forgotten), so that an idle
 	// tailer's saves cost nothing.
 	changes atomic.Uint64
+
+	// docPaths is, by path, the digests last published of the document
+	// there (see DocState): a document rewritten by renaming a new file
+	// over it (another inode) starts from them. Guarded by mu.
+	docPaths map[string]map[string]DocEntry
 	// readAtFree and droppedAtFree are t.m.bytes and t.dropped when
 	// memory was last given back to the OS; freeDue asks for it.
 	readAtFree    int64
@@ -150,8 +155,12 @@ func (t *Tailer) Run(ctx context.Context) error {
 		return err
 	}
 	t.saved = make(map[fileID]FileState, len(states))
+	t.docPaths = make(map[string]map[string]DocEntry)
 	for _, s := range states {
 		t.saved[fileID{Dev: s.Dev, Ino: s.Ino}] = s
+		if s.Doc != nil {
+			t.docPaths[s.Path] = s.Doc.Entries
+		}
 	}
 	// Publishes outlive ctx by drain at most: a worker blocked on a full
 	// publish window (JetStream down) must not hold the stop for longer.
@@ -554,7 +563,11 @@ func sameFile(info fs.FileInfo, id fileID) bool {
 // run, resuming from its checkpoint if it has one.
 func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 	f := &file{id: id, path: path, meta: isMeta(path), size: -1, static: t.cfg.Static && !t.scanned.Load()}
+	f.doc = !f.meta && isDoc(path)
 	if s, ok := t.saved[id]; ok {
+		if s.Doc != nil {
+			f.docAcked, f.docs = s.Doc, s.Doc.Entries
+		}
 		f.fpSum, f.fpLen = s.Fingerprint, s.FingerprintLen
 		f.format, f.skipped = s.Format, s.Skipped
 		f.acked = mark{at: s.Offset, n: int32(s.CheckLen), sum: s.CheckSum,
@@ -569,7 +582,7 @@ func (t *Tailer) newFile(id fileID, path string, info fs.FileInfo) *file {
 		}
 		return f
 	}
-	if t.cfg.FromEnd && !f.meta {
+	if t.cfg.FromEnd && !f.meta && !f.doc {
 		end := lastLineEnd(path, info.Size())
 		f.acked, f.resumeAt = mark{at: end}, end
 	}

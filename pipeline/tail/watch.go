@@ -125,9 +125,10 @@ func within(path, dir string) bool {
 }
 
 // isFollowedName reports whether a file name may be followed: a
-// transcript candidate or a session store.
+// transcript candidate, a session store or a whole-file document
+// candidate.
 func isFollowedName(name string) bool {
-	return formats.IsCandidate(name) || name == formats.SessionsJSON
+	return formats.IsCandidate(name) || name == formats.SessionsJSON || formats.IsDocumentCandidate(name)
 }
 
 // match returns the index of the first watch that path matches, or -1.

@@ -1,9 +1,10 @@
 // Package gemini parses Gemini CLI's chat recordings
 // (~/.gemini/tmp/<project>/chats/session-<time>-<id8>.jsonl, a subagent's
 // chats/<parent session>/<session>.jsonl; GEMINI_CLI_HOME replaces the
-// home directory) into normalised entries. It does not read the earlier
-// whole-file form (session-*.json, one JSON document): Gemini CLI
-// converts such a file to .jsonl when it resumes it.
+// home directory) into normalised entries, and the earlier whole-file
+// form (session-*.json, one JSON document rewritten on every change,
+// which Gemini CLI converts to .jsonl when it resumes it) with the same
+// rules ([ParseDocument]).
 //
 // # Sources
 //
