@@ -20,17 +20,20 @@ const (
 	// FormatCopilot is GitHub Copilot CLI's session events
 	// (~/.copilot/session-state/<session>/events.jsonl).
 	FormatCopilot Format = "copilot"
+	// FormatGrok is the Grok Build CLI's session update log
+	// (~/.grok/sessions/<cwd>/<session>/updates.jsonl).
+	FormatGrok Format = "grok-build"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatGrok}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatGrok:
 		return true
 	}
 	return false

@@ -172,6 +172,11 @@ func TestDetect_OneLine(t *testing.T) {
 		{"CopilotUserAnyOrder", `{"parentId":"e1","timestamp":"2026-11-01T10:00:01.000Z","id":"e2","data":{"content":"hi"},"type":"user.message"}`, schema.FormatCopilot},
 		{"CopilotNoParentID", `{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z"}`, ""},
 		{"CopilotTypeWithoutDot", `{"type":"message","data":{},"id":"e2","timestamp":"t","parentId":null}`, ""},
+		// Grok Build CLI.
+		{"GrokUserChunk", `{"timestamp":1785000000,"method":"_x.ai/session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}}}`, schema.FormatGrok},
+		{"GrokTurnCompletedAnyOrder", `{"params":{"update":{"usage":{"inputTokens":1},"sessionUpdate":"turn_completed"},"_meta":{"eventId":"e"}},"timestamp":1785000000}`, schema.FormatGrok},
+		{"GrokSessionUpdateNotString", `{"timestamp":1785000000,"params":{"update":{"sessionUpdate":1}}}`, ""},
+		{"GrokParamsWithType", `{"type":"message","params":{"update":{"sessionUpdate":"x"}}}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {
