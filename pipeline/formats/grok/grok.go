@@ -2,10 +2,12 @@ package grok
 
 import (
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"math"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,18 +35,17 @@ type Parser struct {
 	s   jsonl.Scanner // the line
 	sub jsonl.Scanner // nested values read after the line
 	rec record
-	ids parse.ContentIDs
 
 	dirSession string // the session directory's name
 	stem       string // the file's stem, the last fallback
 	session    string // the first params.sessionId, when the path names none
 	cwd        string // the project directory, from the path
 
-	model      string // the model of the last prompt (user chunk _meta.modelId)
-	lastUser   bool   // the previous record was a user_message_chunk
-	promptIdx  string // its _meta.promptIndex ("" for none)
-	calls      map[string]struct{}
-	results    map[string]struct{}
+	model     string // the model of the last prompt (user chunk _meta.modelId)
+	lastUser  bool   // the previous record was a user_message_chunk
+	promptIdx string // its _meta.promptIndex ("" for none)
+	calls     map[string]struct{}
+	results   map[string]struct{}
 }
 
 // New returns a parser for one updates.jsonl file. cfg.Path names the
@@ -106,7 +107,7 @@ func (p *Parser) entries(dst []schema.Entry, line jsonl.Line, obj int, span []by
 	if e.EntryID == "" {
 		// No event id: the content names the record, so a line written
 		// twice is one record.
-		e.EntryID = p.ids.ID(span)
+		e.EntryID = contentID(span)
 	}
 	if p.cfg.Raw {
 		e.Raw = append([]byte(nil), span...)
@@ -237,6 +238,14 @@ func timestamp(v jsonl.Value) (time.Time, bool) {
 		return time.Unix(int64(sec), int64(math.Round(frac*1e6))*1e3).UTC(), true
 	}
 	return time.Time{}, false
+}
+
+// contentID names a record without an event id by its bytes: "h<fnv-1a
+// 64 in hex>", the same for a line written twice.
+func contentID(span []byte) string {
+	h := fnv.New64a()
+	h.Write(span)
+	return "h" + strconv.FormatUint(h.Sum64(), 16)
 }
 
 // provider is "xai" for a Grok model, else unknown ("").
