@@ -15,9 +15,10 @@ import (
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
+//	Grok      sessions/<cwd>/<session>/updates.jsonl     GROK_HOME=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini and ~/.copilot are on a real machine.
+// ~/.gemini, ~/.copilot and ~/.grok are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -36,12 +37,15 @@ const (
 	// Copilot is the GitHub Copilot CLI's session events:
 	// "ccusage copilot session".
 	Copilot Kind = "copilot"
+	// Grok is the Grok Build CLI's session updates:
+	// "ccusage grok session".
+	Grok Kind = "grok"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Grok:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -64,6 +68,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "GEMINI_DATA_DIR", filepath.Join(root, "tmp"), nil
 	case Copilot:
 		return "COPILOT_HOME", root, nil
+	case Grok:
+		return "GROK_HOME", root, nil
 	}
 	return "", "", k.Validate()
 }

@@ -3,6 +3,7 @@ package ccusage
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -52,7 +53,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // elements for Claude, "sessions" followed by 1 to 4 for Codex and by
 // exactly 2 for pi, "agents/<agent>/sessions/<file>" for OpenClaw,
 // "tmp/<project>/chats/" followed by 1 or 2 for Gemini.
-// "session-state/<session>/events.jsonl" for Copilot.
+// "session-state/<session>/events.jsonl" for Copilot,
+// "sessions/<cwd>/<session>/updates.jsonl" for Grok.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -64,6 +66,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	OpenClaw  agents/<dir>/sessions/<file>
 //	Gemini    tmp/<dir>/chats/<file>
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
+//	Grok      sessions/<"/"+dir above, URL-encoded>/<dir>/updates.jsonl
+//	          (<dir> the session)
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -138,6 +142,19 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("session-state", session, "events.jsonl"), nil
+	case Grok:
+		if rest, ok := after(parts, "sessions", 3, 3); ok && rest[2] == "updates.jsonl" {
+			return join(append([]string{"sessions"}, rest...)...), nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		project, err := dir(2)
+		if err != nil {
+			return "", err
+		}
+		return join("sessions", url.PathEscape("/"+project), session, "updates.jsonl"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -32,6 +32,8 @@ func TestPlace(t *testing.T) {
 		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
 		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
 		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
+		{"GrokKeepsSessions", Grok, "h/.grok/sessions/%2Fw/abc/updates.jsonl", "sessions/%2Fw/abc/updates.jsonl"},
+		{"GrokSessionFromDir", Grok, "testdata/turns/input.jsonl", "sessions/%2Ftestdata/turns/updates.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +101,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
+		{Grok, "GROK_HOME", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
