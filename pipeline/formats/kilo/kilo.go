@@ -313,5 +313,8 @@ func created(v jsonl.Value) (time.Time, bool) {
 		n *= 1000
 	}
 	t := time.UnixMilli(n).UTC()
-	return t, t.Year() <= 9999
+	if t.Year() > 9999 {
+		return time.Time{}, false
+	}
+	return t, true
 }
