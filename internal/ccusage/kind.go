@@ -16,9 +16,11 @@ import (
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
 //	Grok      sessions/<cwd>/<session>/updates.jsonl     GROK_HOME=root
+//	Codebuff  projects/<p>/chats/<chat>/chat-messages.json  CODEBUFF_DATA_DIR=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini, ~/.copilot and ~/.grok are on a real machine.
+// ~/.gemini, ~/.copilot, ~/.grok and ~/.config/manicode are on a real
+// machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -40,12 +42,15 @@ const (
 	// Grok is the Grok Build CLI's session updates:
 	// "ccusage grok session".
 	Grok Kind = "grok"
+	// Codebuff is Codebuff's chats (whole JSON documents):
+	// "ccusage codebuff session".
+	Codebuff Kind = "codebuff"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Grok:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Grok, Codebuff:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -70,6 +75,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "COPILOT_HOME", root, nil
 	case Grok:
 		return "GROK_HOME", root, nil
+	case Codebuff:
+		return "CODEBUFF_DATA_DIR", root, nil
 	}
 	return "", "", k.Validate()
 }

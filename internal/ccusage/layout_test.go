@@ -34,6 +34,8 @@ func TestPlace(t *testing.T) {
 		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
 		{"GrokKeepsSessions", Grok, "h/.grok/sessions/%2Fw/abc/updates.jsonl", "sessions/%2Fw/abc/updates.jsonl"},
 		{"GrokSessionFromDir", Grok, "testdata/turns/input.jsonl", "sessions/%2Ftestdata/turns/updates.jsonl"},
+		{"CodebuffKeepsProjects", Codebuff, "h/.config/manicode/projects/p/chats/c1/chat-messages.json", "projects/p/chats/c1/chat-messages.json"},
+		{"CodebuffChatFromDir", Codebuff, "a/b/x.json", "projects/a/chats/b/chat-messages.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +104,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
 		{Grok, "GROK_HOME", "/r"},
+		{Codebuff, "CODEBUFF_DATA_DIR", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {
