@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,4 +52,28 @@ func TestSessions_GrokSameAsCcusage(t *testing.T) {
 	require.InDelta(t, 0.0348, theirs.CostUSD, 1e-9, "ccusage uses the recorded cost too")
 	require.InDelta(t, s.CostUSD-0.0348, diff.CostUSD, 1e-9, "the difference is the table price of the turn ccusage leaves unpriced")
 	require.Greater(t, diff.CostUSD, 0.0)
+}
+
+// A Grok home as the CLI lays it out: the session is the directory's
+// name, the project the URL-encoded directory above it. A sibling .jsonl
+// of the session directory holding some of the same updates (the same
+// event ids, the same session) adds nothing: each turn counts once.
+func TestSessions_GrokHomeLayout(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "sessions", "%2Fw%2Fproj", "0199aa00-1111-7222-8333-444455556666")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	data, err := os.ReadFile(grokCases + "/turns/input.jsonl")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "updates.jsonl"), data, 0o644))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "events.jsonl"), bytes.Join(lines[8:15], nil), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "summary.json"), []byte(`{"info":{"id":"0199aa00-1111-7222-8333-444455556666","cwd":"/w/proj"}}`), 0o644))
+
+	got := ours(t, home)
+	require.Len(t, got, 1)
+	s := got[0]
+	require.Equal(t, "0199aa00-1111-7222-8333-444455556666", s.SessionID)
+	require.Equal(t, "/w/proj", s.CWD)
+	require.Equal(t, totals{Input: 14000, Output: 2110, CacheRead: 56000, CacheWrite: 2000, CostUSD: s.CostUSD}, fromSessions(got))
+	require.Equal(t, [4]int64{4, 3, 3, 2}, [4]int64{s.APICalls, s.AssistantMessages, s.UserMessages, s.ToolCalls})
 }

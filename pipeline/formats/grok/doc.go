@@ -30,8 +30,10 @@
 // written twice is one record); TS the timestamp (seconds; a number from
 // 10¹¹ up is milliseconds; an RFC 3339 string is accepted), else
 // agentTimestampMs; RequestID the prompt id; Subtype the update's kind,
-// else the method. SessionID is the session directory's name (as ccusage),
-// else the first params.sessionId, else the file's stem; CWD the project
+// else the method. SessionID is the session directory's name (as ccusage;
+// for any file of a session directory, so a copy of an update in a
+// sibling file shares its keys), else the first params.sessionId, else
+// the file's stem; CWD the project
 // directory its parent names (URL-decoded, when absolute). Model is the
 // model of the last prompt (a user chunk's _meta.modelId), Provider "xai"
 // for a grok model.

@@ -49,17 +49,21 @@ type Parser struct {
 }
 
 // New returns a parser for one updates.jsonl file. cfg.Path names the
-// file: in Grok's layout, sessions/<url-encoded cwd>/<session>/updates.jsonl,
-// the directory names the session and its parent the project directory.
-// Another name (a copy, a test's input.jsonl) takes the session of the
-// first params.sessionId, else the file's stem.
+// file: in Grok's layout, sessions/<url-encoded cwd>/<session>/updates.jsonl
+// (or another file of that directory), the directory names the session
+// and its parent the project directory. Another path (a copy, a test's
+// input.jsonl) takes the session of the first params.sessionId, else the
+// file's stem.
 func New(cfg parse.Config) *Parser {
 	p := &Parser{cfg: cfg, log: cfg.Log().With("component", "grok")}
 	if cfg.Path != "" {
 		base := filepath.Base(cfg.Path)
 		p.stem = strings.TrimSuffix(base, filepath.Ext(base))
-		if base == "updates.jsonl" {
-			dir := filepath.Dir(cfg.Path)
+		dir := filepath.Dir(cfg.Path)
+		// updates.jsonl, or a sibling in a session directory of Grok's
+		// layout (sessions/<cwd>/<session>/): the directory names the
+		// session, so copies of an update there share its keys.
+		if base == "updates.jsonl" || filepath.Base(filepath.Dir(filepath.Dir(dir))) == "sessions" {
 			p.dirSession = filepath.Base(dir)
 			if proj, err := url.PathUnescape(filepath.Base(filepath.Dir(dir))); err == nil && strings.HasPrefix(proj, "/") {
 				p.cwd = proj
