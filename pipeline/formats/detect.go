@@ -95,6 +95,7 @@ type features struct {
 
 	// Grok Build CLI.
 	sessionUpdate bool // params.update.sessionUpdate is a string (an ACP session update)
+	xaiMethod     bool // method is in xAI's namespace ("_x.ai/…")
 
 	message     bool   // message is an object
 	msgRole     string // message.role
@@ -239,6 +240,9 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			}
 		case "params":
 			f.sessionUpdate = readParams(s)
+		case "method":
+			v := s.Value()
+			f.xaiMethod = v.Kind() == jsonl.String && bytes.HasPrefix(v.Raw(), []byte("_x.ai/"))
 		default:
 			own |= ownFieldBit(key)
 		}
@@ -322,10 +326,11 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// its records no data, a trajectory names its schema.
 		return schema.FormatCopilot, true
 	}
-	if f.sessionUpdate && f.typ == "" {
+	if (f.sessionUpdate || f.xaiMethod) && f.typ == "" {
 		// A Grok Build CLI update: {"timestamp", "method", "params":
 		// {"sessionId", "update": {"sessionUpdate": …}}}, an ACP session
-		// update as Grok logs it; no other format has params.
+		// update as Grok logs it, or one of xAI's own notifications
+		// (method "_x.ai/…"); no other format has params.
 		return schema.FormatGrok, true
 	}
 	switch f.typ {

@@ -177,6 +177,8 @@ func TestDetect_OneLine(t *testing.T) {
 		{"GrokTurnCompletedAnyOrder", `{"params":{"update":{"usage":{"inputTokens":1},"sessionUpdate":"turn_completed"},"_meta":{"eventId":"e"}},"timestamp":1785000000}`, schema.FormatGrok},
 		{"GrokSessionUpdateNotString", `{"timestamp":1785000000,"params":{"update":{"sessionUpdate":1}}}`, ""},
 		{"GrokParamsWithType", `{"type":"message","params":{"update":{"sessionUpdate":"x"}}}`, ""},
+		{"GrokXAINotification", `{"timestamp":1785000000,"method":"_x.ai/mcp/init_progress","params":{"server":"fs"}}`, schema.FormatGrok},
+		{"GrokOtherMethod", `{"timestamp":1785000000,"method":"session/cancel","params":{}}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {
