@@ -71,6 +71,11 @@
 // line written again (the same event id) is the same record and counts
 // once. costUsdTicks / 10¹⁰ is the recorded cost (CostUSD), used as
 // recorded; a model without it is priced from the table. A turn is
-// priced as one call. A usage that is not an object, or a bad counter,
+// priced as one call. A subagent has a session directory of its own
+// (summary.json, not read, says session_kind "subagent") and counts as a
+// session of its own, as ccusage counts it; one public reader of these
+// files says the parent's turn totals include a finished subagent's usage,
+// which neither this parser nor ccusage can tell from updates.jsonl (not
+// verified: no sample). A usage that is not an object, or a bad counter,
 // leaves the turn a reply without usage, with the line's error.
 package grok
