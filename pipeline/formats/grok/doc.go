@@ -39,8 +39,9 @@
 // for a grok model.
 //
 //   - user_message_chunk: a user message; the chunks of one prompt (the
-//     same _meta.promptIndex, one after the other) are one input: the
-//     first counts, the rest are Meta.
+//     same _meta.promptIndex with no turn completed between, other
+//     updates may come between; without an index, one after the other)
+//     are one input: the first counts, the rest are Meta.
 //   - agent_message_chunk, agent_thought_chunk: Kind event, with the
 //     chunk's text (Config.Text). The reply is the turn_completed below.
 //   - tool_call: Kind event with the tool call (toolCallId; the name of

@@ -43,7 +43,8 @@ type Parser struct {
 
 	model     string // the model of the last prompt (user chunk _meta.modelId)
 	lastUser  bool   // the previous record was a user_message_chunk
-	promptIdx string // its _meta.promptIndex ("" for none)
+	promptIdx string // the last user chunk's _meta.promptIndex ("" for none)
+	replied   bool   // a turn completed since the last user chunk
 	calls     map[string]struct{}
 	results   map[string]struct{}
 }
@@ -149,8 +150,11 @@ func (p *Parser) entries(dst []schema.Entry, line jsonl.Line, obj int, span []by
 		idx := string(u.promptIdx.Raw())
 		// The chunks of one prompt (its text, images, resources) are one
 		// user input: the first counts, the rest are its continuation.
-		cont := p.lastUser && idx == p.promptIdx
-		p.promptIdx = idx
+		// With a promptIndex, a chunk continues the last prompt when it
+		// has its index and no turn completed since (other updates may
+		// come between); without one, when it follows a user chunk.
+		cont := !p.replied && idx == p.promptIdx && (idx != "" || p.lastUser)
+		p.promptIdx, p.replied = idx, false
 		e.Kind, e.Role, e.Meta = schema.KindMessage, schema.RoleUser, cont
 		if p.cfg.Text {
 			e.Text = scanText(&p.sub, u.content)
@@ -183,6 +187,7 @@ func (p *Parser) entries(dst []schema.Entry, line jsonl.Line, obj int, span []by
 	e.Model = p.model
 	e.Provider = provider(e.Model)
 	if u.kind.Equal("turn_completed") {
+		p.replied = true
 		e.StopReason = parse.Str(u.stopReason)
 		return p.turn(dst, e, line, err)
 	}

@@ -129,6 +129,23 @@ func TestParse_PromptChunksOneInput(t *testing.T) {
 	require.Equal(t, []string{"u1", "u3"}, real)
 }
 
+// A prompt's chunks may have other updates between them and still be one
+// input; the same index after a completed turn (a resumed session
+// counting again) is a new input.
+func TestParse_PromptChunksAcrossUpdates(t *testing.T) {
+	note := `{"timestamp":1785000001,"method":"_x.ai/queue/changed","params":{"queue":[]}}`
+	done := turn("t1", `"inputTokens":10,"outputTokens":1`)
+	es := formattest.MustParse(t, grok.New(parse.Config{Path: path}),
+		user("u1", 0, "a"), note, user("u2", 0, "b"), done, user("u3", 0, "c"))
+	var real []string
+	for _, e := range es {
+		if e.Role == schema.RoleUser && !e.Meta {
+			real = append(real, e.EntryID)
+		}
+	}
+	require.Equal(t, []string{"u1", "u3"}, real)
+}
+
 // A tool call is listed once per call id and its result once: a final
 // status re-sent with the call's output is an event.
 func TestParse_ToolCallAndResultOnce(t *testing.T) {
