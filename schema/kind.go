@@ -26,17 +26,38 @@ const (
 	// FormatDroid is Factory Droid's session settings
 	// (~/.factory/sessions/**/*.settings.json, rewritten whole).
 	FormatDroid Format = "droid"
+	// FormatGrok is the Grok Build CLI's session update log
+	// (~/.grok/sessions/<cwd>/<session>/updates.jsonl).
+	FormatGrok Format = "grok-build"
+)
+
+// Formats whose records have a parser but no source yet (a SQLite
+// database, a whole-file JSON document): valid in entries, not listed by
+// [Formats] until a source reads them (see their packages' "Hooking it
+// up").
+const (
+	// FormatKilo is the Kilo CLI's messages (~/.local/share/kilo/kilo.db).
+	FormatKilo Format = "kilo"
+	// FormatHermes is Hermes Agent's sessions (~/.hermes/state.db).
+	FormatHermes Format = "hermes"
+	// FormatCodebuff is Codebuff's chats
+	// (~/.config/manicode/projects/<project>/chats/<chat>/chat-messages.json).
+	FormatCodebuff Format = "codebuff"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok}
 }
 
-// Valid reports whether f is one of [Formats].
+// Valid reports whether f is one of [Formats], or a format whose records
+// have a parser and no source yet ([FormatKilo], [FormatHermes],
+// [FormatCodebuff]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok:
+		return true
+	case FormatKilo, FormatHermes, FormatCodebuff:
 		return true
 	}
 	return false

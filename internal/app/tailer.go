@@ -173,6 +173,12 @@ func DefaultGlobs(home string, env Env) []string {
 	for _, d := range listOr(env("DROID_SESSIONS_DIR"), filepath.Join(home, ".factory", "sessions")) {
 		g = append(g, filepath.Join(d, "**", "*.settings.json"))
 	}
+	// Grok Build CLI: sessions/<url-encoded cwd>/<session>/updates.jsonl
+	// under GROK_HOME (default ~/.grok); only updates.jsonl, since its
+	// siblings (chat_history.jsonl, events.jsonl, rewind_points.jsonl)
+	// describe the same turns.
+	grok := orDefault(env("GROK_HOME"), filepath.Join(home, ".grok"))
+	g = append(g, filepath.Join(grok, "sessions", "*", "*", "updates.jsonl"))
 	return g
 }
 

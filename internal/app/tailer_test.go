@@ -103,6 +103,17 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join(home, "droid", "**", "*.settings.json"))
 		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "amp", "threads", "**", "*.json"))
 	})
+	t.Run("Grok Build CLI sessions under GROK_HOME", func(t *testing.T) {
+		dir := filepath.Join(home, "gk")
+		globs := DefaultGlobs(home, func(k string) string {
+			if k == "GROK_HOME" {
+				return dir
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join(dir, "sessions", "*", "*", "updates.jsonl"))
+		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".grok", "sessions", "*", "*", "updates.jsonl"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

@@ -24,7 +24,7 @@
 // an environment that holds only PATH, HOME (an empty directory, also the
 // working directory, so no config file is discovered), TZ, NO_COLOR and the
 // one variable that points the report at the root: CLAUDE_CONFIG_DIR,
-// CODEX_HOME, PI_AGENT_DIR, OPENCLAW_DIR or COPILOT_HOME (see [Kind]). With --offline
+// CODEX_HOME, PI_AGENT_DIR, OPENCLAW_DIR, COPILOT_HOME, GROK_HOME or CODEBUFF_DATA_DIR (see [Kind]). With --offline
 // ccusage prices from the LiteLLM table compiled into the binary and makes
 // no network request.
 //

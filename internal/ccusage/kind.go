@@ -17,10 +17,12 @@ import (
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
 //	Amp       threads/T-<id>.json                        AMP_DATA_DIR=root
 //	Droid     sessions/<project>/<id>.settings.json      DROID_SESSIONS_DIR=root/sessions
+//	Grok      sessions/<cwd>/<session>/updates.jsonl     GROK_HOME=root
+//	Codebuff  projects/<p>/chats/<chat>/chat-messages.json  CODEBUFF_DATA_DIR=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini, ~/.copilot, ~/.local/share/amp and ~/.factory are on a real
-// machine.
+// ~/.gemini, ~/.copilot, ~/.local/share/amp, ~/.factory, ~/.grok and
+// ~/.config/manicode are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -43,12 +45,18 @@ const (
 	Amp Kind = "amp"
 	// Droid is Factory Droid's session settings: "ccusage droid session".
 	Droid Kind = "droid"
+	// Grok is the Grok Build CLI's session updates:
+	// "ccusage grok session".
+	Grok Kind = "grok"
+	// Codebuff is Codebuff's chats (whole JSON documents):
+	// "ccusage codebuff session".
+	Codebuff Kind = "codebuff"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -75,6 +83,10 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "AMP_DATA_DIR", root, nil
 	case Droid:
 		return "DROID_SESSIONS_DIR", filepath.Join(root, "sessions"), nil
+	case Grok:
+		return "GROK_HOME", root, nil
+	case Codebuff:
+		return "CODEBUFF_DATA_DIR", root, nil
 	}
 	return "", "", k.Validate()
 }

@@ -3,6 +3,7 @@ package ccusage
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,7 +54,9 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // exactly 2 for pi, "agents/<agent>/sessions/<file>" for OpenClaw,
 // "tmp/<project>/chats/" followed by 1 or 2 for Gemini.
 // "session-state/<session>/events.jsonl" for Copilot, "threads/<file>"
-// for Amp, "sessions/<project>/<file>" for Droid.
+// for Amp, "sessions/<project>/<file>" for Droid,
+// "sessions/<cwd>/<session>/updates.jsonl" for Grok,
+// "projects/<project>/chats/<chat>/chat-messages.json" for Codebuff.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -67,6 +70,9 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
 //	Amp       threads/<dir>/<file>
 //	Droid     sessions/<dir>/<file>
+//	Grok      sessions/<"/"+dir above, URL-encoded>/<dir>/updates.jsonl
+//	          (<dir> the session)
+//	Codebuff  projects/<dir above>/chats/<dir>/chat-messages.json
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -159,6 +165,32 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("sessions", project, name), nil
+	case Grok:
+		if rest, ok := after(parts, "sessions", 3, 3); ok && rest[2] == "updates.jsonl" {
+			return join(append([]string{"sessions"}, rest...)...), nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		project, err := dir(2)
+		if err != nil {
+			return "", err
+		}
+		return join("sessions", url.PathEscape("/"+project), session, "updates.jsonl"), nil
+	case Codebuff:
+		if rest, ok := after(parts, "projects", 4, 4); ok && rest[1] == "chats" && rest[3] == "chat-messages.json" {
+			return join(append([]string{"projects"}, rest...)...), nil
+		}
+		chat, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		project, err := dir(2)
+		if err != nil {
+			return "", err
+		}
+		return join("projects", project, "chats", chat, "chat-messages.json"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

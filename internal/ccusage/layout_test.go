@@ -36,6 +36,10 @@ func TestPlace(t *testing.T) {
 		{"AmpThreadFromDir", Amp, "testdata/ledger/input.json", "threads/ledger/input.json"},
 		{"DroidKeepsProject", Droid, "h/.factory/sessions/-home-p/s.settings.json", "sessions/-home-p/s.settings.json"},
 		{"DroidProjectFromDir", Droid, "testdata/settings/s.settings.json", "sessions/settings/s.settings.json"},
+		{"GrokKeepsSessions", Grok, "h/.grok/sessions/%2Fw/abc/updates.jsonl", "sessions/%2Fw/abc/updates.jsonl"},
+		{"GrokSessionFromDir", Grok, "testdata/turns/input.jsonl", "sessions/%2Ftestdata/turns/updates.jsonl"},
+		{"CodebuffKeepsProjects", Codebuff, "h/.config/manicode/projects/p/chats/c1/chat-messages.json", "projects/p/chats/c1/chat-messages.json"},
+		{"CodebuffChatFromDir", Codebuff, "a/b/x.json", "projects/a/chats/b/chat-messages.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -105,6 +109,8 @@ func TestKind_EnvVar(t *testing.T) {
 		{Copilot, "COPILOT_HOME", "/r"},
 		{Amp, "AMP_DATA_DIR", "/r"},
 		{Droid, "DROID_SESSIONS_DIR", "/r/sessions"},
+		{Grok, "GROK_HOME", "/r"},
+		{Codebuff, "CODEBUFF_DATA_DIR", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -93,6 +93,10 @@ type features struct {
 	payloadID bool // payload is an object with an id
 	payload   bool
 
+	// Grok Build CLI.
+	sessionUpdate bool // params.update.sessionUpdate is a string (an ACP session update)
+	xaiMethod     bool // method is in xAI's namespace ("_x.ai/…")
+
 	message     bool   // message is an object
 	msgRole     string // message.role
 	msgTSNum    bool   // message.timestamp is a number (pi)
@@ -234,6 +238,11 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 				f.message = true
 				f.readMessage(s)
 			}
+		case "params":
+			f.sessionUpdate = readParams(s)
+		case "method":
+			v := s.Value()
+			f.xaiMethod = v.Kind() == jsonl.String && bytes.HasPrefix(v.Raw(), []byte("_x.ai/"))
 		default:
 			own |= ownFieldBit(key)
 		}
@@ -243,6 +252,26 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 	}
 	f.ownField = own&ownFieldOf(f.typ) != 0
 	return true
+}
+
+// readParams reports whether the params object due in s holds an update
+// object with a string sessionUpdate (Grok Build CLI).
+func readParams(s *jsonl.Scanner) bool {
+	found := false
+	if !s.EnterObject() {
+		return false
+	}
+	for s.NextField() {
+		if string(s.Key()) != "update" || !s.EnterObject() {
+			continue
+		}
+		for s.NextField() {
+			if string(s.Key()) == "sessionUpdate" {
+				found = s.Value().Kind() == jsonl.String
+			}
+		}
+	}
+	return found
 }
 
 func (f *features) readMessage(s *jsonl.Scanner) {
@@ -296,6 +325,13 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// "id", "timestamp", "parentId"}; pi's types have no dot and
 		// its records no data, a trajectory names its schema.
 		return schema.FormatCopilot, true
+	}
+	if (f.sessionUpdate || f.xaiMethod) && f.typ == "" {
+		// A Grok Build CLI update: {"timestamp", "method", "params":
+		// {"sessionId", "update": {"sessionUpdate": …}}}, an ACP session
+		// update as Grok logs it, or one of xAI's own notifications
+		// (method "_x.ai/…"); no other format has params.
+		return schema.FormatGrok, true
 	}
 	switch f.typ {
 	case "gemini":

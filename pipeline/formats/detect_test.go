@@ -176,6 +176,13 @@ func TestDetect_OneLine(t *testing.T) {
 		// line: a thread or settings written on one line is no line format.
 		{"AmpThreadOneLine", `{"v":1,"id":"T-1","created":1790154000000,"messages":[{"role":"user","messageId":0,"content":[{"type":"text","text":"hi"}]}]}`, ""},
 		{"DroidSettingsOneLine", `{"model":"gpt-5","tokenUsage":{"inputTokens":1,"outputTokens":2}}`, ""},
+		// Grok Build CLI.
+		{"GrokUserChunk", `{"timestamp":1785000000,"method":"_x.ai/session/update","params":{"sessionId":"s","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"}}}}`, schema.FormatGrok},
+		{"GrokTurnCompletedAnyOrder", `{"params":{"update":{"usage":{"inputTokens":1},"sessionUpdate":"turn_completed"},"_meta":{"eventId":"e"}},"timestamp":1785000000}`, schema.FormatGrok},
+		{"GrokSessionUpdateNotString", `{"timestamp":1785000000,"params":{"update":{"sessionUpdate":1}}}`, ""},
+		{"GrokParamsWithType", `{"type":"message","params":{"update":{"sessionUpdate":"x"}}}`, ""},
+		{"GrokXAINotification", `{"timestamp":1785000000,"method":"_x.ai/mcp/init_progress","params":{"server":"fs"}}`, schema.FormatGrok},
+		{"GrokOtherMethod", `{"timestamp":1785000000,"method":"session/cancel","params":{}}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

@@ -26,7 +26,10 @@ const maxName = 256
 //     "openrouter/" removed, repeatedly; '.' and '@' read as '-'
 //     ("claude-sonnet-4.5", Vertex's "claude-sonnet-4-5@20250929"). A
 //     spelling two keys share names neither.
-//  4. ccusage's alias "gpt-5.3-spark" for "gpt-5.3-codex-spark".
+//  4. ccusage's alias "gpt-5.3-spark" for "gpt-5.3-codex-spark"; a Grok
+//     Build harness name "grok-…-build" ("grok-4.5-build", the billed
+//     name the Grok Build CLI records) as the model without "-build", as
+//     ccusage prices it.
 //  5. The normalised name without a trailing release date, -YYYYMMDD or
 //     -YYYY-MM-DD ("claude-haiku-4-5-20991231" is priced as
 //     "claude-haiku-4-5").
@@ -109,6 +112,11 @@ func (t *layer) resolve(model string) *entry {
 	}
 	if string(n) == "gpt-5-3-spark" {
 		if p := t.prices["gpt-5.3-codex-spark"]; p != nil {
+			return p
+		}
+	}
+	if hasPrefix(n, "grok-") && bytes.HasSuffix(n, []byte("-build")) {
+		if p := t.norm[string(n[:len(n)-len("-build")])]; p != nil {
 			return p
 		}
 	}

@@ -36,6 +36,8 @@ func TestTable_Lookup(t *testing.T) {
 		{"NewDate", "claude-haiku-4-5-20991231", "claude-haiku-4-5"},
 		{"NewDashedDate", "gpt-5.4-2099-01-02", "gpt-5.4"},
 		{"Alias", "gpt-5.3-spark", "gpt-5.3-codex-spark"},
+		{"GrokBuildHarness", "grok-4.5-build", "grok-4.5"},
+		{"GrokBuildUnknownBase", "grok-9-build", ""},
 		{"OSeries", "o3", "o3"},
 		{"Synthetic", "<synthetic>", ""},
 		{"Empty", "", ""},

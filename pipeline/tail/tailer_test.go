@@ -287,6 +287,38 @@ func TestTailer_FollowsCopilot(t *testing.T) {
 	require.Equal(t, "copilot:s15:e4:gpt-5.4", leg.UsageKey)
 }
 
+// A Grok Build CLI session's updates.jsonl grows as the turns complete:
+// the tailer follows it, and a turn's usage reaches the stream with its
+// model's usage key; the session is the directory's name, the project its
+// parent's (URL-decoded).
+func TestTailer_FollowsGrok(t *testing.T) {
+	h := newHarness(t)
+	up := func(ev, update string) string {
+		return fmt.Sprintf(`{"timestamp":1785000000,"method":"_x.ai/session/update","params":{"sessionId":"g16","_meta":{"eventId":%q},"update":%s}}`+"\n", ev, update)
+	}
+	turn := func(in, out int) string {
+		return fmt.Sprintf(`{"sessionUpdate":"turn_completed","usage":{"inputTokens":%d,"outputTokens":%d,"modelUsage":{"grok-4.5-build":{"inputTokens":%d,"outputTokens":%d,"cachedReadTokens":40}}}}`, in, out, in, out)
+	}
+	path := h.write(filepath.Join("%2Fw%2Fproj", "g16", "updates.jsonl"),
+		up("e1", `{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"hi"},"_meta":{"modelId":"grok-4.5","promptIndex":0}}`)+up("e2", turn(100, 10)))
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, up("e3", `{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"more"},"_meta":{"promptIndex":1}}`)+up("e4", turn(250, 30)))
+	msgs := h.waitMsgs(4)
+	var last *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatGrok, msgs[i].entry.Format)
+		require.Equal(t, "g16", msgs[i].entry.SessionID)
+		require.Equal(t, "/w/proj", msgs[i].entry.CWD)
+		if msgs[i].entry.EntryID == "e4:grok-4.5-build" {
+			last = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, last, "the appended turn")
+	require.Equal(t, schema.Usage{Input: 210, Output: 30, CacheRead: 40}, *last.Usage)
+	require.Equal(t, "grok-build:g16:e4:grok-4.5-build", last.UsageKey)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))

@@ -1,0 +1,35 @@
+package codebuff_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// FuzzParse feeds arbitrary lines: the parser must not panic, every error
+// must be a located *schema.DecodeError, every entry must be valid and
+// survive its canonical JSON form.
+func FuzzParse(f *testing.F) {
+	formattest.SeedLines(f, true)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := codebuff.New(parse.Config{Path: "/h/.config/manicode/projects/p/chats/2026-01-02T03-04-05.000Z/chat-messages.json", Text: true, Raw: true})
+		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
+		var entries []schema.Entry
+		for {
+			line, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				continue
+			}
+			entries = formattest.FuzzLine(t, p, entries[:0], line, nil)
+		}
+	})
+}

@@ -1,0 +1,12 @@
+package codebuff_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", codebuff.New)
+}

@@ -1,0 +1,12 @@
+package grok_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/grok"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", grok.New)
+}

@@ -1,0 +1,12 @@
+package hermes_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", hermes.New)
+}

@@ -1,0 +1,12 @@
+package kilo_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", kilo.New)
+}
