@@ -20,17 +20,20 @@ const (
 	// FormatCopilot is GitHub Copilot CLI's session events
 	// (~/.copilot/session-state/<session>/events.jsonl).
 	FormatCopilot Format = "copilot"
+	// FormatQwen is Qwen Code's chat recording
+	// (~/.qwen/projects/<project>/chats/<session>.jsonl).
+	FormatQwen Format = "qwen-code"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen:
 		return true
 	}
 	return false

@@ -161,6 +161,10 @@ func DefaultGlobs(home string, env Env) []string {
 		filepath.Join(copilot, "session-state", "*", "events.jsonl"),
 		filepath.Join(copilot, "session-state", "*.jsonl"),
 	)
+	// Qwen Code: projects/<project>/chats/<session>.jsonl under its
+	// runtime directory (QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen).
+	qwen := orDefault(env("QWEN_RUNTIME_DIR"), orDefault(env("QWEN_HOME"), filepath.Join(home, ".qwen")))
+	g = append(g, filepath.Join(qwen, "projects", "*", "chats", "*.jsonl"))
 	return g
 }
 

@@ -15,9 +15,11 @@ import (
 //	OpenClaw  agents/<agent>/sessions/*.jsonl            OPENCLAW_DIR=root
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
+//	Qwen      projects/<project>/chats/*.jsonl           QWEN_DATA_DIR=root
+//	Kimi      sessions/<group>/<session>/wire.jsonl      KIMI_DATA_DIR=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini and ~/.copilot are on a real machine.
+// ~/.gemini, ~/.copilot, ~/.qwen and ~/.kimi are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -36,12 +38,16 @@ const (
 	// Copilot is the GitHub Copilot CLI's session events:
 	// "ccusage copilot session".
 	Copilot Kind = "copilot"
+	// Qwen is Qwen Code's chat recordings: "ccusage qwen session".
+	Qwen Kind = "qwen"
+	// Kimi is Kimi CLI's wire logs: "ccusage kimi session".
+	Kimi Kind = "kimi"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Qwen, Kimi:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -64,6 +70,10 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "GEMINI_DATA_DIR", filepath.Join(root, "tmp"), nil
 	case Copilot:
 		return "COPILOT_HOME", root, nil
+	case Qwen:
+		return "QWEN_DATA_DIR", root, nil
+	case Kimi:
+		return "KIMI_DATA_DIR", root, nil
 	}
 	return "", "", k.Validate()
 }

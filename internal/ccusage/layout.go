@@ -52,7 +52,9 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // elements for Claude, "sessions" followed by 1 to 4 for Codex and by
 // exactly 2 for pi, "agents/<agent>/sessions/<file>" for OpenClaw,
 // "tmp/<project>/chats/" followed by 1 or 2 for Gemini.
-// "session-state/<session>/events.jsonl" for Copilot.
+// "session-state/<session>/events.jsonl" for Copilot,
+// "projects/<project>/chats/<file>" for Qwen,
+// "sessions/<group>/<session>/wire.jsonl" for Kimi.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -64,6 +66,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	OpenClaw  agents/<dir>/sessions/<file>
 //	Gemini    tmp/<dir>/chats/<file>
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
+//	Qwen      projects/<dir>/chats/<file>
+//	Kimi      sessions/<dir of dir>/<dir>/wire.jsonl (<dir> the session)
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -138,6 +142,28 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("session-state", session, "events.jsonl"), nil
+	case Qwen:
+		if rest, ok := after(parts, "projects", 3, 3); ok && rest[1] == "chats" {
+			return join(append([]string{"projects"}, rest...)...), nil
+		}
+		project, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("projects", project, "chats", name), nil
+	case Kimi:
+		if rest, ok := after(parts, "sessions", 3, 3); ok {
+			return join(append([]string{"sessions"}, rest...)...), nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		group, err := dir(2)
+		if err != nil {
+			return "", err
+		}
+		return join("sessions", group, session, "wire.jsonl"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -32,6 +32,10 @@ func TestPlace(t *testing.T) {
 		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
 		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
 		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
+		{"QwenKeepsProjects", Qwen, "h/.qwen/projects/-w/chats/s.jsonl", "projects/-w/chats/s.jsonl"},
+		{"QwenProjectFromDir", Qwen, "testdata/session/input.jsonl", "projects/session/chats/input.jsonl"},
+		{"KimiKeepsSessions", Kimi, "h/.kimi/sessions/g/s/wire.jsonl", "sessions/g/s/wire.jsonl"},
+		{"KimiSessionFromDir", Kimi, "testdata/turns/input.jsonl", "sessions/testdata/turns/wire.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +103,8 @@ func TestKind_EnvVar(t *testing.T) {
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
+		{Qwen, "QWEN_DATA_DIR", "/r"},
+		{Kimi, "KIMI_DATA_DIR", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

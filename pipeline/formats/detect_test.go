@@ -172,6 +172,15 @@ func TestDetect_OneLine(t *testing.T) {
 		{"CopilotUserAnyOrder", `{"parentId":"e1","timestamp":"2026-11-01T10:00:01.000Z","id":"e2","data":{"content":"hi"},"type":"user.message"}`, schema.FormatCopilot},
 		{"CopilotNoParentID", `{"type":"user.message","data":{"content":"hi"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z"}`, ""},
 		{"CopilotTypeWithoutDot", `{"type":"message","data":{},"id":"e2","timestamp":"t","parentId":null}`, ""},
+		// Qwen Code: Claude Code's envelope around Gemini's Content. A
+		// message with parts is never Claude's.
+		{"QwenUser", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-02T09:00:00.000Z","type":"user","cwd":"/w","version":"0.19.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, schema.FormatQwen},
+		{"QwenAssistantUsageOnly", `{"uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"assistant","model":"qwen3-coder-plus","usageMetadata":{"promptTokenCount":10}}`, schema.FormatQwen},
+		{"QwenToolResult", `{"uuid":"t1","parentUuid":"a1","sessionId":"s","timestamp":"t","type":"tool_result","toolCallResult":{"callId":"c"}}`, schema.FormatQwen},
+		{"QwenSystem", `{"uuid":"x1","parentUuid":"a1","sessionId":"s","timestamp":"t","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{}}}`, schema.FormatQwen},
+		{"QwenPartsWithoutSessionID", `{"uuid":"u1","type":"user","message":{"role":"user","parts":[]}}`, ""},
+		{"PartsNeverClaude", `{"uuid":"p1","sessionId":"s","type":"attachment","message":{"role":"user","parts":[{"text":"hi"}]}}`, ""},
+		{"ClaudeUserWithContent", `{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, schema.FormatClaudeCode},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

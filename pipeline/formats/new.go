@@ -11,6 +11,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/qwen"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -35,6 +36,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return gemini.New(cfg), nil
 	case schema.FormatCopilot:
 		return copilot.New(cfg), nil
+	case schema.FormatQwen:
+		return qwen.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

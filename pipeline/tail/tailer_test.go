@@ -287,6 +287,31 @@ func TestTailer_FollowsCopilot(t *testing.T) {
 	require.Equal(t, "copilot:s15:e4:gpt-5.4", leg.UsageKey)
 }
 
+// A Qwen Code chat file is detected from its first record (Claude Code's
+// envelope around a Gemini Content) and followed as it grows: the
+// appended call is published with its disjoint usage.
+func TestTailer_FollowsQwen(t *testing.T) {
+	h := newHarness(t)
+	rec := func(id, typ, rest string) string {
+		return fmt.Sprintf(`{"uuid":%q,"parentUuid":null,"sessionId":"s16","timestamp":"2026-11-02T09:00:00.000Z","type":%q,"cwd":"/w","version":"0.19.2",%s}`+"\n", id, typ, rest)
+	}
+	path := h.write(filepath.Join("chats", "s16.jsonl"), rec("u1", "user", `"message":{"role":"user","parts":[{"text":"hi"}]}`))
+	h.start()
+	h.waitMsgs(1)
+	h.appendTo(path, rec("a1", "assistant", `"model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":"ok"}]},"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":20,"cachedContentTokenCount":600,"totalTokenCount":1020}`))
+	msgs := h.waitMsgs(2)
+	var call *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatQwen, msgs[i].entry.Format)
+		if msgs[i].entry.EntryID == "a1" {
+			call = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, call, "the appended call")
+	require.Equal(t, schema.Usage{Input: 400, Output: 20, CacheRead: 600}, *call.Usage)
+	require.Equal(t, "qwen-code:a1", call.UsageKey)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))
