@@ -5,8 +5,8 @@
 // user names ([Walk]: files, directories, globs; regular files only), and
 // the parallel reader of the offline commands ([FileReader]). The parsers
 // live in the sub-packages claude, pi, codex, fluux, m4dtimes,
-// trajectory (OpenClaw's run trajectories) and copilot (GitHub Copilot
-// CLI); what they
+// trajectory (OpenClaw's run trajectories), copilot (GitHub Copilot
+// CLI) and qwen (Qwen Code); what they
 // share is in package parse. Nothing outside this package needs a
 // sub-package but parse.
 package formats
