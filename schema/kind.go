@@ -23,17 +23,20 @@ const (
 	// FormatQwen is Qwen Code's chat recording
 	// (~/.qwen/projects/<project>/chats/<session>.jsonl).
 	FormatQwen Format = "qwen-code"
+	// FormatKimi is Kimi CLI's wire log
+	// (~/.kimi/sessions/<work-dir hash>/<session>/wire.jsonl).
+	FormatKimi Format = "kimi-cli"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen, FormatKimi}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatQwen, FormatKimi:
 		return true
 	}
 	return false

@@ -95,6 +95,12 @@ type features struct {
 	usageMeta bool // a top-level usageMetadata object
 	sysPay    bool // a top-level systemPayload object
 
+	// Kimi CLI (wire.jsonl).
+	proto      bool // protocol_version (its metadata header)
+	tsNum      bool // timestamp is a number (seconds)
+	msgPayload bool // message.payload is an object (a wire envelope)
+	msgTyped   bool // message.type is a string
+
 	payloadID bool // payload is an object with an id
 	payload   bool
 
@@ -114,6 +120,7 @@ var typeNames = [...]string{
 	"session_meta", "response_item", "event_msg", "turn_context", "compacted",
 	"gemini",      // Gemini CLI's model messages
 	"tool_result", // Qwen Code's tool results
+	"metadata",    // Kimi CLI's wire.jsonl header
 	// Claude Code bookkeeping-only types.
 	"file-history-snapshot", "queue-operation", "ai-title", "agent-name",
 	"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
@@ -214,6 +221,9 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.hasLeaf = true
 		case "timestamp":
 			f.hasTS = true
+			f.tsNum = s.Value().Kind() == jsonl.Number
+		case "protocol_version":
+			f.proto = s.Value().Kind() == jsonl.String
 		case "role":
 			f.roleTop = true
 		case "traceSchema":
@@ -263,6 +273,10 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 		case "parts":
 			f.msgParts = true
 			s.Skip()
+		case "payload":
+			f.msgPayload = s.Value().Kind() == jsonl.Object
+		case "type":
+			f.msgTyped = s.Value().Kind() == jsonl.String
 		case "timestamp":
 			f.msgTSNum = s.Value().Kind() == jsonl.Number
 		case "usage":
@@ -325,6 +339,17 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// "id", "timestamp", "parentId"}; pi's types have no dot and
 		// its records no data, a trajectory names its schema.
 		return schema.FormatCopilot, true
+	}
+	if f.typ == "metadata" && f.proto {
+		// Kimi CLI's wire.jsonl header: {"type": "metadata",
+		// "protocol_version": "1.3"}.
+		return schema.FormatKimi, true
+	}
+	if f.typ == "" && f.tsNum && f.message && f.msgTyped && f.msgPayload {
+		// A Kimi CLI wire record: {"timestamp": <seconds>, "message":
+		// {"type": "TurnBegin", "payload": {…}}}; no other format wraps
+		// a typed payload in message under a numeric timestamp.
+		return schema.FormatKimi, true
 	}
 	if f.qwen() {
 		// A Qwen Code ChatRecord: Claude Code's envelope (type, uuid,

@@ -181,6 +181,12 @@ func TestDetect_OneLine(t *testing.T) {
 		{"QwenPartsWithoutSessionID", `{"uuid":"u1","type":"user","message":{"role":"user","parts":[]}}`, ""},
 		{"PartsNeverClaude", `{"uuid":"p1","sessionId":"s","type":"attachment","message":{"role":"user","parts":[{"text":"hi"}]}}`, ""},
 		{"ClaudeUserWithContent", `{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, schema.FormatClaudeCode},
+		// Kimi CLI's wire.jsonl.
+		{"KimiMetadata", `{"type": "metadata", "protocol_version": "1.3"}`, schema.FormatKimi},
+		{"KimiTurnBegin", `{"timestamp": 1778000000.123456, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, schema.FormatKimi},
+		{"KimiStatusUpdate", `{"message": {"payload": {"token_usage": {"input_other": 1, "output": 2}}, "type": "StatusUpdate"}, "timestamp": 1778000000}`, schema.FormatKimi},
+		{"KimiStringTimestamp", `{"timestamp": "2026-11-02T09:00:00Z", "message": {"type": "TurnBegin", "payload": {}}}`, ""},
+		{"MetadataWithoutProtocol", `{"type": "metadata"}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

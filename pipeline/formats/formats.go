@@ -6,7 +6,7 @@
 // the parallel reader of the offline commands ([FileReader]). The parsers
 // live in the sub-packages claude, pi, codex, fluux, m4dtimes,
 // trajectory (OpenClaw's run trajectories), copilot (GitHub Copilot
-// CLI) and qwen (Qwen Code); what they
+// CLI), qwen (Qwen Code) and kimi (Kimi CLI); what they
 // share is in package parse. Nothing outside this package needs a
 // sub-package but parse.
 package formats

@@ -8,6 +8,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
@@ -38,6 +39,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return copilot.New(cfg), nil
 	case schema.FormatQwen:
 		return qwen.New(cfg), nil
+	case schema.FormatKimi:
+		return kimi.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

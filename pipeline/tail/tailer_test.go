@@ -312,6 +312,32 @@ func TestTailer_FollowsQwen(t *testing.T) {
 	require.Equal(t, "qwen-code:a1", call.UsageKey)
 }
 
+// A Kimi CLI wire log is detected from its header and followed as it
+// grows; the session is the directory it is in.
+func TestTailer_FollowsKimi(t *testing.T) {
+	h := newHarness(t)
+	rec := func(ts float64, typ, payload string) string {
+		return fmt.Sprintf(`{"timestamp": %.3f, "message": {"type": %q, "payload": %s}}`+"\n", ts, typ, payload)
+	}
+	path := h.write(filepath.Join("sessions", "3f2a", "s17", "wire.jsonl"),
+		`{"type": "metadata", "protocol_version": "1.3"}`+"\n"+rec(1778317200, "TurnBegin", `{"user_input": "hi"}`))
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, rec(1778317201.5, "StatusUpdate", `{"token_usage": {"input_other": 400, "output": 20, "input_cache_read": 600, "input_cache_creation": 0}, "message_id": "chatcmpl-t"}`))
+	msgs := h.waitMsgs(3)
+	var call *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatKimi, msgs[i].entry.Format)
+		require.Equal(t, "s17", msgs[i].entry.SessionID)
+		if msgs[i].entry.Usage != nil {
+			call = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, call, "the appended call")
+	require.Equal(t, schema.Usage{Input: 400, Output: 20, CacheRead: 600}, *call.Usage)
+	require.Equal(t, "kimi-cli:chatcmpl-t:400:20:600:0", call.UsageKey)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))
