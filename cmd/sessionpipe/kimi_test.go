@@ -81,3 +81,24 @@ func TestSessions_KimiSameAsCcusage(t *testing.T) {
 	require.Zero(t, all[0].UnpricedCalls)
 	requireSame(t, theirs, fromSessions(all), "Kimi CLI")
 }
+
+// A fork (/fork without a turn, kimi vis) copies its source's wire lines
+// unchanged into a new session, which then goes on: the copied calls
+// count once (in the source, created first), the fork's own call in the
+// fork.
+func TestSessions_KimiForkCountsOnce(t *testing.T) {
+	root := kimiHome(t)
+	src, err := os.ReadFile(filepath.Join(kimiCases, "turns", "input.jsonl"))
+	require.NoError(t, err)
+	fork := filepath.Join(root, "sessions", "3f2a9c", "sess-2", "wire.jsonl")
+	require.NoError(t, os.MkdirAll(filepath.Dir(fork), 0o755))
+	own := `{"timestamp": 1778320000.0, "message": {"type": "TurnBegin", "payload": {"user_input": "and now?"}}}` + "\n" +
+		`{"timestamp": 1778320001.0, "message": {"type": "StatusUpdate", "payload": {"token_usage": {"input_other": 7, "output": 3, "input_cache_read": 0, "input_cache_creation": 0}, "message_id": "chatcmpl-f1"}}}` + "\n"
+	require.NoError(t, os.WriteFile(fork, append(src, own...), 0o644))
+	got := map[string]index.Session{}
+	for _, s := range ours(t, root) {
+		got[s.SessionID] = s
+	}
+	require.Equal(t, [3]int64{5, 5_100, 370}, [3]int64{got["sess-1"].APICalls, got["sess-1"].InputTokens, got["sess-1"].OutputTokens})
+	require.Equal(t, [3]int64{1, 7, 3}, [3]int64{got["sess-2"].APICalls, got["sess-2"].InputTokens, got["sess-2"].OutputTokens})
+}
