@@ -39,6 +39,8 @@ func TestDetect_Corpus(t *testing.T) {
 			"codex":       schema.FormatCodex,
 			"pi":          schema.FormatPi,
 			"openclaw":    schema.FormatPi,
+			"qwen":        schema.FormatQwen,
+			"kimi":        schema.FormatKimi,
 		}[dirs[0]]
 		if strings.HasSuffix(path, ".trajectory.jsonl") {
 			want = schema.FormatTrajectory
