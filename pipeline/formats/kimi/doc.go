@@ -2,7 +2,10 @@
 // ~/.kimi: sessions/<work-dir hash>/<session>/wire.jsonl, and a
 // subagent's <session>/subagents/<agent>/wire.jsonl) into normalised
 // entries. The context.jsonl beside each holds the model's context, not
-// its usage, and is not read. The standalone Kimi Code (~/.kimi-code,
+// its usage, and is not read; nor, by default, are the sessions kimi vis
+// imports (imported_sessions/<session>/wire.jsonl, copies of sessions
+// of another machine or directory; given as PATH they are read, and a
+// copy's calls share their source's keys). The standalone Kimi Code (~/.kimi-code,
 // "usage.record" lines that ccusage 20.0.24 also reads) is another
 // program whose format we could not read the source of; it is not read.
 //
