@@ -29,6 +29,12 @@ const (
 	// FormatGrok is the Grok Build CLI's session update log
 	// (~/.grok/sessions/<cwd>/<session>/updates.jsonl).
 	FormatGrok Format = "grok-build"
+	// FormatQwen is Qwen Code's chat recording
+	// (~/.qwen/projects/<project>/chats/<session>.jsonl).
+	FormatQwen Format = "qwen-code"
+	// FormatKimi is Kimi CLI's wire log
+	// (~/.kimi/sessions/<work-dir hash>/<session>/wire.jsonl).
+	FormatKimi Format = "kimi-cli"
 )
 
 // Formats whose records have a parser but no source yet (a SQLite
@@ -47,7 +53,7 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi}
 }
 
 // Valid reports whether f is one of [Formats], or a format whose records
@@ -55,7 +61,7 @@ func Formats() []Format {
 // [FormatCodebuff]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi:
 		return true
 	case FormatKilo, FormatHermes, FormatCodebuff:
 		return true

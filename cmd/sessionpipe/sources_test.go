@@ -24,7 +24,7 @@ type sessionFigures struct {
 // fork, each call once.
 func TestSessions_GeneratedSources(t *testing.T) {
 	got := map[string]sessionFigures{}
-	for _, s := range ours(t, filepath.Join(corpus, "generated")) {
+	for _, s := range ours(t, filepath.Join(corpus, "generated", "openclaw"), filepath.Join(corpus, "generated", "codex")) {
 		got[s.SessionID] = sessionFigures{s.Format, s.Turns, s.APICalls, s.TotalTokens}
 	}
 	require.Equal(t, map[string]sessionFigures{

@@ -179,6 +179,18 @@ func DefaultGlobs(home string, env Env) []string {
 	// describe the same turns.
 	grok := orDefault(env("GROK_HOME"), filepath.Join(home, ".grok"))
 	g = append(g, filepath.Join(grok, "sessions", "*", "*", "updates.jsonl"))
+	// Qwen Code: projects/<project>/chats/<session>.jsonl under its
+	// runtime directory (QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen).
+	qwen := orDefault(env("QWEN_RUNTIME_DIR"), orDefault(env("QWEN_HOME"), filepath.Join(home, ".qwen")))
+	g = append(g, filepath.Join(qwen, "projects", "*", "chats", "*.jsonl"))
+	// Kimi CLI: sessions/<work-dir hash>/<session>/wire.jsonl and its
+	// subagents' subagents/<agent>/wire.jsonl under KIMI_SHARE_DIR, else
+	// ~/.kimi (the context.jsonl beside them holds no usage).
+	kimi := orDefault(env("KIMI_SHARE_DIR"), filepath.Join(home, ".kimi"))
+	g = append(g,
+		filepath.Join(kimi, "sessions", "*", "*", "wire.jsonl"),
+		filepath.Join(kimi, "sessions", "*", "*", "subagents", "*", "wire.jsonl"),
+	)
 	return g
 }
 

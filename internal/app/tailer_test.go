@@ -114,6 +114,31 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join(dir, "sessions", "*", "*", "updates.jsonl"))
 		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".grok", "sessions", "*", "*", "updates.jsonl"))
 	})
+	t.Run("Qwen Code chats under QWEN_RUNTIME_DIR, else QWEN_HOME, else ~/.qwen", func(t *testing.T) {
+		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".qwen", "projects", "*", "chats", "*.jsonl"))
+		with := func(vars map[string]string) []string {
+			return DefaultGlobs(home, func(k string) string {
+				if v, ok := vars[k]; ok {
+					return v
+				}
+				return env(k)
+			})
+		}
+		require.Contains(t, with(map[string]string{"QWEN_HOME": "/q"}), filepath.Join("/q", "projects", "*", "chats", "*.jsonl"))
+		require.Contains(t, with(map[string]string{"QWEN_HOME": "/q", "QWEN_RUNTIME_DIR": "/r"}), filepath.Join("/r", "projects", "*", "chats", "*.jsonl"))
+	})
+	t.Run("Kimi CLI wire logs under KIMI_SHARE_DIR, else ~/.kimi", func(t *testing.T) {
+		globs := DefaultGlobs(home, env)
+		require.Contains(t, globs, filepath.Join(home, ".kimi", "sessions", "*", "*", "wire.jsonl"))
+		require.Contains(t, globs, filepath.Join(home, ".kimi", "sessions", "*", "*", "subagents", "*", "wire.jsonl"))
+		globs = DefaultGlobs(home, func(k string) string {
+			if k == "KIMI_SHARE_DIR" {
+				return "/k"
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join("/k", "sessions", "*", "*", "wire.jsonl"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

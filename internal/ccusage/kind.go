@@ -19,10 +19,12 @@ import (
 //	Droid     sessions/<project>/<id>.settings.json      DROID_SESSIONS_DIR=root/sessions
 //	Grok      sessions/<cwd>/<session>/updates.jsonl     GROK_HOME=root
 //	Codebuff  projects/<p>/chats/<chat>/chat-messages.json  CODEBUFF_DATA_DIR=root
+//	Qwen      projects/<project>/chats/*.jsonl           QWEN_DATA_DIR=root
+//	Kimi      sessions/<group>/<session>/wire.jsonl      KIMI_DATA_DIR=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
-// ~/.gemini, ~/.copilot, ~/.local/share/amp, ~/.factory, ~/.grok and
-// ~/.config/manicode are on a real machine.
+// ~/.gemini, ~/.copilot, ~/.local/share/amp, ~/.factory, ~/.grok,
+// ~/.config/manicode, ~/.qwen and ~/.kimi are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -51,12 +53,16 @@ const (
 	// Codebuff is Codebuff's chats (whole JSON documents):
 	// "ccusage codebuff session".
 	Codebuff Kind = "codebuff"
+	// Qwen is Qwen Code's chat recordings: "ccusage qwen session".
+	Qwen Kind = "qwen"
+	// Kimi is Kimi CLI's wire logs: "ccusage kimi session".
+	Kimi Kind = "kimi"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff, Qwen, Kimi:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -87,6 +93,10 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "GROK_HOME", root, nil
 	case Codebuff:
 		return "CODEBUFF_DATA_DIR", root, nil
+	case Qwen:
+		return "QWEN_DATA_DIR", root, nil
+	case Kimi:
+		return "KIMI_DATA_DIR", root, nil
 	}
 	return "", "", k.Validate()
 }

@@ -56,7 +56,9 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 // "session-state/<session>/events.jsonl" for Copilot, "threads/<file>"
 // for Amp, "sessions/<project>/<file>" for Droid,
 // "sessions/<cwd>/<session>/updates.jsonl" for Grok,
-// "projects/<project>/chats/<chat>/chat-messages.json" for Codebuff.
+// "projects/<project>/chats/<chat>/chat-messages.json" for Codebuff,
+// "projects/<project>/chats/<file>" for Qwen,
+// "sessions/<group>/<session>/wire.jsonl" for Kimi.
 // Otherwise the file's directory names the project:
 //
 //	Claude    projects/<dir>/<file>; a file in <s>/subagents/ goes to
@@ -73,6 +75,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	Grok      sessions/<"/"+dir above, URL-encoded>/<dir>/updates.jsonl
 //	          (<dir> the session)
 //	Codebuff  projects/<dir above>/chats/<dir>/chat-messages.json
+//	Qwen      projects/<dir>/chats/<file>
+//	Kimi      sessions/<dir of dir>/<dir>/wire.jsonl (<dir> the session)
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -191,6 +195,28 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("projects", project, "chats", chat, "chat-messages.json"), nil
+	case Qwen:
+		if rest, ok := after(parts, "projects", 3, 3); ok && rest[1] == "chats" {
+			return join(append([]string{"projects"}, rest...)...), nil
+		}
+		project, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("projects", project, "chats", name), nil
+	case Kimi:
+		if rest, ok := after(parts, "sessions", 3, 3); ok {
+			return join(append([]string{"sessions"}, rest...)...), nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		group, err := dir(2)
+		if err != nil {
+			return "", err
+		}
+		return join("sessions", group, session, "wire.jsonl"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -40,6 +40,10 @@ func TestPlace(t *testing.T) {
 		{"GrokSessionFromDir", Grok, "testdata/turns/input.jsonl", "sessions/%2Ftestdata/turns/updates.jsonl"},
 		{"CodebuffKeepsProjects", Codebuff, "h/.config/manicode/projects/p/chats/c1/chat-messages.json", "projects/p/chats/c1/chat-messages.json"},
 		{"CodebuffChatFromDir", Codebuff, "a/b/x.json", "projects/a/chats/b/chat-messages.json"},
+		{"QwenKeepsProjects", Qwen, "h/.qwen/projects/-w/chats/s.jsonl", "projects/-w/chats/s.jsonl"},
+		{"QwenProjectFromDir", Qwen, "testdata/session/input.jsonl", "projects/session/chats/input.jsonl"},
+		{"KimiKeepsSessions", Kimi, "h/.kimi/sessions/g/s/wire.jsonl", "sessions/g/s/wire.jsonl"},
+		{"KimiSessionFromDir", Kimi, "testdata/turns/input.jsonl", "sessions/testdata/turns/wire.jsonl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -111,6 +115,8 @@ func TestKind_EnvVar(t *testing.T) {
 		{Droid, "DROID_SESSIONS_DIR", "/r/sessions"},
 		{Grok, "GROK_HOME", "/r"},
 		{Codebuff, "CODEBUFF_DATA_DIR", "/r"},
+		{Qwen, "QWEN_DATA_DIR", "/r"},
+		{Kimi, "KIMI_DATA_DIR", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -90,6 +90,17 @@ type features struct {
 	projHash   bool // projectHash is a string (its metadata record)
 	hasContent bool // a top-level "content" (its messages)
 
+	// Qwen Code (a Gemini CLI fork with Claude Code's record envelope).
+	msgParts  bool // message.parts: a Gemini Content, never Claude's message
+	usageMeta bool // a top-level usageMetadata object
+	sysPay    bool // a top-level systemPayload object
+
+	// Kimi CLI (wire.jsonl).
+	proto      bool // protocol_version (its metadata header)
+	tsNum      bool // timestamp is a number (seconds)
+	msgPayload bool // message.payload is an object (a wire envelope)
+	msgTyped   bool // message.type is a string
+
 	payloadID bool // payload is an object with an id
 	payload   bool
 
@@ -111,7 +122,9 @@ var typeNames = [...]string{
 	"user", "assistant", "system", "progress", "attachment", "summary",
 	"session", "message",
 	"session_meta", "response_item", "event_msg", "turn_context", "compacted",
-	"gemini", // Gemini CLI's model messages
+	"gemini",      // Gemini CLI's model messages
+	"tool_result", // Qwen Code's tool results
+	"metadata",    // Kimi CLI's wire.jsonl header
 	// Claude Code bookkeeping-only types.
 	"file-history-snapshot", "queue-operation", "ai-title", "agent-name",
 	"custom-title", "last-prompt", "teleported-from", "pr-link", "mode",
@@ -212,6 +225,9 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.hasLeaf = true
 		case "timestamp":
 			f.hasTS = true
+			f.tsNum = s.Value().Kind() == jsonl.Number
+		case "protocol_version":
+			f.proto = s.Value().Kind() == jsonl.String
 		case "role":
 			f.roleTop = true
 		case "traceSchema":
@@ -220,6 +236,10 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.projHash = s.Value().Kind() == jsonl.String
 		case "content":
 			f.hasContent = true
+		case "usageMetadata":
+			f.usageMeta = s.Value().Kind() == jsonl.Object
+		case "systemPayload":
+			f.sysPay = s.Value().Kind() == jsonl.Object
 		case "parentId":
 			f.parentID = true
 		case "data":
@@ -279,6 +299,13 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 		switch string(s.Key()) {
 		case "role":
 			f.msgRole = s.Value().String()
+		case "parts":
+			f.msgParts = true
+			s.Skip()
+		case "payload":
+			f.msgPayload = s.Value().Kind() == jsonl.Object
+		case "type":
+			f.msgTyped = s.Value().Kind() == jsonl.String
 		case "timestamp":
 			f.msgTSNum = s.Value().Kind() == jsonl.Number
 		case "usage":
@@ -310,6 +337,22 @@ func (f *features) readMessage(s *jsonl.Scanner) {
 	}
 }
 
+// qwen reports a Qwen Code ChatRecord: a user, assistant, tool_result or
+// system record with uuid and sessionId whose message has Gemini's parts,
+// or with a usageMetadata or systemPayload object, or of type
+// tool_result.
+func (f *features) qwen() bool {
+	switch f.typ {
+	case "user", "assistant", "system", "tool_result":
+	default:
+		return false
+	}
+	if !f.hasUUID || !f.hasSessID {
+		return false
+	}
+	return f.msgParts || f.usageMeta || f.sysPay || f.typ == "tool_result"
+}
+
 // format classifies the line; strong reports a conclusive line.
 func (f *features) format() (format schema.Format, strong bool) {
 	if f.trace {
@@ -332,6 +375,24 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// update as Grok logs it, or one of xAI's own notifications
 		// (method "_x.ai/…"); no other format has params.
 		return schema.FormatGrok, true
+	}
+	if f.typ == "metadata" && f.proto {
+		// Kimi CLI's wire.jsonl header: {"type": "metadata",
+		// "protocol_version": "1.3"}.
+		return schema.FormatKimi, true
+	}
+	if f.typ == "" && f.tsNum && f.message && f.msgTyped && f.msgPayload {
+		// A Kimi CLI wire record: {"timestamp": <seconds>, "message":
+		// {"type": "TurnBegin", "payload": {…}}}; no other format wraps
+		// a typed payload in message under a numeric timestamp.
+		return schema.FormatKimi, true
+	}
+	if f.qwen() {
+		// A Qwen Code ChatRecord: Claude Code's envelope (type, uuid,
+		// parentUuid, sessionId) around a Gemini Content ({role, parts})
+		// or Gemini's usageMetadata, or a tool_result or systemPayload
+		// record, which Claude Code never writes.
+		return schema.FormatQwen, true
 	}
 	switch f.typ {
 	case "gemini":
@@ -358,7 +419,9 @@ func (f *features) format() (format schema.Format, strong bool) {
 			return schema.FormatCodex, true
 		}
 	case "user", "assistant", "system", "progress", "attachment":
-		if f.hasUUID && f.hasSessID && (f.message || f.typ == "system" || f.typ == "progress" || f.typ == "attachment") {
+		// A message with parts is a Gemini Content, not Claude's: such a
+		// line is Qwen Code's (above) or nothing known.
+		if f.hasUUID && f.hasSessID && !f.msgParts && (f.message || f.typ == "system" || f.typ == "progress" || f.typ == "attachment") {
 			return schema.FormatClaudeCode, true
 		}
 	case "file-history-snapshot", "queue-operation", "ai-title", "agent-name",

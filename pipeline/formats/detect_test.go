@@ -39,6 +39,8 @@ func TestDetect_Corpus(t *testing.T) {
 			"codex":       schema.FormatCodex,
 			"pi":          schema.FormatPi,
 			"openclaw":    schema.FormatPi,
+			"qwen":        schema.FormatQwen,
+			"kimi":        schema.FormatKimi,
 		}[dirs[0]]
 		if strings.HasSuffix(path, ".trajectory.jsonl") {
 			want = schema.FormatTrajectory
@@ -183,6 +185,21 @@ func TestDetect_OneLine(t *testing.T) {
 		{"GrokParamsWithType", `{"type":"message","params":{"update":{"sessionUpdate":"x"}}}`, ""},
 		{"GrokXAINotification", `{"timestamp":1785000000,"method":"_x.ai/mcp/init_progress","params":{"server":"fs"}}`, schema.FormatGrok},
 		{"GrokOtherMethod", `{"timestamp":1785000000,"method":"session/cancel","params":{}}`, ""},
+		// Qwen Code: Claude Code's envelope around Gemini's Content. A
+		// message with parts is never Claude's.
+		{"QwenUser", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-02T09:00:00.000Z","type":"user","cwd":"/w","version":"0.19.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, schema.FormatQwen},
+		{"QwenAssistantUsageOnly", `{"uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"assistant","model":"qwen3-coder-plus","usageMetadata":{"promptTokenCount":10}}`, schema.FormatQwen},
+		{"QwenToolResult", `{"uuid":"t1","parentUuid":"a1","sessionId":"s","timestamp":"t","type":"tool_result","toolCallResult":{"callId":"c"}}`, schema.FormatQwen},
+		{"QwenSystem", `{"uuid":"x1","parentUuid":"a1","sessionId":"s","timestamp":"t","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{}}}`, schema.FormatQwen},
+		{"QwenPartsWithoutSessionID", `{"uuid":"u1","type":"user","message":{"role":"user","parts":[]}}`, ""},
+		{"PartsNeverClaude", `{"uuid":"p1","sessionId":"s","type":"attachment","message":{"role":"user","parts":[{"text":"hi"}]}}`, ""},
+		{"ClaudeUserWithContent", `{"uuid":"u1","parentUuid":null,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, schema.FormatClaudeCode},
+		// Kimi CLI's wire.jsonl.
+		{"KimiMetadata", `{"type": "metadata", "protocol_version": "1.3"}`, schema.FormatKimi},
+		{"KimiTurnBegin", `{"timestamp": 1778000000.123456, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, schema.FormatKimi},
+		{"KimiStatusUpdate", `{"message": {"payload": {"token_usage": {"input_other": 1, "output": 2}}, "type": "StatusUpdate"}, "timestamp": 1778000000}`, schema.FormatKimi},
+		{"KimiStringTimestamp", `{"timestamp": "2026-11-02T09:00:00Z", "message": {"type": "TurnBegin", "payload": {}}}`, ""},
+		{"MetadataWithoutProtocol", `{"type": "metadata"}`, ""},
 		{"Empty", ``, ""},
 	}
 	for _, tc := range tests {

@@ -9,9 +9,11 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/grok"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/qwen"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -40,6 +42,10 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return documentLines{cfg: cfg, format: f}, nil
 	case schema.FormatGrok:
 		return grok.New(cfg), nil
+	case schema.FormatQwen:
+		return qwen.New(cfg), nil
+	case schema.FormatKimi:
+		return kimi.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

@@ -319,6 +319,57 @@ func TestTailer_FollowsGrok(t *testing.T) {
 	require.Equal(t, "grok-build:g16:e4:grok-4.5-build", last.UsageKey)
 }
 
+// A Qwen Code chat file is detected from its first record (Claude Code's
+// envelope around a Gemini Content) and followed as it grows: the
+// appended call is published with its disjoint usage.
+func TestTailer_FollowsQwen(t *testing.T) {
+	h := newHarness(t)
+	rec := func(id, typ, rest string) string {
+		return fmt.Sprintf(`{"uuid":%q,"parentUuid":null,"sessionId":"s16","timestamp":"2026-11-02T09:00:00.000Z","type":%q,"cwd":"/w","version":"0.19.2",%s}`+"\n", id, typ, rest)
+	}
+	path := h.write(filepath.Join("chats", "s16.jsonl"), rec("u1", "user", `"message":{"role":"user","parts":[{"text":"hi"}]}`))
+	h.start()
+	h.waitMsgs(1)
+	h.appendTo(path, rec("a1", "assistant", `"model":"qwen3-coder-plus","message":{"role":"model","parts":[{"text":"ok"}]},"usageMetadata":{"promptTokenCount":1000,"candidatesTokenCount":20,"cachedContentTokenCount":600,"totalTokenCount":1020}`))
+	msgs := h.waitMsgs(2)
+	var call *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatQwen, msgs[i].entry.Format)
+		if msgs[i].entry.EntryID == "a1" {
+			call = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, call, "the appended call")
+	require.Equal(t, schema.Usage{Input: 400, Output: 20, CacheRead: 600}, *call.Usage)
+	require.Equal(t, "qwen-code:a1", call.UsageKey)
+}
+
+// A Kimi CLI wire log is detected from its header and followed as it
+// grows; the session is the directory it is in.
+func TestTailer_FollowsKimi(t *testing.T) {
+	h := newHarness(t)
+	rec := func(ts float64, typ, payload string) string {
+		return fmt.Sprintf(`{"timestamp": %.3f, "message": {"type": %q, "payload": %s}}`+"\n", ts, typ, payload)
+	}
+	path := h.write(filepath.Join("sessions", "3f2a", "s17", "wire.jsonl"),
+		`{"type": "metadata", "protocol_version": "1.3"}`+"\n"+rec(1778317200, "TurnBegin", `{"user_input": "hi"}`))
+	h.start()
+	h.waitMsgs(2)
+	h.appendTo(path, rec(1778317201.5, "StatusUpdate", `{"token_usage": {"input_other": 400, "output": 20, "input_cache_read": 600, "input_cache_creation": 0}, "message_id": "chatcmpl-t"}`))
+	msgs := h.waitMsgs(3)
+	var call *schema.Entry
+	for i := range msgs {
+		require.Equal(t, schema.FormatKimi, msgs[i].entry.Format)
+		require.Equal(t, "s17", msgs[i].entry.SessionID)
+		if msgs[i].entry.Usage != nil {
+			call = &msgs[i].entry
+		}
+	}
+	require.NotNil(t, call, "the appended call")
+	require.Equal(t, schema.Usage{Input: 400, Output: 20, CacheRead: 600}, *call.Usage)
+	require.Equal(t, "kimi-cli:chatcmpl-t:400:20:600:0", call.UsageKey)
+}
+
 func TestTailer_NATSOutage(t *testing.T) {
 	h := newHarness(t)
 	path := h.write("s12.jsonl", piFile("s12", 0, 20))

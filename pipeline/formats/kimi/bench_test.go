@@ -1,0 +1,41 @@
+package kimi_test
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// BenchmarkParse parses the turns golden case (two turns, five steps with
+// usage, a subagent's forwarded events, tool calls and results), one
+// fresh parser per pass as the tailer does per file, with and without
+// text extraction.
+func BenchmarkParse(b *testing.B) {
+	data := formattest.ReadFile(b, filepath.Join("testdata", "turns", "input.jsonl"))
+	lines := formattest.Lines(b, data)
+	for _, text := range []bool{false, true} {
+		b.Run(fmt.Sprintf("text=%t", text), func(b *testing.B) {
+			cfg := parse.Config{Path: "/h/.kimi/sessions/g/s/wire.jsonl", Text: text}
+			entries, errs := formattest.ParseAll(b, kimi.New(cfg), data)
+			require.Empty(b, errs)
+			require.Len(b, entries, len(lines))
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			var out []schema.Entry
+			for b.Loop() {
+				p := kimi.New(cfg)
+				for _, l := range lines {
+					out, _ = p.Parse(out[:0], l)
+				}
+			}
+			b.ReportMetric(float64(len(lines))*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+		})
+	}
+}

@@ -1,0 +1,12 @@
+package kimi_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", kimi.New)
+}

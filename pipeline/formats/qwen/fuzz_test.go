@@ -1,0 +1,42 @@
+package qwen_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/qwen"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// FuzzParse feeds arbitrary lines: the parser must not panic, every error
+// must be a located *schema.DecodeError, every entry must be valid and
+// survive its canonical JSON form.
+func FuzzParse(f *testing.F) {
+	formattest.SeedLines(f, true)
+	if data, err := os.ReadFile(filepath.Join("testdata", "session", "input.jsonl")); err == nil {
+		for _, l := range bytes.Split(data, []byte("\n")) {
+			f.Add(l)
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := qwen.New(parse.Config{Path: "chats/s.jsonl", Text: true, Raw: true})
+		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
+		var entries []schema.Entry
+		for {
+			line, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				continue
+			}
+			entries = formattest.FuzzLine(t, p, entries[:0], line, nil)
+		}
+	})
+}

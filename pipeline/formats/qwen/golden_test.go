@@ -1,0 +1,12 @@
+package qwen_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/qwen"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", qwen.New)
+}
