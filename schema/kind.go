@@ -20,17 +20,20 @@ const (
 	// FormatCopilot is GitHub Copilot CLI's session events
 	// (~/.copilot/session-state/<session>/events.jsonl).
 	FormatCopilot Format = "copilot"
+	// FormatOpenCode is OpenCode's message table (opencode.db) and its
+	// storage/message documents before 1.2.
+	FormatOpenCode Format = "opencode"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode:
 		return true
 	}
 	return false

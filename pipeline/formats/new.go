@@ -9,6 +9,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/trajectory"
@@ -35,6 +36,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return gemini.New(cfg), nil
 	case schema.FormatCopilot:
 		return copilot.New(cfg), nil
+	case schema.FormatOpenCode:
+		return opencode.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }
