@@ -64,6 +64,8 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	OpenClaw  agents/<dir>/sessions/<file>
 //	Gemini    tmp/<dir>/chats/<file>
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
+//	OpenCode  opencode.db for a database (any name ending in .db), else
+//	          storage/message/<dir>/<file>
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -138,6 +140,18 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("session-state", session, "events.jsonl"), nil
+	case OpenCode:
+		if rest, ok := after(parts, "storage", 3, 3); ok {
+			return join(append([]string{"storage"}, rest...)...), nil
+		}
+		if strings.HasSuffix(name, ".db") {
+			return "opencode.db", nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("storage", "message", session, name), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -32,6 +32,9 @@ func TestPlace(t *testing.T) {
 		{"GeminiKeepsSubagent", Gemini, "h/.gemini/tmp/3a7b/chats/p1/s2.jsonl", "tmp/3a7b/chats/p1/s2.jsonl"},
 		{"CopilotKeepsSessionState", Copilot, "h/.copilot/session-state/abc/events.jsonl", "session-state/abc/events.jsonl"},
 		{"CopilotSessionFromDir", Copilot, "testdata/legs/input.jsonl", "session-state/legs/events.jsonl"},
+		{"OpenCodeDatabase", OpenCode, "x/opencode-beta.db", "opencode.db"},
+		{"OpenCodeKeepsStorage", OpenCode, "h/.local/share/opencode/storage/message/ses_a/msg_1.json", "storage/message/ses_a/msg_1.json"},
+		{"OpenCodeSessionFromDir", OpenCode, "testdata/ses_a/msg_1.json", "storage/message/ses_a/msg_1.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,6 +102,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{OpenClaw, "OPENCLAW_DIR", "/r"},
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
+		{OpenCode, "OPENCODE_DATA_DIR", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -199,6 +200,10 @@ func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out
 		r.readStore(f, cfg, send)
 		return
 	}
+	if f.Database {
+		r.readDatabase(ctx, f, cfg, send)
+		return
+	}
 	h, err := OpenRegular(f.Path)
 	if err != nil {
 		r.skip(err)
@@ -267,6 +272,36 @@ func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Ent
 	r.entries.Add(int64(len(entries)))
 	if len(entries) > 0 {
 		send(entries)
+	}
+}
+
+// readDatabase reads an agent's SQLite database (OpenCode's), every
+// message row once as it is now; a file that is not one is counted as
+// skipped, as a file whose lines are no transcript's.
+func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config, send func([]schema.Entry)) {
+	var b []schema.Entry
+	_, err := opencode.ReadDB(ctx, f.Path, cfg, func(e *schema.Entry) {
+		if b == nil {
+			b = r.batch()
+		}
+		b = append(b, *e)
+		if len(b) >= BatchSize {
+			r.entries.Add(int64(len(b)))
+			send(b)
+			b = nil
+		}
+	}, r.lineError)
+	if len(b) > 0 {
+		r.entries.Add(int64(len(b)))
+		send(b)
+	}
+	switch {
+	case errors.Is(err, opencode.ErrNotDatabase):
+		r.skipped.Add(1)
+	case err != nil && ctx.Err() == nil:
+		r.fileError(err)
+	case err == nil:
+		r.files.Add(1)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
 
 // IsCandidate reports whether a file name may hold a transcript: it ends
@@ -69,6 +71,9 @@ type Found struct {
 	// Meta is true for session stores (sessions.json), false for
 	// transcript candidates.
 	Meta bool
+	// Database is true for a SQLite database that may be an agent's
+	// (OpenCode's opencode.db): read by opencode.ReadDB, not by lines.
+	Database bool
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
@@ -139,6 +144,7 @@ func (w *walker) path(p string) error {
 	}
 	f.Close()
 	w.add(p, info, IsSessionStore(p))
+	w.markDatabase(p, false)
 	return nil
 }
 
@@ -166,6 +172,7 @@ func (w *walker) glob(pattern string) error {
 			w.onSkip(notRegular(m, info.Mode()))
 		default:
 			w.add(m, info, IsSessionStore(m))
+			w.markDatabase(m, false)
 		}
 	}
 	return nil
@@ -189,7 +196,8 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		if !meta && !IsCandidate(name) {
+		db := opencode.IsDatabaseName(name)
+		if !meta && !db && !IsCandidate(name) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
@@ -205,8 +213,21 @@ func (w *walker) dir(root string) error {
 			return nil
 		}
 		w.add(path, info, meta)
+		w.markDatabase(path, db)
 		return nil
 	})
+}
+
+// markDatabase marks the file just added as a database when its name is
+// an agent database's (byName) or, for a file named explicitly or by a
+// glob (read whatever its name), when it starts as a SQLite database.
+func (w *walker) markDatabase(path string, byName bool) {
+	if len(w.out) == 0 || w.out[len(w.out)-1].Path != path {
+		return // a second name of a file already added
+	}
+	if byName || opencode.IsSQLite(path) {
+		w.out[len(w.out)-1].Database = true
+	}
 }
 
 func (w *walker) add(path string, info fs.FileInfo, meta bool) {

@@ -89,6 +89,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return d, nil
 }
 
+// IsSQLite reports whether the file at path starts with SQLite's header
+// ("SQLite format 3\x00"); false when it cannot be read.
+func IsSQLite(path string) bool { return checkHeader(path) == nil }
+
 // checkHeader reports a file that does not start as a SQLite database.
 func checkHeader(path string) error {
 	f, err := os.Open(path)

@@ -249,7 +249,11 @@ func (p *Parser) entry(m *message, created, updated int64) (schema.Entry, error)
 			e.TS = t
 		}
 	}
-	switch m.Role {
+	role := m.Role
+	if role == "" && m.Tokens != nil {
+		role = "assistant" // only usage (ccusage's fixtures): a model's message
+	}
+	switch role {
 	case "user":
 		e.Role = schema.RoleUser
 		if m.Model != nil {

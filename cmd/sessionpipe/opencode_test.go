@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
+)
+
+// The OpenCode rows of pipeline/formats/opencode (generated: no public
+// OpenCode database is licensed for copying).
+const opencodeCases = "../../pipeline/formats/opencode/testdata"
+
+// openCodeDB writes the rows of a golden case into an OpenCode database
+// (WAL mode, then closed: checkpointed into the main file) in a new
+// directory laid out as ~/.local/share/opencode, and returns it.
+func openCodeDB(t *testing.T, rowsFile string) string {
+	t.Helper()
+	root := t.TempDir()
+	db := opencodetest.Create(t, filepath.Join(root, "opencode.db"))
+	f, err := os.Open(rowsFile)
+	require.NoError(t, err)
+	defer f.Close()
+	var rows []opencode.Row
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r opencode.Row
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		if r.Data != nil {
+			rows = append(rows, r)
+		}
+	}
+	require.NoError(t, sc.Err())
+	db.LoadJSONL(rows)
+	db.Close()
+	return root
+}
+
+// sessions on an OpenCode data directory reads its database: the last
+// version of each message, counted once; input is OpenCode's (it excludes
+// the cache), output adds the reasoning, which OpenCode bills at the
+// output rate; a recorded cost is used as recorded. The hand-computed
+// totals: input 1200+500, output (300+100)+(40+60)+123 (a message with
+// only a total counts it as output), cache read 12000+1000, cache write
+// 2200.
+//
+// ccusage 20.0.24 reads the same rows (SELECT id, session_id, data FROM
+// message) and gives the same input, cache and cost (the recorded $0.0123;
+// gpt-5's message, whose recorded cost is 0, priced with its reasoning),
+// but its output column leaves the reasoning out: 160 tokens less.
+func TestSessions_OpenCodeSameAsCcusageButReasoning(t *testing.T) {
+	root := openCodeDB(t, opencodeCases+"/session/input.jsonl")
+	got := ours(t, root)
+	require.Len(t, got, 3)
+	byID := map[string]int{}
+	for i, s := range got {
+		require.Equal(t, "opencode", string(s.Format))
+		byID[s.SessionID] = i
+	}
+	main := got[byID["ses_main"]]
+	require.Equal(t, int64(1), main.UserMessages)
+	require.Equal(t, int64(1), main.AssistantMessages, "two versions of one message")
+	require.Equal(t, int64(1), main.APICalls)
+	require.Equal(t, int64(1), main.Turns)
+	require.InDelta(t, 0.0123, main.CostUSD, 1e-9, "recorded")
+	require.Contains(t, main.PriceSources, "recorded")
+	require.Contains(t, got[byID["ses_child"]].PriceSources, "litellm", "a recorded 0 is no price")
+	require.Equal(t, "/home/u/proj", main.CWD)
+	child := got[byID["ses_child"]]
+	require.Equal(t, "ses_main", child.ParentSessionID)
+	other := got[byID["ses_other"]]
+	require.Equal(t, int64(2), other.AssistantMessages)
+	require.Equal(t, int64(1), other.APICalls, "the failed message has no usage")
+	require.Equal(t, int64(1), other.UnpricedCalls, "some-model is in no price table")
+
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 1700, Output: 623, CacheRead: 13000, CacheWrite: 2200, CostUSD: mine.CostUSD}, mine)
+
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.OpenCode, root))
+	diff := mine.minus(theirs)
+	require.InDelta(t, 0, diff.CostUSD, 1e-9, "cost: ours %+v, ccusage %+v", mine, theirs)
+	require.Equal(t, totals{Output: 160, CostUSD: diff.CostUSD}, diff)
+}
