@@ -1,0 +1,182 @@
+package tail
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// openCodeRows reads the rows of the opencode package's golden case.
+func openCodeRows(t *testing.T) []opencode.Row {
+	t.Helper()
+	f, err := os.Open("../formats/opencode/testdata/session/input.jsonl")
+	require.NoError(t, err)
+	defer f.Close()
+	var rows []opencode.Row
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var r opencode.Row
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &r))
+		if r.Data != nil {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// versions returns the opencode entries of the stream by (key, version):
+// how many times each version of each message was stored.
+func versions(msgs []got) map[string]int {
+	out := map[string]int{}
+	for _, g := range msgs {
+		if g.entry.Format == schema.FormatOpenCode {
+			out[g.entry.Key()+"@"+time.UnixMilli(g.entry.Line).UTC().Format(time.RFC3339Nano)]++
+		}
+	}
+	return out
+}
+
+// waitVersions waits until the stream holds n distinct message versions.
+func (h *harness) waitVersions(n int) map[string]int {
+	h.t.Helper()
+	var v map[string]int
+	natstest.CheckFor(h.t, time.Minute, 20*time.Millisecond, func() error {
+		all, err := h.tryStream()
+		if err != nil {
+			return err
+		}
+		if v = versions(all); len(v) != n {
+			return fmt.Errorf("stream holds %d versions, want %d", len(v), n)
+		}
+		return nil
+	})
+	return v
+}
+
+// An OpenCode database under the watches is polled read-only while the
+// agent writes it (WAL, its connection open): each message row is
+// published once per version, as the rows are committed; a message that
+// grows as it streams is published again with the same key and usage key.
+// A write transaction held open by the agent blocks nothing, and its row
+// arrives once committed.
+func TestTailer_FollowsOpenCodeDatabase(t *testing.T) {
+	h := newHarness(t)
+	rows := openCodeRows(t)
+	w := opencodetest.Create(t, filepath.Join(h.dir, "opencode.db"))
+	w.Session("ses_main", "", "/home/u/proj", "Fix the build")
+	w.Put(rows[0])
+	w.Put(rows[1]) // msg_a002 streaming: no tokens yet
+	h.start(func(c *Config) { c.DatabasePoll = 20 * time.Millisecond })
+	h.waitVersions(2)
+
+	tx := w.Begin()
+	_, err := tx.Exec(`UPDATE message SET time_updated = ?, data = ? WHERE id = ?`, rows[2].TimeUpdated, string(rows[2].Data), rows[2].ID)
+	require.NoError(t, err)
+	h.settle(false) // polled beside the open transaction: nothing new, nothing blocked
+	require.Len(t, versions(h.stream()), 2)
+	require.NoError(t, tx.Commit())
+	w.Put(rows[3])
+	w.Put(rows[4])
+	v := h.waitVersions(5)
+	for k, n := range v {
+		require.Equal(t, 1, n, "%s stored once", k)
+	}
+
+	var final *schema.Entry
+	for _, g := range h.stream() {
+		if g.entry.EntryID == "msg_a002" && g.entry.Usage != nil {
+			final = &g.entry
+		}
+	}
+	require.NotNil(t, final, "the grown version of msg_a002")
+	require.Equal(t, "opencode:ses_main:msg_a002", final.UsageKey)
+	require.Equal(t, int64(15800), final.Usage.Total())
+	require.Equal(t, "testhost", final.Host)
+	require.FileExists(t, filepath.Join(h.state, databaseCheckpointFile))
+}
+
+// Stopped and started again, the tailer goes on from its checkpoint: the
+// rows written meanwhile are published, those published before are not.
+// With a checkpoint that trails what was acknowledged (a kill -9 before the
+// save), the rows since are sent again with the same keys, and the counts
+// are the same.
+func TestTailer_OpenCodeRestartNeitherLosesNorDoubles(t *testing.T) {
+	h := newHarness(t)
+	rows := openCodeRows(t)
+	w := opencodetest.Create(t, filepath.Join(h.dir, "opencode.db"))
+	w.Session("ses_main", "", "/home/u/proj", "Fix the build")
+	w.Session("ses_child", "ses_main", "/home/u/proj", "Explore")
+	poll := func(c *Config) { c.DatabasePoll = 20 * time.Millisecond }
+	w.Put(rows[0])
+	w.Put(rows[1])
+	h.start(poll)
+	h.waitVersions(2)
+	h.stop()
+	cp := filepath.Join(h.state, databaseCheckpointFile)
+	early, err := os.ReadFile(cp)
+	require.NoError(t, err)
+
+	w.Put(rows[2])
+	w.Put(rows[3])
+	h.start(poll)
+	v := h.waitVersions(4)
+	h.settle(false)
+	h.stop()
+	for k, n := range v {
+		require.Equal(t, 1, n, "%s stored once across a restart", k)
+	}
+
+	// As if killed before the last save: the checkpoint trails.
+	require.NoError(t, os.WriteFile(cp, early, 0o644))
+	w.Put(rows[4])
+	w.Put(rows[5])
+	h.start(poll)
+	h.waitVersions(6)
+	h.settle(false)
+
+	agg := index.NewAggregator(nil)
+	for _, g := range h.stream() {
+		if g.entry.Format == schema.FormatOpenCode {
+			agg.Add(&g.entry)
+		}
+	}
+	var in, out, calls, replies int64
+	for _, s := range agg.Sessions() {
+		in += s.InputTokens
+		out += s.OutputTokens
+		calls += s.APICalls
+		replies += s.AssistantMessages
+	}
+	require.Equal(t, int64(1200+500), in)
+	require.Equal(t, int64(400+100+123), out)
+	require.Equal(t, int64(3), calls)
+	require.Equal(t, int64(3), replies, "msg_a002 once though two versions were published, one of them twice")
+}
+
+// A file named as OpenCode's database that is not one is counted as
+// skipped, not polled again until it changes, and stops nothing.
+func TestTailer_NotAnOpenCodeDatabase(t *testing.T) {
+	h := newHarness(t)
+	h.write("opencode.db", "not sqlite\n")
+	h.start(func(c *Config) { c.DatabasePoll = 20 * time.Millisecond })
+	natstest.CheckFor(t, time.Minute, 10*time.Millisecond, func() error {
+		if h.tl.Metrics().Snapshot().Skipped != 1 {
+			return fmt.Errorf("not skipped yet")
+		}
+		return nil
+	})
+	h.settle(true)
+	require.Empty(t, versions(h.stream()))
+}
