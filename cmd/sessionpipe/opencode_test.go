@@ -88,3 +88,20 @@ func TestSessions_OpenCodeSameAsCcusageButReasoning(t *testing.T) {
 	require.InDelta(t, 0, diff.CostUSD, 1e-9, "cost: ours %+v, ccusage %+v", mine, theirs)
 	require.Equal(t, totals{Output: 160, CostUSD: diff.CostUSD}, diff)
 }
+
+// With no PATH, sessions reads OpenCode's database in its well-known
+// place ($XDG_DATA_HOME/opencode, ~/.local/share/opencode by default).
+func TestSessions_OpenCodeWellKnownLocation(t *testing.T) {
+	home := t.TempDir()
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "OPENCODE_DATA_DIR", "XDG_DATA_HOME"} {
+		t.Setenv(k, "")
+	}
+	t.Setenv("HOME", home)
+	root := openCodeDB(t, opencodeCases+"/session/input.jsonl")
+	dir := filepath.Join(home, ".local", "share", "opencode")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.Rename(filepath.Join(root, "opencode.db"), filepath.Join(dir, "opencode.db")))
+	got := ours(t)
+	require.Len(t, got, 3)
+	require.Equal(t, totals{Input: 1700, Output: 623, CacheRead: 13000, CacheWrite: 2200, CostUSD: fromSessions(got).CostUSD}, fromSessions(got))
+}

@@ -161,6 +161,18 @@ func DefaultGlobs(home string, env Env) []string {
 		filepath.Join(copilot, "session-state", "*", "events.jsonl"),
 		filepath.Join(copilot, "session-state", "*.jsonl"),
 	)
+	// OpenCode: a SQLite database (opencode.db, opencode-<channel>.db),
+	// polled rather than tailed, in $XDG_DATA_HOME/opencode; ccusage's
+	// OPENCODE_DATA_DIR (a comma-separated list) replaces it.
+	opencode := []string{filepath.Join(orDefault(env("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")), "opencode")}
+	if d := env("OPENCODE_DATA_DIR"); d != "" {
+		opencode = strings.Split(d, ",")
+	}
+	for _, d := range opencode {
+		if d = strings.TrimSpace(d); d != "" {
+			g = append(g, filepath.Join(d, "opencode*.db"))
+		}
+	}
 	return g
 }
 
