@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -219,12 +220,19 @@ func decodeMessage(data []byte, m *message) error {
 	if err := d.Decode(m); err != nil {
 		return fmt.Errorf("%w: %v", ErrRow, err)
 	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("%w: data after the message", ErrRow)
+	}
 	return nil
 }
 
 // entry builds the entry of message m, written at created and last
-// updated at updated (Unix ms).
+// updated at updated (Unix ms). A message without an id or a session is
+// an error without an entry.
 func (p *Parser) entry(m *message, created, updated int64) (schema.Entry, error) {
+	if m.ID == "" || m.SessionID == "" {
+		return schema.Entry{}, p.fail(m.ID, fmt.Errorf("%w: message id or session id", parse.ErrMissingField))
+	}
 	e := schema.Entry{
 		Format:    schema.FormatOpenCode,
 		Host:      p.cfg.Host,
