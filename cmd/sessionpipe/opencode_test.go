@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"database/sql"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/ccusage"
 	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
 // The OpenCode rows of pipeline/formats/opencode (generated: no public
@@ -104,4 +107,36 @@ func TestSessions_OpenCodeWellKnownLocation(t *testing.T) {
 	got := ours(t)
 	require.Len(t, got, 3)
 	require.Equal(t, totals{Input: 1700, Output: 623, CacheRead: 13000, CacheWrite: 2200, CostUSD: fromSessions(got).CostUSD}, fromSessions(got))
+}
+
+// `sessionpipe export` of an OpenCode data directory goes through the
+// tailer's database source and the exporter: DuckDB's views over the
+// Parquet give the sessions of `sessionpipe sessions` on the same
+// directory.
+func TestExport_OpenCodeDatabase(t *testing.T) {
+	root := openCodeDB(t, opencodeCases+"/session/input.jsonl")
+	out := filepath.Join(t.TempDir(), "pq")
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, exitOK, run(t.Context(), []string{"export", "-q", "-out", out, "-no-archive", "-host", "h", root}, &stdout, &stderr), stderr.String())
+	stdout.Reset()
+	require.Equal(t, exitOK, run(t.Context(), []string{"duckdb", out}, &stdout, &stderr), stderr.String())
+	db, err := sql.Open("duckdb", "")
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.Exec(stdout.String())
+	require.NoError(t, err)
+
+	stdout.Reset()
+	require.Equal(t, exitOK, run(t.Context(), []string{"sessions", "-json", "-q", "-host", "h", root}, &stdout, &stderr), stderr.String())
+	var offline []index.Session
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &offline))
+	require.Len(t, offline, 3)
+	for _, s := range offline {
+		var calls, total int64
+		var cost float64
+		require.NoError(t, db.QueryRow("SELECT api_calls, total_tokens, cost_usd FROM sessions WHERE format = 'opencode' AND session_id = ?", s.SessionID).Scan(&calls, &total, &cost), s.SessionID)
+		require.Equal(t, s.APICalls, calls, s.SessionID)
+		require.Equal(t, s.TotalTokens, total, s.SessionID)
+		require.InDelta(t, s.CostUSD, cost, 1e-9, s.SessionID)
+	}
 }
