@@ -140,3 +140,35 @@ func TestExport_OpenCodeDatabase(t *testing.T) {
 		require.InDelta(t, s.CostUSD, cost, 1e-9, s.SessionID)
 	}
 }
+
+// OpenCode before 1.2 kept one JSON document per message under
+// storage/message/<session>/ (rewritten whole as the message grew): given
+// the data directory, sessions reads each as one message, as ccusage does;
+// its output leaves the reasoning out (30 tokens here), the rest agrees.
+func TestSessions_OpenCodeMessageDocuments(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "storage", "message", "ses_l")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	docs := map[string]string{
+		"msg_l0.json": `{"id":"msg_l0","sessionID":"ses_l","role":"user","time":{"created":1750000000000}}`,
+		"msg_l1.json": "{\n  \"id\": \"msg_l1\",\n  \"sessionID\": \"ses_l\",\n  \"role\": \"assistant\",\n  \"time\": {\n    \"created\": 1750000001000\n  },\n" +
+			"  \"modelID\": \"claude-sonnet-4-20250514\",\n  \"providerID\": \"anthropic\",\n  \"cost\": 0.02,\n" +
+			"  \"tokens\": {\n    \"input\": 100,\n    \"output\": 50,\n    \"reasoning\": 0,\n    \"cache\": {\n      \"read\": 10,\n      \"write\": 20\n    }\n  }\n}\n",
+		"msg_l2.json": `{"id":"msg_l2","sessionID":"ses_l","role":"assistant","time":{"created":1750000002000},"modelID":"claude-sonnet-4-20250514","providerID":"anthropic","cost":0.01,"tokens":{"input":10,"output":5,"reasoning":30,"cache":{"read":1000,"write":0}}}`,
+	}
+	for name, doc := range docs {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(doc), 0o644))
+	}
+	got := ours(t, root)
+	require.Len(t, got, 1)
+	s := got[0]
+	require.Equal(t, "ses_l", s.SessionID)
+	require.Equal(t, [3]int64{1, 2, 2}, [3]int64{s.UserMessages, s.AssistantMessages, s.APICalls})
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 110, Output: 85, CacheRead: 1010, CacheWrite: 20, CostUSD: 0.03}, mine)
+
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.OpenCode, root))
+	diff := mine.minus(theirs)
+	require.InDelta(t, 0, diff.CostUSD, 1e-9, "ours %+v, ccusage %+v", mine, theirs)
+	require.Equal(t, totals{Output: 30, CostUSD: diff.CostUSD}, diff)
+}

@@ -3,6 +3,8 @@ package formats
 import (
 	"context"
 	"errors"
+	"io"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -204,6 +206,10 @@ func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out
 		r.readDatabase(ctx, f, cfg, send)
 		return
 	}
+	if f.Document {
+		r.readDocument(f, cfg, send)
+		return
+	}
 	h, err := OpenRegular(f.Path)
 	if err != nil {
 		r.skip(err)
@@ -303,6 +309,37 @@ func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config
 	case err == nil:
 		r.files.Add(1)
 	}
+}
+
+// readDocument reads a message document of OpenCode before 1.2: one
+// message, its session the document's or its directory's name. A
+// document that is not a message is counted as skipped.
+func (r *FileReader) readDocument(f Found, cfg parse.Config, send func([]schema.Entry)) {
+	h, err := OpenRegular(f.Path)
+	if err != nil {
+		r.skip(err)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(h, opencode.MaxDocumentBytes+1))
+	h.Close()
+	if err != nil {
+		r.fileError(err)
+		return
+	}
+	cfg.Path = f.Path
+	e, err := opencode.New(cfg).Document(data, filepath.Base(filepath.Dir(f.Path)))
+	if e.Format == "" || len(data) > opencode.MaxDocumentBytes {
+		r.skipped.Add(1)
+		return
+	}
+	if err != nil {
+		r.lineError(err)
+	}
+	r.files.Add(1)
+	r.bytes.Add(int64(len(data)))
+	r.entries.Add(1)
+	b := r.batch()
+	send(append(b, e))
 }
 
 // skip counts and reports a file left out.

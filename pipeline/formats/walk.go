@@ -74,6 +74,9 @@ type Found struct {
 	// Database is true for a SQLite database that may be an agent's
 	// (OpenCode's opencode.db): read by opencode.ReadDB, not by lines.
 	Database bool
+	// Document is true for a whole-file JSON message of OpenCode before
+	// 1.2 (storage/message/<session>/<message>.json): read whole.
+	Document bool
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
@@ -197,7 +200,8 @@ func (w *walker) dir(root string) error {
 		name := d.Name()
 		meta := name == SessionsJSON
 		db := opencode.IsDatabaseName(name)
-		if !meta && !db && !IsCandidate(name) {
+		doc := opencode.IsDocumentPath(path)
+		if !meta && !db && !doc && !IsCandidate(name) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
@@ -220,13 +224,18 @@ func (w *walker) dir(root string) error {
 
 // markDatabase marks the file just added as a database when its name is
 // an agent database's (byName) or, for a file named explicitly or by a
-// glob (read whatever its name), when it starts as a SQLite database.
+// glob (read whatever its name), when it starts as a SQLite database; and
+// as a document when it is an OpenCode message document.
 func (w *walker) markDatabase(path string, byName bool) {
 	if len(w.out) == 0 || w.out[len(w.out)-1].Path != path {
 		return // a second name of a file already added
 	}
-	if byName || opencode.IsSQLite(path) {
-		w.out[len(w.out)-1].Database = true
+	f := &w.out[len(w.out)-1]
+	switch {
+	case byName || opencode.IsSQLite(path):
+		f.Database = true
+	case opencode.IsDocumentPath(path):
+		f.Document = true
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -185,6 +186,22 @@ func (p *Parser) Row(r *Row) (schema.Entry, error) {
 		e.Raw = append(json.RawMessage(nil), data...)
 	}
 	return e, err
+}
+
+// MaxDocumentBytes is the largest message document read: a message
+// document holds the message's metadata, not its text (that is in the
+// part documents), a few kilobytes.
+const MaxDocumentBytes = 1 << 20
+
+// IsDocumentPath reports whether path names a message document of
+// OpenCode before 1.2: a .json file directly in a session directory under
+// storage/message.
+func IsDocumentPath(path string) bool {
+	if filepath.Ext(path) != ".json" {
+		return false
+	}
+	dir := filepath.Dir(filepath.Dir(path))
+	return filepath.Base(dir) == "message" && filepath.Base(filepath.Dir(dir)) == "storage"
 }
 
 // Document returns the entry of one message document of OpenCode before
