@@ -23,17 +23,20 @@ const (
 	// FormatOpenCode is OpenCode's message table (opencode.db) and its
 	// storage/message documents before 1.2.
 	FormatOpenCode Format = "opencode"
+	// FormatGoose is Goose's sessions table (sessions.db): one session
+	// total per session.
+	FormatGoose Format = "goose"
 )
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode, FormatGoose}
 }
 
 // Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatOpenCode, FormatGoose:
 		return true
 	}
 	return false

@@ -16,6 +16,7 @@ import (
 //	Gemini    tmp/<project>/chats/**/*.jsonl             GEMINI_DATA_DIR=root/tmp
 //	Copilot   session-state/<session>/events.jsonl       COPILOT_HOME=root
 //	OpenCode  opencode.db, storage/message/<s>/*.json    OPENCODE_DATA_DIR=root
+//	Goose     data/sessions/sessions.db                  GOOSE_PATH_ROOT=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
 // ~/.gemini, ~/.copilot and ~/.local/share/opencode are on a real machine.
@@ -40,12 +41,14 @@ const (
 	// OpenCode is OpenCode's database (and its storage/message documents
 	// before 1.2): "ccusage opencode session".
 	OpenCode Kind = "opencode"
+	// Goose is Goose's sessions database: "ccusage goose session".
+	Goose Kind = "goose"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, OpenCode:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, OpenCode, Goose:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -70,6 +73,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "COPILOT_HOME", root, nil
 	case OpenCode:
 		return "OPENCODE_DATA_DIR", root, nil
+	case Goose:
+		return "GOOSE_PATH_ROOT", root, nil
 	}
 	return "", "", k.Validate()
 }

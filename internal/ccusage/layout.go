@@ -66,6 +66,7 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	Copilot   session-state/<dir>/events.jsonl (<dir> the session)
 //	OpenCode  opencode.db for a database (any name ending in .db), else
 //	          storage/message/<dir>/<file>
+//	Goose     data/sessions/sessions.db
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -152,6 +153,8 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("storage", "message", session, name), nil
+	case Goose:
+		return join("data", "sessions", "sessions.db"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

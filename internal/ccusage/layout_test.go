@@ -103,6 +103,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Gemini, "GEMINI_DATA_DIR", filepath.Join("/r", "tmp")},
 		{Copilot, "COPILOT_HOME", "/r"},
 		{OpenCode, "OPENCODE_DATA_DIR", "/r"},
+		{Goose, "GOOSE_PATH_ROOT", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

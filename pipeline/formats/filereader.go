@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -281,12 +282,13 @@ func (r *FileReader) readStore(f Found, cfg parse.Config, send func([]schema.Ent
 	}
 }
 
-// readDatabase reads an agent's SQLite database (OpenCode's), every
-// message row once as it is now; a file that is not one is counted as
-// skipped, as a file whose lines are no transcript's.
+// readDatabase reads an agent's SQLite database (OpenCode's: every
+// message row once as it is now; Goose's: every session row), as it is
+// now; a file that is neither is counted as skipped, as a file whose
+// lines are no transcript's.
 func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config, send func([]schema.Entry)) {
 	var b []schema.Entry
-	_, err := opencode.ReadDB(ctx, f.Path, cfg, func(e *schema.Entry) {
+	emit := func(e *schema.Entry) {
 		if b == nil {
 			b = r.batch()
 		}
@@ -296,7 +298,14 @@ func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config
 			send(b)
 			b = nil
 		}
-	}, r.lineError)
+	}
+	_, err := opencode.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+	if errors.Is(err, opencode.ErrNotDatabase) {
+		_, err = goose.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+		if errors.Is(err, goose.ErrNotDatabase) {
+			err = opencode.ErrNotDatabase
+		}
+	}
 	if len(b) > 0 {
 		r.entries.Add(int64(len(b)))
 		send(b)

@@ -8,6 +8,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -38,6 +39,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return copilot.New(cfg), nil
 	case schema.FormatOpenCode:
 		return opencode.New(cfg), nil
+	case schema.FormatGoose:
+		return goose.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

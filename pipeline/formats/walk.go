@@ -12,6 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
 
@@ -72,7 +73,8 @@ type Found struct {
 	// transcript candidates.
 	Meta bool
 	// Database is true for a SQLite database that may be an agent's
-	// (OpenCode's opencode.db): read by opencode.ReadDB, not by lines.
+	// (OpenCode's opencode.db, Goose's sessions.db): read by
+	// opencode.ReadDB or goose.ReadDB, not by lines.
 	Database bool
 	// Document is true for a whole-file JSON message of OpenCode before
 	// 1.2 (storage/message/<session>/<message>.json): read whole.
@@ -199,7 +201,7 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		db := opencode.IsDatabaseName(name)
+		db := opencode.IsDatabaseName(name) || name == goose.DatabaseName
 		doc := opencode.IsDocumentPath(path)
 		if !meta && !db && !doc && !IsCandidate(name) {
 			if w.leftOut != nil {
