@@ -96,7 +96,7 @@ func TestSessions_OpenCodeSameAsCcusageButReasoning(t *testing.T) {
 // place ($XDG_DATA_HOME/opencode, ~/.local/share/opencode by default).
 func TestSessions_OpenCodeWellKnownLocation(t *testing.T) {
 	home := t.TempDir()
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "OPENCODE_DATA_DIR", "XDG_DATA_HOME"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "OPENCODE_DATA_DIR", "XDG_DATA_HOME", "GOOSE_PATH_ROOT"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HOME", home)

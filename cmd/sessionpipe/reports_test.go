@@ -106,7 +106,7 @@ func TestBlocks_SameAsCcusage(t *testing.T) {
 // error lists where they looked.
 func TestSessions_WellKnownLocations(t *testing.T) {
 	home := t.TempDir()
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "OPENCODE_DATA_DIR", "XDG_DATA_HOME"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "OPENCODE_DATA_DIR", "XDG_DATA_HOME", "GOOSE_PATH_ROOT"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HOME", home)

@@ -173,6 +173,16 @@ func DefaultGlobs(home string, env Env) []string {
 			g = append(g, filepath.Join(d, "opencode*.db"))
 		}
 	}
+	// Goose: its sessions database, polled too; GOOSE_PATH_ROOT moves
+	// it to <root>/data/sessions.
+	if d := env("GOOSE_PATH_ROOT"); d != "" {
+		g = append(g, filepath.Join(d, "data", "sessions", "sessions.db"))
+	} else {
+		g = append(g,
+			filepath.Join(orDefault(env("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")), "goose", "sessions", "sessions.db"),
+			filepath.Join(home, "Library", "Application Support", "goose", "sessions", "sessions.db"),
+		)
+	}
 	return g
 }
 

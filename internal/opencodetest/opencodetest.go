@@ -1,4 +1,5 @@
-// Package opencodetest writes OpenCode databases for tests: the tables of
+// Package opencodetest writes agents' SQLite databases for tests (Goose's
+// sessions table too, see CreateGoose): OpenCode's tables of
 // OpenCode 1.2 and later (session, message, part; see
 // pipeline/formats/opencode), in WAL mode, through a read-write
 // connection of its own, as the agent does while sessionpipe reads.

@@ -17,9 +17,9 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // A database is not a file to tail: an agent that keeps its sessions in
@@ -71,16 +71,22 @@ type databaseDoc struct {
 type database struct {
 	path     string
 	id       fileID
-	db       *opencode.DB
+	db       dbReader
 	pos      opencode.Position // acknowledged
 	saved    bool              // pos is in the checkpoint file
 	known    bool              // a checkpoint was found, or the start decided
 	notOurs  bool              // not an OpenCode database (checked at this size and mtime)
 	size     int64
 	mtime    int64
-	retry    bool             // the last poll failed: read again though nothing changed
-	sent     map[string]int64 // id → time_updated of the versions published within the overlap
-	caughtUp bool             // the last poll read everything there was
+	retry    bool               // the last poll failed: read again though nothing changed
+	sent     map[string]sentRow // id → the version of the rows published within the overlap
+	caughtUp bool               // the last poll read everything there was
+}
+
+// sentRow is the version of a row published.
+type sentRow struct {
+	updated int64
+	version string
 }
 
 // databases follows the databases found under the watches.
@@ -253,11 +259,11 @@ func (s *databases) open(ctx context.Context, d *database) error {
 	if d.notOurs && info.Size() == d.size && info.ModTime().UnixNano() == d.mtime {
 		return nil
 	}
-	db, err := opencode.Open(ctx, d.path)
-	if errors.Is(err, opencode.ErrNotDatabase) {
+	db, err := openDatabase(ctx, d.path, parse.Config{Host: s.t.cfg.Host, Text: s.t.cfg.Text, Raw: s.t.cfg.Raw})
+	if errors.Is(err, errNotDatabase) {
 		if !d.notOurs {
 			s.t.m.skipped.Add(1)
-			s.t.log.Info("not followed: not an OpenCode database", KeyFile, d.path, KeyError, err)
+			s.t.log.Info("not followed: not an agent's database", KeyFile, d.path, KeyError, err)
 		}
 		s.mu.Lock()
 		d.notOurs, d.size, d.mtime = true, info.Size(), info.ModTime().UnixNano()
@@ -311,18 +317,16 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 		return nil
 	}
 	d.retry = false
-	cfg := parse.Config{Path: d.path, Host: s.t.cfg.Host, Text: s.t.cfg.Text, Raw: s.t.cfg.Raw}
-	p := opencode.New(cfg)
 	from := opencode.Position{}
 	if d.pos.Updated > databaseOverlap {
 		from.Updated = d.pos.Updated - databaseOverlap
 	}
 	for {
-		rows, err := d.db.Rows(ctx, from, opencode.ReadBatch, func(err error) { s.dead(ctx, err, d.path, 0) })
+		rows, err := d.db.Records(ctx, from, opencode.ReadBatch, func(err error) { s.dead(ctx, err, d.path, 0) })
 		if err != nil {
 			return err
 		}
-		if err := s.publish(ctx, d, p, rows); err != nil {
+		if err := s.publish(ctx, d, rows); err != nil {
 			return err
 		}
 		if len(rows) < opencode.ReadBatch {
@@ -331,13 +335,13 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 			s.mu.Unlock()
 			return nil
 		}
-		from = rows[len(rows)-1].Position()
+		from = rows[len(rows)-1].pos
 	}
 }
 
 // publish publishes the entries of rows not yet published, waits for
 // their acknowledgements and moves d's position past them.
-func (s *databases) publish(ctx context.Context, d *database, p *opencode.Parser, rows []opencode.Row) error {
+func (s *databases) publish(ctx context.Context, d *database, rows []dbRecord) error {
 	var (
 		jsonl []byte
 		count int
@@ -349,8 +353,8 @@ func (s *databases) publish(ctx context.Context, d *database, p *opencode.Parser
 		if count == 0 {
 			return nil
 		}
-		span := bus.BatchSpan{Host: s.t.cfg.Host, Format: string(schema.FormatOpenCode), File: fileToken(d.id),
-			Offset: rows[first].TimeUpdated, End: rows[upto].TimeUpdated, Line: 1, Lines: int64(count)}
+		span := bus.BatchSpan{Host: s.t.cfg.Host, Format: string(rows[first].entry.Format), File: fileToken(d.id),
+			Offset: rows[first].pos.Updated, End: rows[upto].pos.Updated, Line: 1, Lines: int64(count)}
 		m, err := bus.BatchMsg(s.t.cfg.Prefix, span, jsonl, count, nil)
 		if err != nil {
 			return err
@@ -358,8 +362,7 @@ func (s *databases) publish(ctx context.Context, d *database, p *opencode.Parser
 		if len(m.Data)+bus.HeaderSize(m.Header)+len(m.Subject) > s.t.payloadLimit() {
 			// Too large for a batch: every entry in its own message.
 			for i := first; i <= upto; i++ {
-				e, err := p.Row(&rows[i])
-				if err == nil && e.Format != "" {
+				if e := rows[i].entry; e.Format != "" {
 					msgs = append(msgs, s.t.entryMsg(&e, s.t.payloadLimit()))
 				}
 			}
@@ -373,27 +376,28 @@ func (s *databases) publish(ctx context.Context, d *database, p *opencode.Parser
 	}
 	fresh := d.sent == nil
 	if fresh {
-		d.sent = make(map[string]int64)
+		d.sent = make(map[string]sentRow)
 	}
 	for i := range rows {
 		r := &rows[i]
-		if !d.pos.Before(r.Position()) {
+		if !d.pos.Before(r.pos) {
 			if fresh {
 				// The first read since the database was opened: what the
 				// checkpoint covers was acknowledged.
-				d.sent[r.ID] = r.TimeUpdated
+				d.sent[r.pos.ID] = sentRow{r.pos.Updated, r.version}
 				continue
 			}
-			if v, ok := d.sent[r.ID]; ok && v == r.TimeUpdated {
+			if v, ok := d.sent[r.pos.ID]; ok && v.version == r.version {
 				continue // published already
 			}
-			// Committed after a later row was read: published now.
+			// Committed after a later row was read, or updated again
+			// within the same time: published now.
 		}
 		news = append(news, i)
-		e, err := p.Row(r)
-		if err != nil {
-			s.dead(ctx, err, d.path, r.TimeUpdated)
+		if r.err != nil {
+			s.dead(ctx, r.err, d.path, r.pos.Updated)
 		}
+		e := r.entry
 		if e.Format == "" {
 			continue
 		}
@@ -421,14 +425,14 @@ func (s *databases) publish(ctx context.Context, d *database, p *opencode.Parser
 	defer s.mu.Unlock()
 	for _, i := range news {
 		r := &rows[i]
-		d.sent[r.ID] = r.TimeUpdated
-		if d.pos.Before(r.Position()) {
-			d.pos, d.saved = r.Position(), false
+		d.sent[r.pos.ID] = sentRow{r.pos.Updated, r.version}
+		if d.pos.Before(r.pos) {
+			d.pos, d.saved = r.pos, false
 		}
 	}
 	for id, v := range d.sent {
-		if v < d.pos.Updated-databaseOverlap {
-			delete(d.sent, id)
+		if v.updated < d.pos.Updated-databaseOverlap {
+			delete(d.sent, id) // not read again
 		}
 	}
 	return nil
@@ -483,12 +487,16 @@ func entriesOf(m *nats.Msg) int64 {
 // error never holds its database up).
 func (s *databases) dead(ctx context.Context, err error, path string, updated int64) {
 	s.t.m.badLines.Add(1)
-	var re *opencode.RowError
 	id := ""
-	if errors.As(err, &re) {
+	var re *opencode.RowError
+	var ge *goose.RowError
+	switch {
+	case errors.As(err, &re):
 		id = re.ID
+	case errors.As(err, &ge):
+		id = ge.ID
 	}
-	d := &bus.DeadLetter{Host: s.t.cfg.Host, Path: path + "#" + id, Line: updated, Format: string(schema.FormatOpenCode), Error: err.Error()}
+	d := &bus.DeadLetter{Host: s.t.cfg.Host, Path: path + "#" + id, Line: updated, Error: err.Error()}
 	if perr := s.t.cfg.Publisher.Publish(s.t.pubCtx, bus.DeadMsg(s.t.cfg.Prefix, d), nil); perr != nil && ctx.Err() == nil {
 		s.t.log.Warn("dead letter lost", KeyFile, path, KeyError, perr)
 	}

@@ -87,8 +87,10 @@ func TestTailer_FollowsOpenCodeDatabase(t *testing.T) {
 	h.settle(false) // polled beside the open transaction: nothing new, nothing blocked
 	require.Len(t, versions(h.stream()), 2)
 	require.NoError(t, tx.Commit())
-	w.Put(rows[3])
-	w.Put(rows[4])
+	for _, r := range rows[3:5] {
+		r.TimeUpdated += 10_000 // written after msg_a002's last version, as the agent's clock goes
+		w.Put(r)
+	}
 	v := h.waitVersions(5)
 	for k, n := range v {
 		require.Equal(t, 1, n, "%s stored once", k)
@@ -179,4 +181,51 @@ func TestTailer_NotAnOpenCodeDatabase(t *testing.T) {
 	})
 	h.settle(true)
 	require.Empty(t, versions(h.stream()))
+}
+
+// Goose's sessions.db is polled the same way: a session row updated in
+// place as the session goes on is published at each change, also when two
+// updates fall in one second of updated_at, and the consumers keep its
+// largest total.
+func TestTailer_FollowsGooseDatabase(t *testing.T) {
+	h := newHarness(t)
+	dir := filepath.Join(h.dir, "goose", "sessions")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	w := opencodetest.CreateGoose(t, filepath.Join(dir, "sessions.db"))
+	put := func(in, out int64) {
+		_, err := w.Exec(`INSERT INTO sessions (id, working_dir, created_at, updated_at, provider_name, model_config_json, accumulated_input_tokens, accumulated_output_tokens)
+VALUES ('20260501_1', '/w', '2026-05-01 01:02:03', '2026-05-01 01:10:00', 'anthropic', '{"model_name":"claude-sonnet-4-20250514"}', ?, ?)
+ON CONFLICT (id) DO UPDATE SET accumulated_input_tokens = excluded.accumulated_input_tokens, accumulated_output_tokens = excluded.accumulated_output_tokens`, in, out)
+		require.NoError(t, err)
+	}
+	put(100, 10)
+	h.start(func(c *Config) { c.DatabasePoll = 20 * time.Millisecond })
+	largest := func() int64 {
+		var n int64
+		for _, g := range h.stream() {
+			if g.entry.Format == schema.FormatGoose && g.entry.Usage.Total() > n {
+				n = g.entry.Usage.Total()
+			}
+		}
+		return n
+	}
+	natstest.CheckFor(t, time.Minute, 20*time.Millisecond, func() error {
+		if n := largest(); n != 110 {
+			return fmt.Errorf("largest total %d", n)
+		}
+		return nil
+	})
+	put(300, 50) // the same updated_at
+	natstest.CheckFor(t, time.Minute, 20*time.Millisecond, func() error {
+		if n := largest(); n != 350 {
+			return fmt.Errorf("largest total %d", n)
+		}
+		return nil
+	})
+	for _, g := range h.stream() {
+		if g.entry.Format == schema.FormatGoose {
+			require.Equal(t, "goose:20260501_1", g.entry.UsageKey)
+			require.Equal(t, "20260501_1", g.entry.SessionID)
+		}
+	}
 }

@@ -19,7 +19,6 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
 
@@ -116,7 +115,7 @@ func New(cfg Config) (*Tailer, error) {
 // noteLeftOut records a file under the watches that is not followed
 // because of its name, logging it the first time it is seen.
 func (t *Tailer) noteLeftOut(path string) {
-	if opencode.IsDatabaseName(filepath.Base(path)) {
+	if isDatabaseName(filepath.Base(path)) {
 		t.dbs.add(path) // polled, not tailed
 		return
 	}

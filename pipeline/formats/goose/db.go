@@ -57,6 +57,28 @@ func ReadDB(ctx context.Context, path string, cfg parse.Config, emit func(*schem
 // ReadRows returns every row of the sessions table of the Goose database
 // at path.
 func ReadRows(ctx context.Context, path string) ([]Row, error) {
+	d, err := Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Rows(ctx)
+}
+
+// DB is a Goose database opened read-only, on one connection. It is not
+// safe for concurrent use.
+type DB struct {
+	path    string
+	db      *sql.DB
+	conn    *sql.Conn
+	query   string
+	version int64
+}
+
+// Open opens the Goose database at path read-only (mode=ro, WAL-safe,
+// never immutable) and checks that it is one, else an error wrapping
+// [ErrNotDatabase].
+func Open(ctx context.Context, path string) (*DB, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -73,24 +95,40 @@ func ReadRows(ctx context.Context, path string) ([]Row, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	defer db.Close()
 	db.SetMaxOpenConns(1)
-	have := map[string]bool{}
-	tr, err := db.QueryContext(ctx, "SELECT name FROM pragma_table_info('sessions')")
+	conn, err := db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("read schema of %s: %w", path, err)
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	d := &DB{path: path, db: db, conn: conn}
+	if err := d.inspect(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// inspect builds the query from the columns the sessions table has.
+func (d *DB) inspect(ctx context.Context) error {
+	have := map[string]bool{}
+	tr, err := d.conn.QueryContext(ctx, "SELECT name FROM pragma_table_info('sessions')")
+	if err != nil {
+		return fmt.Errorf("read schema of %s: %w", d.path, err)
+	}
+	defer tr.Close()
 	for tr.Next() {
 		var c string
 		if err := tr.Scan(&c); err != nil {
-			tr.Close()
-			return nil, fmt.Errorf("read schema of %s: %w", path, err)
+			return fmt.Errorf("read schema of %s: %w", d.path, err)
 		}
 		have[c] = true
 	}
-	tr.Close()
+	if err := tr.Err(); err != nil {
+		return fmt.Errorf("read schema of %s: %w", d.path, err)
+	}
 	if !have["id"] || !have["model_config_json"] {
-		return nil, fmt.Errorf("%w: %s: no sessions(id, model_config_json) table", ErrNotDatabase, path)
+		return fmt.Errorf("%w: %s: no sessions(id, model_config_json) table", ErrNotDatabase, d.path)
 	}
 	sel := make([]string, len(columns))
 	for i, c := range columns {
@@ -103,9 +141,37 @@ func ReadRows(ctx context.Context, path string) ([]Row, error) {
 			sel[i] = c
 		}
 	}
-	q, err := db.QueryContext(ctx, "SELECT "+strings.Join(sel, ", ")+" FROM sessions ORDER BY id")
+	d.query = "SELECT " + strings.Join(sel, ", ") + " FROM sessions ORDER BY id"
+	return nil
+}
+
+// Close closes the database.
+func (d *DB) Close() error {
+	err := d.conn.Close()
+	if e := d.db.Close(); e != nil && err == nil {
+		err = e
+	}
+	return err
+}
+
+// Changed reports whether another connection committed since the last
+// call (SQLite's data_version; true on the first call).
+func (d *DB) Changed(ctx context.Context) (bool, error) {
+	var v int64
+	if err := d.conn.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return false, fmt.Errorf("read %s: %w", d.path, err)
+	}
+	changed := v != d.version || d.version == 0
+	d.version = v
+	return changed, nil
+}
+
+// Rows returns every session row, in one read (a sessions table holds a
+// row per session: hundreds, not millions).
+func (d *DB) Rows(ctx context.Context) ([]Row, error) {
+	q, err := d.conn.QueryContext(ctx, d.query)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read %s: %w", d.path, err)
 	}
 	defer q.Close()
 	var out []Row
@@ -117,7 +183,7 @@ func ReadRows(ctx context.Context, path string) ([]Row, error) {
 		)
 		if err := q.Scan(&text[0], &text[1], &text[2], &text[3], &text[4], &text[5], &text[6], &text[7],
 			&num[0], &num[1], &num[2], &num[3], &num[4], &num[5], &cost); err != nil {
-			return out, fmt.Errorf("read %s: %w", path, err)
+			return out, fmt.Errorf("read %s: %w", d.path, err)
 		}
 		r := Row{ID: text[0].String, Name: text[1].String, WorkingDir: text[2].String, CreatedAt: text[3].String,
 			UpdatedAt: text[4].String, Provider: text[5].String, ModelConfig: text[6].String, SessionType: text[7].String}
@@ -133,5 +199,8 @@ func ReadRows(ctx context.Context, path string) ([]Row, error) {
 		}
 		out = append(out, r)
 	}
-	return out, q.Err()
+	if err := q.Err(); err != nil {
+		return out, fmt.Errorf("read %s: %w", d.path, err)
+	}
+	return out, nil
 }
