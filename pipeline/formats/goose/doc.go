@@ -4,7 +4,7 @@
 // place after every reply. It turns one session row into one entry
 // carrying the session's usage; it does not read the messages table (the
 // conversation, which records no usage) and does not follow a database
-// (not yet: see docs/ARCHITECTURE.md).
+// (package tail polls it).
 //
 // # Where the rules come from
 //
