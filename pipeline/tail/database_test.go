@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -228,4 +231,88 @@ ON CONFLICT (id) DO UPDATE SET accumulated_input_tokens = excluded.accumulated_i
 			require.Equal(t, "20260501_1", g.entry.SessionID)
 		}
 	}
+}
+
+// TestTailer_KillAndRestartOpenCode runs the tailer daemon (cmd/tailer)
+// on an OpenCode database that the test writes meanwhile (new messages,
+// and messages whose tokens grow as they stream), kills it with SIGKILL at
+// random moments and restarts it: at the end the stream, counted as the
+// consumers count it, gives exactly the database's numbers.
+func TestTailer_KillAndRestartOpenCode(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	d := newDaemon(t, buildTailer(t), h.srv.URL())
+	w := opencodetest.Create(t, filepath.Join(d.watch, "opencode.db"))
+	w.Session("ses_k", "", "/w", "kill")
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 11))
+	now := int64(1767312000000)
+	n := 0
+	write := func() {
+		n++
+		now += int64(1 + rng.IntN(50))
+		id := fmt.Sprintf("msg_%05d", n)
+		w.Put(opencode.Row{ID: id, SessionID: "ses_k", TimeCreated: now, TimeUpdated: now,
+			Data: []byte(`{"role":"user","time":{"created":` + strconv.FormatInt(now, 10) + `}}`)})
+		n++
+		reply := fmt.Sprintf("msg_%05d", n)
+		created := now
+		for step := range 1 + rng.IntN(3) {
+			now += int64(1 + rng.IntN(50))
+			w.Put(opencode.Row{ID: reply, SessionID: "ses_k", TimeCreated: created, TimeUpdated: now,
+				Data: []byte(fmt.Sprintf(`{"role":"assistant","time":{"created":%d},"modelID":"claude-sonnet-4-5","providerID":"anthropic","cost":0.001,"tokens":{"input":%d,"output":%d,"cache":{"read":%d,"write":0}}}`,
+					created, 100*(step+1), 10*(step+1), 1000*(step+1)))})
+		}
+	}
+	for round := range 4 {
+		d.start()
+		until := time.Now().Add(time.Duration(200+rng.IntN(1500)) * time.Millisecond)
+		for time.Now().Before(until) {
+			write()
+			time.Sleep(time.Duration(5+rng.IntN(30)) * time.Millisecond)
+		}
+		d.kill()
+		t.Logf("round %d: %d rows written", round, n)
+	}
+	d.start()
+	want, err := opencodeTotals(t, w.Path)
+	require.NoError(t, err)
+	var got schema.Usage
+	natstest.CheckFor(t, 2*time.Minute, 50*time.Millisecond, func() error {
+		all, err := h.tryStream()
+		if err != nil {
+			return err
+		}
+		agg := index.NewAggregator(nil)
+		for i := range all {
+			if all[i].entry.Format == schema.FormatOpenCode {
+				agg.Add(&all[i].entry)
+			}
+		}
+		got = schema.Usage{}
+		for _, s := range agg.Sessions() {
+			got.Input += s.InputTokens
+			got.Output += s.OutputTokens
+			got.CacheRead += s.CacheReadTokens
+		}
+		if got != want {
+			return fmt.Errorf("stream counts %+v, database %+v", got, want)
+		}
+		return nil
+	})
+	require.Equal(t, 0, d.term(), "exit code after SIGTERM")
+}
+
+// opencodeTotals counts a database read whole, offline.
+func opencodeTotals(t *testing.T, path string) (schema.Usage, error) {
+	agg := index.NewAggregator(nil)
+	_, err := opencode.ReadDB(t.Context(), path, parse.Config{Host: "crashhost"}, func(e *schema.Entry) { agg.Add(e) }, nil)
+	var u schema.Usage
+	for _, s := range agg.Sessions() {
+		u.Input += s.InputTokens
+		u.Output += s.OutputTokens
+		u.CacheRead += s.CacheReadTokens
+	}
+	return u, err
 }
