@@ -316,3 +316,16 @@ func opencodeTotals(t *testing.T, path string) (schema.Usage, error) {
 	}
 	return u, err
 }
+
+// The survey of the watches (doctor) lists an agent's database as polled,
+// not as left out by its name.
+func TestSurveyWatches_Databases(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"opencode.db", "opencode.db-wal", "notes.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("x"), 0o644))
+	}
+	sv, err := SurveyWatches([]string{dir})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join(dir, "opencode.db")}, sv.Databases)
+	require.Equal(t, []string{filepath.Join(dir, "notes.txt"), filepath.Join(dir, "opencode.db-wal")}, sv.LeftOut)
+}
