@@ -35,6 +35,12 @@ const (
 	// FormatKimi is Kimi CLI's wire log
 	// (~/.kimi/sessions/<work-dir hash>/<session>/wire.jsonl).
 	FormatKimi Format = "kimi-cli"
+	// FormatOpenCode is OpenCode's message table (opencode.db) and its
+	// storage/message documents before 1.2.
+	FormatOpenCode Format = "opencode"
+	// FormatGoose is Goose's sessions table (sessions.db): one session
+	// total per session.
+	FormatGoose Format = "goose"
 )
 
 // Formats whose records have a parser but no source yet (a SQLite
@@ -53,7 +59,7 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose}
 }
 
 // Valid reports whether f is one of [Formats], or a format whose records
@@ -61,7 +67,7 @@ func Formats() []Format {
 // [FormatCodebuff]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose:
 		return true
 	case FormatKilo, FormatHermes, FormatCodebuff:
 		return true

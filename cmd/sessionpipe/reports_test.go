@@ -106,8 +106,7 @@ func TestBlocks_SameAsCcusage(t *testing.T) {
 // error lists where they looked.
 func TestSessions_WellKnownLocations(t *testing.T) {
 	home := t.TempDir()
-
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR", "OPENCODE_DATA_DIR", "XDG_DATA_HOME", "GOOSE_PATH_ROOT"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HOME", home)

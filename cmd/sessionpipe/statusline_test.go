@@ -46,8 +46,7 @@ func recentSessionBytes(id string, times ...time.Time) []byte {
 func TestStatusline_FilesAndIndexer(t *testing.T) {
 	bin := buildE2EBinary(t) // before HOME changes: the go command's caches are under it
 	home := t.TempDir()
-
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR", "OPENCODE_DATA_DIR", "XDG_DATA_HOME", "GOOSE_PATH_ROOT"} {
 		t.Setenv(k, "")
 	}
 	t.Setenv("HOME", home)
@@ -124,8 +123,7 @@ func TestStatusline_FilesAndIndexer(t *testing.T) {
 func BenchmarkStatusline_Files(b *testing.B) {
 	home := b.TempDir()
 	b.Setenv("HOME", home)
-
-	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR"} {
+	for _, k := range []string{"CLAUDE_CONFIG_DIR", "CODEX_HOME", "PI_AGENT_DIR", "COPILOT_HOME", "GROK_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "KIMI_SHARE_DIR", "OPENCODE_DATA_DIR", "XDG_DATA_HOME", "GOOSE_PATH_ROOT"} {
 		b.Setenv(k, "")
 	}
 	now := time.Now().UTC()

@@ -401,6 +401,9 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 	if len(sv.LeftOut) > 0 {
 		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
 	}
+	if len(sv.Databases) > 0 {
+		r.ok(name, "%s polled (agents' SQLite databases: %s)", count(len(sv.Databases), "database"), firstFew(sv.Databases))
+	}
 	if len(sv.Errors) > 0 {
 		errs := make([]string, len(sv.Errors))
 		for i, err := range sv.Errors {

@@ -191,6 +191,28 @@ func DefaultGlobs(home string, env Env) []string {
 		filepath.Join(kimi, "sessions", "*", "*", "wire.jsonl"),
 		filepath.Join(kimi, "sessions", "*", "*", "subagents", "*", "wire.jsonl"),
 	)
+	// OpenCode: a SQLite database (opencode.db, opencode-<channel>.db),
+	// polled rather than tailed, in $XDG_DATA_HOME/opencode; ccusage's
+	// OPENCODE_DATA_DIR (a comma-separated list) replaces it.
+	opencode := []string{filepath.Join(orDefault(env("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")), "opencode")}
+	if d := env("OPENCODE_DATA_DIR"); d != "" {
+		opencode = strings.Split(d, ",")
+	}
+	for _, d := range opencode {
+		if d = strings.TrimSpace(d); d != "" {
+			g = append(g, filepath.Join(d, "opencode*.db"))
+		}
+	}
+	// Goose: its sessions database, polled too; GOOSE_PATH_ROOT moves
+	// it to <root>/data/sessions.
+	if d := env("GOOSE_PATH_ROOT"); d != "" {
+		g = append(g, filepath.Join(d, "data", "sessions", "sessions.db"))
+	} else {
+		g = append(g,
+			filepath.Join(orDefault(env("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")), "goose", "sessions", "sessions.db"),
+			filepath.Join(home, "Library", "Application Support", "goose", "sessions", "sessions.db"),
+		)
+	}
 	return g
 }
 

@@ -139,6 +139,37 @@ func TestWatches(t *testing.T) {
 		})
 		require.Contains(t, globs, filepath.Join("/k", "sessions", "*", "*", "wire.jsonl"))
 	})
+	t.Run("OpenCode databases under XDG_DATA_HOME or OPENCODE_DATA_DIR", func(t *testing.T) {
+		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".local", "share", "opencode", "opencode*.db"))
+		xdg := filepath.Join(home, "xdg")
+		globs := DefaultGlobs(home, func(k string) string {
+			if k == "XDG_DATA_HOME" {
+				return xdg
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join(xdg, "opencode", "opencode*.db"))
+		globs = DefaultGlobs(home, func(k string) string {
+			if k == "OPENCODE_DATA_DIR" {
+				return "/a, /b"
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join("/a", "opencode*.db"))
+		require.Contains(t, globs, filepath.Join("/b", "opencode*.db"))
+		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "opencode", "opencode*.db"))
+	})
+	t.Run("Goose's database, under GOOSE_PATH_ROOT when set", func(t *testing.T) {
+		require.Contains(t, DefaultGlobs(home, env), filepath.Join(home, ".local", "share", "goose", "sessions", "sessions.db"))
+		globs := DefaultGlobs(home, func(k string) string {
+			if k == "GOOSE_PATH_ROOT" {
+				return "/g"
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join("/g", "data", "sessions", "sessions.db"))
+		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "goose", "sessions", "sessions.db"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

@@ -21,10 +21,13 @@ import (
 //	Codebuff  projects/<p>/chats/<chat>/chat-messages.json  CODEBUFF_DATA_DIR=root
 //	Qwen      projects/<project>/chats/*.jsonl           QWEN_DATA_DIR=root
 //	Kimi      sessions/<group>/<session>/wire.jsonl      KIMI_DATA_DIR=root
+//	OpenCode  opencode.db, storage/message/<s>/*.json    OPENCODE_DATA_DIR=root
+//	Goose     data/sessions/sessions.db                  GOOSE_PATH_ROOT=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
 // ~/.gemini, ~/.copilot, ~/.local/share/amp, ~/.factory, ~/.grok,
-// ~/.config/manicode, ~/.qwen and ~/.kimi are on a real machine.
+// ~/.config/manicode, ~/.qwen, ~/.kimi, ~/.local/share/opencode and
+// Goose's root are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -57,12 +60,17 @@ const (
 	Qwen Kind = "qwen"
 	// Kimi is Kimi CLI's wire logs: "ccusage kimi session".
 	Kimi Kind = "kimi"
+	// OpenCode is OpenCode's database (and its storage/message documents
+	// before 1.2): "ccusage opencode session".
+	OpenCode Kind = "opencode"
+	// Goose is Goose's sessions database: "ccusage goose session".
+	Goose Kind = "goose"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff, Qwen, Kimi:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff, Qwen, Kimi, OpenCode, Goose:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -97,6 +105,10 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "QWEN_DATA_DIR", root, nil
 	case Kimi:
 		return "KIMI_DATA_DIR", root, nil
+	case OpenCode:
+		return "OPENCODE_DATA_DIR", root, nil
+	case Goose:
+		return "GOOSE_PATH_ROOT", root, nil
 	}
 	return "", "", k.Validate()
 }

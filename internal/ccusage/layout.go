@@ -77,6 +77,9 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	Codebuff  projects/<dir above>/chats/<dir>/chat-messages.json
 //	Qwen      projects/<dir>/chats/<file>
 //	Kimi      sessions/<dir of dir>/<dir>/wire.jsonl (<dir> the session)
+//	OpenCode  opencode.db for a database (any name ending in .db), else
+//	          storage/message/<dir>/<file>
+//	Goose     data/sessions/sessions.db
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -217,6 +220,20 @@ func Place(kind Kind, file string) (string, error) {
 			return "", err
 		}
 		return join("sessions", group, session, "wire.jsonl"), nil
+	case OpenCode:
+		if rest, ok := after(parts, "storage", 3, 3); ok {
+			return join(append([]string{"storage"}, rest...)...), nil
+		}
+		if strings.HasSuffix(name, ".db") {
+			return "opencode.db", nil
+		}
+		session, err := dir(1)
+		if err != nil {
+			return "", err
+		}
+		return join("storage", "message", session, name), nil
+	case Goose:
+		return join("data", "sessions", "sessions.db"), nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

@@ -44,6 +44,9 @@ func TestPlace(t *testing.T) {
 		{"QwenProjectFromDir", Qwen, "testdata/session/input.jsonl", "projects/session/chats/input.jsonl"},
 		{"KimiKeepsSessions", Kimi, "h/.kimi/sessions/g/s/wire.jsonl", "sessions/g/s/wire.jsonl"},
 		{"KimiSessionFromDir", Kimi, "testdata/turns/input.jsonl", "sessions/testdata/turns/wire.jsonl"},
+		{"OpenCodeDatabase", OpenCode, "x/opencode-beta.db", "opencode.db"},
+		{"OpenCodeKeepsStorage", OpenCode, "h/.local/share/opencode/storage/message/ses_a/msg_1.json", "storage/message/ses_a/msg_1.json"},
+		{"OpenCodeSessionFromDir", OpenCode, "testdata/ses_a/msg_1.json", "storage/message/ses_a/msg_1.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +120,8 @@ func TestKind_EnvVar(t *testing.T) {
 		{Codebuff, "CODEBUFF_DATA_DIR", "/r"},
 		{Qwen, "QWEN_DATA_DIR", "/r"},
 		{Kimi, "KIMI_DATA_DIR", "/r"},
+		{OpenCode, "OPENCODE_DATA_DIR", "/r"},
+		{Goose, "GOOSE_PATH_ROOT", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

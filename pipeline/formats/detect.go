@@ -107,6 +107,13 @@ type features struct {
 	// Grok Build CLI.
 	sessionUpdate bool // params.update.sessionUpdate is a string (an ACP session update)
 	xaiMethod     bool // method is in xAI's namespace ("_x.ai/…")
+	// OpenCode.
+	ocSessionID bool // "sessionID" (its message documents' spelling)
+	ocTime      bool // "time" is an object
+	ocRow       int  // of "session_id", "time_updated", "data": a message row in its JSON form
+
+	// Goose.
+	gooseRow bool // "model_config_json": a sessions row in its JSON form
 
 	message     bool   // message is an object
 	msgRole     string // message.role
@@ -244,6 +251,15 @@ func (f *features) read(s *jsonl.Scanner, line []byte) bool {
 			f.parentID = true
 		case "data":
 			f.dataObj = s.Value().Kind() == jsonl.Object
+			f.ocRow++
+		case "sessionID":
+			f.ocSessionID = s.Value().Kind() == jsonl.String
+		case "time":
+			f.ocTime = s.Value().Kind() == jsonl.Object
+		case "session_id", "time_updated":
+			f.ocRow++
+		case "model_config_json":
+			f.gooseRow = true
 		case "payload":
 			f.payload = true
 			if s.EnterObject() {
@@ -393,6 +409,16 @@ func (f *features) format() (format schema.Format, strong bool) {
 		// or Gemini's usageMetadata, or a tool_result or systemPayload
 		// record, which Claude Code never writes.
 		return schema.FormatQwen, true
+	}
+	if f.typ == "" && f.hasID && (f.ocRow == 3 || f.ocSessionID && f.roleTop && f.ocTime) {
+		// An OpenCode message: a row of its message table in its JSON
+		// form (id, session_id, time_updated, data), or a message
+		// document (id, sessionID, role, time{created}).
+		return schema.FormatOpenCode, true
+	}
+	if f.typ == "" && f.hasID && f.gooseRow {
+		// A row of Goose's sessions table in its JSON form.
+		return schema.FormatGoose, true
 	}
 	switch f.typ {
 	case "gemini":

@@ -132,6 +132,12 @@ func TestDetect_OneLine(t *testing.T) {
 		{"ClaudePermissionMode", `{"type":"permission-mode","permissionMode":"default","sessionId":"s"}`, schema.FormatClaudeCode},
 		{"ClaudeInvalid", `{"type":"user","uuid":`, ""},
 		{"NotObject", `["user"]`, ""},
+		// OpenCode.
+		{"OpenCodeRow", `{"id":"msg_1","session_id":"ses_1","time_created":1,"time_updated":2,"data":{"role":"user"}}`, schema.FormatOpenCode},
+		{"OpenCodeDocument", `{"id":"msg_1","sessionID":"ses_1","role":"assistant","time":{"created":1},"modelID":"m"}`, schema.FormatOpenCode},
+		{"OpenCodeDocumentWithoutTime", `{"id":"msg_1","sessionID":"ses_1","role":"assistant"}`, ""},
+		// Goose.
+		{"GooseRow", `{"id":"20260501_1","model_config_json":"{\"model_name\":\"gpt-5\"}","accumulated_input_tokens":1}`, schema.FormatGoose},
 		// Codex.
 		{"CodexMeta", codexMeta, schema.FormatCodex},
 		{"CodexTurnContextFirst", `{"timestamp":"2026-05-12T08:00:00.000Z","type":"turn_context","payload":{"model":"gpt-5.2"}}`, schema.FormatCodex},

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -200,6 +204,14 @@ func (r *FileReader) readOne(ctx context.Context, f Found, rd *jsonl.Reader, out
 		r.readStore(f, cfg, send)
 		return
 	}
+	if f.Database {
+		r.readDatabase(ctx, f, cfg, send)
+		return
+	}
+	if f.OpenCodeMessage {
+		r.readOpenCodeMessage(f, cfg, send)
+		return
+	}
 	if f.Doc {
 		r.readDocument(f, cfg, send)
 		return
@@ -301,6 +313,75 @@ func (r *FileReader) readDocument(f Found, cfg parse.Config, send func([]schema.
 		send(d.Entries[:n:n])
 		d.Entries = d.Entries[n:]
 	}
+}
+
+// readDatabase reads an agent's SQLite database (OpenCode's: every
+// message row once as it is now; Goose's: every session row), as it is
+// now; a file that is neither is counted as skipped, as a file whose
+// lines are no transcript's.
+func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config, send func([]schema.Entry)) {
+	var b []schema.Entry
+	emit := func(e *schema.Entry) {
+		if b == nil {
+			b = r.batch()
+		}
+		b = append(b, *e)
+		if len(b) >= BatchSize {
+			r.entries.Add(int64(len(b)))
+			send(b)
+			b = nil
+		}
+	}
+	_, err := opencode.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+	if errors.Is(err, opencode.ErrNotDatabase) {
+		_, err = goose.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+		if errors.Is(err, goose.ErrNotDatabase) {
+			err = opencode.ErrNotDatabase
+		}
+	}
+	if len(b) > 0 {
+		r.entries.Add(int64(len(b)))
+		send(b)
+	}
+	switch {
+	case errors.Is(err, opencode.ErrNotDatabase):
+		r.skipped.Add(1)
+	case err != nil && ctx.Err() == nil:
+		r.fileError(err)
+	case err == nil:
+		r.files.Add(1)
+	}
+}
+
+// readOpenCodeMessage reads a message document of OpenCode before 1.2:
+// one message, its session the document's or its directory's name. A
+// document that is not a message is counted as skipped.
+func (r *FileReader) readOpenCodeMessage(f Found, cfg parse.Config, send func([]schema.Entry)) {
+	h, err := OpenRegular(f.Path)
+	if err != nil {
+		r.skip(err)
+		return
+	}
+	data, err := io.ReadAll(io.LimitReader(h, opencode.MaxDocumentBytes+1))
+	h.Close()
+	if err != nil {
+		r.fileError(err)
+		return
+	}
+	cfg.Path = f.Path
+	e, err := opencode.New(cfg).Document(data, filepath.Base(filepath.Dir(f.Path)))
+	if e.Format == "" || len(data) > opencode.MaxDocumentBytes {
+		r.skipped.Add(1)
+		return
+	}
+	if err != nil {
+		r.lineError(err)
+	}
+	r.files.Add(1)
+	r.bytes.Add(int64(len(data)))
+	r.entries.Add(1)
+	b := r.batch()
+	send(append(b, e))
 }
 
 // skip counts and reports a file left out.

@@ -8,9 +8,11 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/grok"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/pi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/qwen"
@@ -46,6 +48,10 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return qwen.New(cfg), nil
 	case schema.FormatKimi:
 		return kimi.New(cfg), nil
+	case schema.FormatOpenCode:
+		return opencode.New(cfg), nil
+	case schema.FormatGoose:
+		return goose.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

@@ -11,6 +11,9 @@ import (
 	"syscall"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
 
 // IsCandidate reports whether a file name may hold a transcript: it ends
@@ -72,6 +75,14 @@ type Found struct {
 	// Doc is true for a whole-file document candidate (see
 	// [IsDocumentCandidate]): read whole, by [ReadDocument].
 	Doc bool
+	// Database is true for a SQLite database that may be an agent's
+	// (OpenCode's opencode.db, Goose's sessions.db): read by
+	// opencode.ReadDB or goose.ReadDB, not by lines.
+	Database bool
+	// OpenCodeMessage is true for a whole-file JSON message of OpenCode
+	// before 1.2 (storage/message/<session>/<message>.json): read whole,
+	// one message.
+	OpenCodeMessage bool
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
@@ -144,6 +155,7 @@ func (w *walker) path(p string) error {
 	}
 	f.Close()
 	w.addNamed(p, info)
+	w.markDatabase(p, false)
 	return nil
 }
 
@@ -171,6 +183,7 @@ func (w *walker) glob(pattern string) error {
 			w.onSkip(notRegular(m, info.Mode()))
 		default:
 			w.addNamed(m, info)
+			w.markDatabase(m, false)
 		}
 	}
 	return nil
@@ -194,7 +207,9 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		if !meta && !IsCandidate(name) && !IsDocumentCandidate(name) {
+		db := opencode.IsDatabaseName(name) || name == goose.DatabaseName
+		ocMessage := opencode.IsDocumentPath(path)
+		if !meta && !db && !ocMessage && !IsCandidate(name) && !IsDocumentCandidate(name) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
@@ -210,6 +225,7 @@ func (w *walker) dir(root string) error {
 			return nil
 		}
 		w.add(path, info, meta)
+		w.markDatabase(path, db)
 		return nil
 	})
 }
@@ -219,6 +235,24 @@ func (w *walker) dir(root string) error {
 func (w *walker) addNamed(path string, info fs.FileInfo) {
 	meta := IsSessionStore(path)
 	w.addAs(path, info, meta, !meta && strings.HasSuffix(path, ".json"))
+}
+
+// markDatabase marks the file just added as a database when its name is
+// an agent database's (byName) or, for a file named explicitly or by a
+// glob (read whatever its name), when it starts as a SQLite database; and
+// as an OpenCode message (not a whole-file document of another agent)
+// when its path is one's.
+func (w *walker) markDatabase(path string, byName bool) {
+	if len(w.out) == 0 || w.out[len(w.out)-1].Path != path {
+		return // a second name of a file already added
+	}
+	f := &w.out[len(w.out)-1]
+	switch {
+	case byName || opencode.IsSQLite(path):
+		f.Database, f.Doc = true, false
+	case opencode.IsDocumentPath(path):
+		f.OpenCodeMessage, f.Doc = true, false
+	}
 }
 
 func (w *walker) add(path string, info fs.FileInfo, meta bool) {

@@ -141,6 +141,11 @@ type Config struct {
 	// hosts short of inotify watches.
 	Poll bool
 
+	// DatabasePoll is how often the agents' SQLite databases found under
+	// the watches (OpenCode's opencode.db) are asked for new rows; default
+	// DefaultDatabasePoll.
+	DatabasePoll time.Duration
+
 	// Logger receives lifecycle events (Info), bad lines and file
 	// changes (Debug/Warn, rate-limited); nil discards.
 	Logger *slog.Logger
@@ -213,6 +218,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.DetectWait <= 0 {
 		c.DetectWait = DefaultDetectWait
+	}
+	if c.DatabasePoll <= 0 {
+		c.DatabasePoll = DefaultDatabasePoll
 	}
 	switch {
 	case c.Drain == 0:

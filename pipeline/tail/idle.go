@@ -3,10 +3,10 @@ package tail
 // Idle reports whether the tailer has caught up: the first scan of the
 // globs is done, no file waits to be read or is being read, no file
 // waits for enough lines to tell its format, and every published message
-// was completed. A file's partial last line does not count: it waits for
+// was completed, and every database found was read to its end. A file's partial last line does not count: it waits for
 // its end. Idle is a snapshot; a file may change right after.
 func (t *Tailer) Idle() bool {
-	if !t.scanned.Load() {
+	if !t.scanned.Load() || !t.dbs.idle() {
 		return false
 	}
 	t.mu.Lock()

@@ -3,6 +3,7 @@ package tail
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 )
 
@@ -23,6 +24,11 @@ type Survey struct {
 	// would not follow because of their names (not transcript candidates,
 	// see formats.IsCandidate, nor session stores), sorted by path.
 	LeftOut []string
+
+	// Databases lists the agents' SQLite databases the watches match
+	// (OpenCode's opencode.db, Goose's sessions.db, by their names): a
+	// Tailer polls them instead of tailing them. Sorted by path.
+	Databases []string
 
 	// Errors holds what could not be read under the watches (a
 	// directory without read or search permission...): a Tailer skips
@@ -72,7 +78,13 @@ func SurveyWatches(watches []string) (*Survey, error) {
 	}
 	ws := newWatchSet(watches)
 	sv := &Survey{Watches: make([]WatchSurvey, len(ws.watches))}
-	ws.left = func(path string) { sv.LeftOut = append(sv.LeftOut, path) }
+	ws.left = func(path string) {
+		if isDatabaseName(filepath.Base(path)) {
+			sv.Databases = append(sv.Databases, path)
+			return
+		}
+		sv.LeftOut = append(sv.LeftOut, path)
+	}
 	seen := make(map[fileID]bool)
 	dirs := make(map[any]bool) // by identity: inotify watches an inode once, whatever the path
 	ws.walk(
@@ -97,6 +109,8 @@ func SurveyWatches(watches []string) (*Survey, error) {
 		func(err error) { sv.Errors = append(sv.Errors, err) },
 	)
 	sv.Dirs = len(dirs)
+	slices.Sort(sv.Databases)
+	sv.Databases = slices.Compact(sv.Databases)
 	slices.Sort(sv.LeftOut)
 	sv.LeftOut = slices.Compact(sv.LeftOut)
 	for i, w := range ws.watches {

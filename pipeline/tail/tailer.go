@@ -70,6 +70,10 @@ type Tailer struct {
 	wake          chan struct{}
 	rescanC       chan struct{}
 
+	// dbs follows the agents' SQLite databases under the watches
+	// (database.go).
+	dbs *databases
+
 	// leftOut holds the files under the watches left out by their names
 	// (see watchSet.left), as the last rescan found them; a path in it
 	// is true while the current rescan has seen it. Owned by rescan.
@@ -105,6 +109,7 @@ func New(cfg Config) (*Tailer, error) {
 		rescanC: make(chan struct{}, 1),
 	}
 	t.leftOut = make(map[string]bool)
+	t.dbs = newDatabases(t)
 	t.watches.left = t.noteLeftOut
 	t.m.lag = t.lagBytes
 	t.m.watchedDirs = t.watchedDirs
@@ -115,6 +120,10 @@ func New(cfg Config) (*Tailer, error) {
 // noteLeftOut records a file under the watches that is not followed
 // because of its name, logging it the first time it is seen.
 func (t *Tailer) noteLeftOut(path string) {
+	if isDatabaseName(filepath.Base(path)) {
+		t.dbs.add(path) // polled, not tailed
+		return
+	}
 	if _, ok := t.leftOut[path]; !ok {
 		t.log.Info("not followed: its name is not a transcript's", KeyFile, path)
 	}
@@ -152,6 +161,9 @@ func (t *Tailer) Run(ctx context.Context) error {
 	drain := t.cfg.Drain
 	states, err := t.cp.Load()
 	if err != nil {
+		return err
+	}
+	if err := t.dbs.load(); err != nil {
 		return err
 	}
 	t.saved = make(map[fileID]FileState, len(states))
@@ -204,6 +216,7 @@ func (t *Tailer) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { t.loop(ctx, watcher) })
 	wg.Go(func() { t.publishRejects(ctx) })
+	wg.Go(func() { t.dbs.run(ctx) })
 	wg.Wait()
 	if watcher != nil {
 		t.watcher.Store(nil)

@@ -1,0 +1,12 @@
+package goose_test
+
+import (
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+)
+
+func TestParse_Golden(t *testing.T) {
+	golden.Run(t, "testdata", goose.New)
+}

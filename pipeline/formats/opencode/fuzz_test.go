@@ -1,0 +1,36 @@
+package opencode_test
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
+	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
+)
+
+// FuzzParse feeds arbitrary lines (rows in their JSON form, message
+// documents, anything): the parser must not panic, every error must be a
+// located *schema.DecodeError, every entry must be valid and survive its
+// canonical JSON form.
+func FuzzParse(f *testing.F) {
+	formattest.SeedLines(f, true)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p := opencode.New(parse.Config{Path: "/h/opencode.db", Text: true, Raw: true})
+		rd := jsonl.NewReader(bytes.NewReader(data), jsonl.ReaderConfig{})
+		var entries []schema.Entry
+		for {
+			line, err := rd.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				continue
+			}
+			entries = formattest.FuzzLine(t, p, entries[:0], line, nil)
+		}
+	})
+}
