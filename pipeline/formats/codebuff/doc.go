@@ -5,7 +5,7 @@
 // id>/chat-messages.json (manicode-dev, manicode-staging for the other
 // channels; $CODEBUFF_DATA_DIR for the channel root). This package parses
 // the messages; reading the document again when it changes is the
-// whole-file source's job (see "Hooking it up").
+// whole-file source's job (see "Documents").
 //
 // Sources: ccusage 20.0.24's Codebuff adapter (ryoppippi/ccusage,
 // rust/crates/ccusage/src/adapter/codebuff: the paths, the message fields
