@@ -98,10 +98,11 @@ func TestSessions_GeminiDocumentSameAsCcusage(t *testing.T) {
 func TestExport_Documents(t *testing.T) {
 	dir := t.TempDir()
 	for src, dst := range map[string]string{
-		ampCases + "/thread/input.json":      "amp/threads/T-5f1c9a2e.json",
-		ampCases + "/ledger/input.json":      "amp/threads/T-ledger.json",
-		droidCases + "/settings/input.json":  "factory/sessions/-home-dev-proj/0b7c.settings.json",
-		geminiCases + "/document/input.json": "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json",
+		ampCases + "/thread/input.json":        "amp/threads/T-5f1c9a2e.json",
+		ampCases + "/ledger/input.json":        "amp/threads/T-ledger.json",
+		droidCases + "/settings/input.json":    "factory/sessions/-home-dev-proj/0b7c.settings.json",
+		geminiCases + "/document/input.json":   "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json",
+		codebuffCases + "/document/input.json": "manicode/projects/p/chats/2026-01-02T03-04-05.000Z/chat-messages.json",
 	} {
 		data, err := os.ReadFile(src)
 		require.NoError(t, err)
@@ -120,7 +121,7 @@ func TestExport_Documents(t *testing.T) {
 	require.NoError(t, err)
 
 	offline := ours(t, "-host", "h", dir)
-	require.Len(t, offline, 4)
+	require.Len(t, offline, 5)
 	for _, s := range offline {
 		var format string
 		var calls, total int64
