@@ -44,9 +44,9 @@ const (
 )
 
 // Formats whose records have a parser but no source yet (a SQLite
-// database, a whole-file JSON document): valid in entries, not listed by
-// [Formats] until a source reads them (see their packages' "Hooking it
-// up").
+// database): valid in entries, not listed by [Formats] until a source
+// reads them (see their packages' "Hooking it up"); [FormatCodebuff],
+// now read as whole-file documents, is listed.
 const (
 	// FormatKilo is the Kilo CLI's messages (~/.local/share/kilo/kilo.db).
 	FormatKilo Format = "kilo"
@@ -59,17 +59,16 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff}
 }
 
 // Valid reports whether f is one of [Formats], or a format whose records
-// have a parser and no source yet ([FormatKilo], [FormatHermes],
-// [FormatCodebuff]).
+// have a parser and no source yet ([FormatKilo], [FormatHermes]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff:
 		return true
-	case FormatKilo, FormatHermes, FormatCodebuff:
+	case FormatKilo, FormatHermes:
 		return true
 	}
 	return false

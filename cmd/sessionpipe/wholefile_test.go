@@ -13,14 +13,15 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/ccusage"
 )
 
-// The whole-file fixtures of pipeline/formats/amp, droid and gemini
+// The whole-file fixtures of pipeline/formats/amp, droid, gemini and codebuff
 // (generated from the shapes ccusage's readers and the agents' sources
 // give: no public thread or settings file with usage is licensed for
 // copying).
 const (
-	ampCases    = "../../pipeline/formats/amp/testdata"
-	droidCases  = "../../pipeline/formats/droid/testdata"
-	geminiCases = "../../pipeline/formats/gemini/testdata"
+	ampCases      = "../../pipeline/formats/amp/testdata"
+	droidCases    = "../../pipeline/formats/droid/testdata"
+	geminiCases   = "../../pipeline/formats/gemini/testdata"
+	codebuffCases = "../../pipeline/formats/codebuff/testdata"
 )
 
 // Two Amp threads, one counted from its messages' usage and one from its
@@ -97,10 +98,11 @@ func TestSessions_GeminiDocumentSameAsCcusage(t *testing.T) {
 func TestExport_Documents(t *testing.T) {
 	dir := t.TempDir()
 	for src, dst := range map[string]string{
-		ampCases + "/thread/input.json":      "amp/threads/T-5f1c9a2e.json",
-		ampCases + "/ledger/input.json":      "amp/threads/T-ledger.json",
-		droidCases + "/settings/input.json":  "factory/sessions/-home-dev-proj/0b7c.settings.json",
-		geminiCases + "/document/input.json": "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json",
+		ampCases + "/thread/input.json":        "amp/threads/T-5f1c9a2e.json",
+		ampCases + "/ledger/input.json":        "amp/threads/T-ledger.json",
+		droidCases + "/settings/input.json":    "factory/sessions/-home-dev-proj/0b7c.settings.json",
+		geminiCases + "/document/input.json":   "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json",
+		codebuffCases + "/document/input.json": "manicode/projects/p/chats/2026-01-02T03-04-05.000Z/chat-messages.json",
 	} {
 		data, err := os.ReadFile(src)
 		require.NoError(t, err)
@@ -119,7 +121,7 @@ func TestExport_Documents(t *testing.T) {
 	require.NoError(t, err)
 
 	offline := ours(t, "-host", "h", dir)
-	require.Len(t, offline, 4)
+	require.Len(t, offline, 5)
 	for _, s := range offline {
 		var format string
 		var calls, total int64
@@ -165,4 +167,48 @@ func TestSessions_GeminiDocumentAndItsJSONLCountOnce(t *testing.T) {
 	require.Equal(t, alone[0].APICalls, both[0].APICalls)
 	require.Equal(t, alone[0].AssistantMessages, both[0].AssistantMessages)
 	require.Equal(t, alone[0].UserMessages, both[0].UserMessages)
+}
+
+// A Codebuff chat (pipeline/formats/codebuff's chat case, written as one
+// pretty-printed chat-messages.json) under a channel root, read by
+// `sessionpipe sessions` and by ccusage 20.0.24 on the same root. The same
+// output, cache reads and writes (a1 once though written twice; hand
+// computed in the codebuff package: input 500, output 404, cache 2300
+// read, 20 written, 4 calls); ccusage's input is larger by the
+// OpenAI-style cached tokens (1000 + 300, gpt-5's) that it leaves in the
+// prompt while counting them as cache reads too. Its cost, $0.007595, is
+// ours ($0.0056275) plus those tokens at gpt-5's input price ($0.001625)
+// plus $0.0003425 on the run step's model "openai/gpt-5", which ccusage
+// prices at other rates than gpt-5 (its own breakdown: $0.001405 for 500
+// input, 40 output, 300 cache reads, where gpt-5's rates give $0.0010625);
+// ours prices it as gpt-5, the provider prefix dropped.
+func TestSessions_CodebuffSameAsCcusage(t *testing.T) {
+	data, err := os.ReadFile(codebuffCases + "/document/input.json")
+	require.NoError(t, err)
+	root := filepath.Join(t.TempDir(), "manicode")
+	file := filepath.Join(root, "projects", "proj", "chats", "2026-01-02T03-04-05.000Z", "chat-messages.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(file), 0o755))
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	// An empty chat beside it: no session for either.
+	empty := filepath.Join(root, "projects", "proj", "chats", "2026-01-03T00-00-00.000Z", "chat-messages.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(empty), 0o755))
+	require.NoError(t, os.WriteFile(empty, []byte("[]\n"), 0o644))
+
+	got := ours(t, root)
+	require.Len(t, got, 1)
+	require.Equal(t, "codebuff", string(got[0].Format))
+	require.Equal(t, "manicode/proj/2026-01-02T03-04-05.000Z", got[0].SessionID)
+	require.Equal(t, int64(4), got[0].APICalls)
+	require.Equal(t, int64(2), got[0].UserMessages)
+	require.Zero(t, got[0].UnpricedCalls)
+	mine := fromSessions(got)
+	require.Equal(t, totals{Input: 500, Output: 404, CacheRead: 2300, CacheWrite: 20, CostUSD: mine.CostUSD}, mine)
+
+	theirs := fromCcusage(ccusage.Totals(t, ccusage.Codebuff, root))
+	require.Equal(t, mine.Input+1000+300, theirs.Input, "input: ccusage keeps the cached tokens in the prompt")
+	require.InDelta(t, 0.0056275, mine.CostUSD, 1e-9)
+	require.InDelta(t, 1300*1.25e-6+(0.001405-0.0010625), theirs.CostUSD-mine.CostUSD, 1e-9,
+		"cost: those tokens at gpt-5's input price, and openai/gpt-5 at ccusage's other rates")
+	mine.Input, mine.CostUSD = theirs.Input, theirs.CostUSD
+	requireSame(t, theirs, mine, "codebuff")
 }

@@ -173,6 +173,21 @@ func DefaultGlobs(home string, env Env) []string {
 	for _, d := range listOr(env("DROID_SESSIONS_DIR"), filepath.Join(home, ".factory", "sessions")) {
 		g = append(g, filepath.Join(d, "**", "*.settings.json"))
 	}
+	// Codebuff's chats: projects/<project>/chats/<chat>/chat-messages.json
+	// under each channel root (CODEBUFF_DATA_DIR, comma separated as
+	// ccusage reads it, replaces ~/.config/manicode, manicode-dev and
+	// manicode-staging).
+	codebuff := []string{
+		filepath.Join(home, ".config", "manicode"),
+		filepath.Join(home, ".config", "manicode-dev"),
+		filepath.Join(home, ".config", "manicode-staging"),
+	}
+	if d := listOr(env("CODEBUFF_DATA_DIR"), ""); d[0] != "" {
+		codebuff = d
+	}
+	for _, d := range codebuff {
+		g = append(g, filepath.Join(d, "projects", "*", "chats", "*", "chat-messages.json"))
+	}
 	// Grok Build CLI: sessions/<url-encoded cwd>/<session>/updates.jsonl
 	// under GROK_HOME (default ~/.grok); only updates.jsonl, since its
 	// siblings (chat_history.jsonl, events.jsonl, rewind_points.jsonl)

@@ -103,6 +103,25 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join(home, "droid", "**", "*.settings.json"))
 		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "amp", "threads", "**", "*.json"))
 	})
+	t.Run("Codebuff chats of the three channels, else under CODEBUFF_DATA_DIR", func(t *testing.T) {
+		chats := func(root string) string {
+			return filepath.Join(root, "projects", "*", "chats", "*", "chat-messages.json")
+		}
+		globs := DefaultGlobs(home, env)
+		for _, c := range []string{"manicode", "manicode-dev", "manicode-staging"} {
+			require.Contains(t, globs, chats(filepath.Join(home, ".config", c)))
+		}
+		a, b := filepath.Join(home, "cb1"), filepath.Join(home, "cb2")
+		globs = DefaultGlobs(home, func(k string) string {
+			if k == "CODEBUFF_DATA_DIR" {
+				return a + ", " + b + ","
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, chats(a))
+		require.Contains(t, globs, chats(b))
+		require.NotContains(t, globs, chats(filepath.Join(home, ".config", "manicode")))
+	})
 	t.Run("Grok Build CLI sessions under GROK_HOME", func(t *testing.T) {
 		dir := filepath.Join(home, "gk")
 		globs := DefaultGlobs(home, func(k string) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/amp"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/droid"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -24,8 +25,9 @@ const DefaultMaxDocumentBytes = 64 << 20
 
 // IsDocumentCandidate reports whether a file name may hold a whole-file
 // JSON document of an agent, by the names the agents give them: an Amp
-// thread (T-<id>.json), a Gemini CLI session (session-<time>-<id8>.json)
-// or a Droid session's settings (<session>.settings.json). Such a file
+// thread (T-<id>.json), a Gemini CLI session (session-<time>-<id8>.json),
+// a Droid session's settings (<session>.settings.json) or a Codebuff chat
+// (chat-messages.json). Such a file
 // is read whole, and its content, never its name, decides whether it is
 // a transcript and of which format ([ParseDocument]); one that is not is
 // skipped, counted as not a transcript. Other ".json" files (OpenClaw's
@@ -35,14 +37,15 @@ func IsDocumentCandidate(name string) bool {
 	if !strings.HasSuffix(name, ".json") {
 		return false
 	}
-	return strings.HasPrefix(name, "T-") || strings.HasPrefix(name, "session-") || strings.HasSuffix(name, ".settings.json")
+	return strings.HasPrefix(name, "T-") || strings.HasPrefix(name, "session-") || strings.HasSuffix(name, ".settings.json") ||
+		name == "chat-messages.json"
 }
 
 // IsDocumentFormat reports whether format f is read as whole-file
-// documents only (Amp, Droid). Gemini CLI is read both ways: its
+// documents only (Amp, Droid, Codebuff). Gemini CLI is read both ways: its
 // session-*.json documents and its .jsonl recordings.
 func IsDocumentFormat(f schema.Format) bool {
-	return f == schema.FormatAmp || f == schema.FormatDroid
+	return f == schema.FormatAmp || f == schema.FormatDroid || f == schema.FormatCodebuff
 }
 
 // ErrDocumentFormat reports a line given to the line parser of a format
@@ -72,23 +75,24 @@ type Document struct {
 }
 
 // ParseDocument detects the format of a whole JSON document from its
-// top-level shape (never from its path) and parses it. cfg.Path names it
-// in entries and errors; mtime is its modification time (a Droid
-// settings file's time when it records none). It returns
-// ErrUnknownFormat for valid JSON of no known shape, and a
-// *schema.DecodeError wrapping the *jsonl.SyntaxError (or
-// parse.ErrNotObject) for a document that is not one JSON object: a file
+// top-level shape (never from its path) and parses it: an object is
+// Gemini CLI's, Amp's or Droid's by its fields; an array whose first
+// element is an object with a string "variant" or "role" is a Codebuff
+// chat (codebuff.Detect). cfg.Path names it in entries and errors; mtime
+// is its modification time (a Droid settings file's time when it records
+// none). It returns ErrUnknownFormat for valid JSON of no known shape
+// (an empty array among them), and a *schema.DecodeError wrapping the
+// *jsonl.SyntaxError (or parse.ErrNotObject) for a document that is not
+// one JSON object or array: a file
 // being rewritten in place may be read half-written, so callers read it
 // again at its next change before calling it broken.
 func ParseDocument(data []byte, cfg parse.Config, mtime time.Time) (Document, error) {
+	if isArray(data) {
+		return parseArray(data, cfg)
+	}
 	fields, err := parse.Fields(data)
 	if err != nil {
-		off := int64(0)
-		var se *jsonl.SyntaxError
-		if errors.As(err, &se) {
-			off = int64(se.Offset)
-		}
-		return Document{}, &schema.DecodeError{Path: cfg.Path, Line: lineAt(data, off), Offset: off, Err: err}
+		return Document{}, documentError(data, cfg, err)
 	}
 	var d Document
 	switch {
@@ -149,6 +153,58 @@ func ReadWhole(h *os.File, path string, size, maxBytes int64) ([]byte, error) {
 		return nil, &DocumentTooLargeError{Path: path, Size: int64(len(data)), Limit: maxBytes}
 	}
 	return data, nil
+}
+
+// documentError locates the error of a document that is not one JSON
+// value of its kind.
+func documentError(data []byte, cfg parse.Config, err error) error {
+	off := int64(0)
+	var se *jsonl.SyntaxError
+	if errors.As(err, &se) {
+		off = int64(se.Offset)
+	}
+	return &schema.DecodeError{Path: cfg.Path, Line: lineAt(data, off), Offset: off, Err: err}
+}
+
+// isArray reports whether a document's first byte but white space opens
+// an array.
+func isArray(data []byte) bool {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		return c == '['
+	}
+	return false
+}
+
+// parseArray parses a document whose top-level value is an array: one
+// valid JSON array (else its located syntax error), then a Codebuff chat
+// by its first element, else of no known shape.
+func parseArray(data []byte, cfg parse.Config) (Document, error) {
+	var s jsonl.Scanner
+	s.Reset(data)
+	if s.More() {
+		s.Skip()
+	}
+	if s.Err() == nil && s.More() {
+		return Document{}, documentError(data, cfg, &jsonl.SyntaxError{Offset: s.Offset(), Msg: "data after the document", Err: jsonl.ErrSyntax})
+	}
+	if err := s.Err(); err != nil {
+		return Document{}, documentError(data, cfg, err)
+	}
+	elems, err := codebuff.Elements(data)
+	if err != nil {
+		// The scanner took it for valid JSON, encoding/json did not.
+		return Document{}, &schema.DecodeError{Path: cfg.Path, Err: err}
+	}
+	if !codebuff.Detect(elems) {
+		return Document{}, ErrUnknownFormat
+	}
+	d := Document{Format: schema.FormatCodebuff}
+	d.Entries, d.Errors = codebuff.ParseDocument(nil, cfg, data, elems)
+	return d, nil
 }
 
 func lineAt(data []byte, off int64) int64 {

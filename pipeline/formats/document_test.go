@@ -32,7 +32,14 @@ func TestParseDocument_Detect(t *testing.T) {
 		{"Droid", `{"model":"gpt-5","tokenUsage":{"inputTokens":1}}`, schema.FormatDroid, nil},
 		{"DroidNoUsage", `{"model":"gpt-5","autonomyMode":"auto"}`, "", ErrUnknownFormat},
 		{"Config", `{"theme":"dark"}`, "", ErrUnknownFormat},
-		{"Array", `[{"id":"T-1","messages":[]}]`, "", parse.ErrNotObject},
+		{"Codebuff", `[{"id":"u1","variant":"user","content":"hi"}]`, schema.FormatCodebuff, nil},
+		{"CodebuffRole", " \n[{\"role\":\"assistant\"},5]", schema.FormatCodebuff, nil},
+		{"EmptyArray", `[]`, "", ErrUnknownFormat},
+		{"Array", `[{"id":"T-1","messages":[]}]`, "", ErrUnknownFormat},
+		{"ArrayOfRoleNumbers", `[{"role":1}]`, "", ErrUnknownFormat},
+		{"ArrayHalfWritten", `[{"id":"u1","variant":"user"},{"id":"a`, "", jsonl.ErrUnexpectedEnd},
+		{"ArrayTwoValues", `[{"variant":"user"}] []`, "", jsonl.ErrSyntax},
+		{"Scalar", `5`, "", parse.ErrNotObject},
 		{"HalfWritten", `{"v":1,"id":"T-1","messages":[{"role":"us`, "", jsonl.ErrUnexpectedEnd},
 		{"TwoValues", `{"id":"T-1","v":1,"messages":[]} {}`, "", jsonl.ErrSyntax},
 	}
@@ -58,6 +65,7 @@ func TestIsDocumentCandidate(t *testing.T) {
 		"T-5f1c.json": true, "session-2026-01-01T00-00-abcd1234.json": true, "0b7c.settings.json": true,
 		"sessions.json": false, "agent-a1.meta.json": false, "s.trajectory-path.json": false, "settings.json": false,
 		"x.jsonl": false, "T-1.json.bak": false,
+		"chat-messages.json": true, "chat-messages.json.tmp": false, "old-chat-messages.json": false,
 	} {
 		require.Equal(t, want, IsDocumentCandidate(name), name)
 	}
@@ -77,6 +85,8 @@ func TestFileReader_Documents(t *testing.T) {
 	copyFile("amp/testdata/thread/input.json", "amp/threads/T-5f1c9a2e.json")
 	copyFile("droid/testdata/settings/input.json", "factory/sessions/-home-dev-proj/0b7c.settings.json")
 	copyFile("gemini/testdata/document/input.json", "gemini/tmp/h/chats/session-2026-09-23T08-00-9d2f4c1a.json")
+	copyFile("codebuff/testdata/document/input.json", "manicode/projects/p/chats/2026-01-02T03-04-05.000Z/chat-messages.json")
+	writeFile(t, filepath.Join(dir, "manicode", "projects", "p", "chats", "new", "chat-messages.json"), `[]`)
 	writeFile(t, filepath.Join(dir, "amp", "threads", "T-settings.json"), `{"amp.url":"https://ampcode.com"}`)
 	writeFile(t, filepath.Join(dir, "amp", "threads", "T-broken.json"), `{"v":1,"id":"T-broken","messages":[`)
 	writeFile(t, filepath.Join(dir, "claude", "agent-a1.meta.json"), `{"agentType":"x"}`)
@@ -99,11 +109,11 @@ func TestFileReader_Documents(t *testing.T) {
 		}
 	})
 	require.NoError(t, err)
-	require.Equal(t, map[schema.Format]int{schema.FormatAmp: 6, schema.FormatDroid: 1, schema.FormatGeminiCLI: 4}, byFormat)
-	require.Len(t, calls, 4) // two Amp replies, Droid's total, Gemini's reply
+	require.Equal(t, map[schema.Format]int{schema.FormatAmp: 6, schema.FormatDroid: 1, schema.FormatGeminiCLI: 4, schema.FormatCodebuff: 8}, byFormat)
+	require.Len(t, calls, 4+4) // two Amp replies, Droid's total, Gemini's reply; Codebuff's four replies (one written twice)
 	st := fr.Stats()
-	require.Equal(t, int64(3), st.Files)
-	require.Equal(t, int64(1), st.Skipped, "T-settings.json, of no known shape")
+	require.Equal(t, int64(4), st.Files)
+	require.Equal(t, int64(2), st.Skipped, "T-settings.json, of no known shape; the empty chat")
 	require.Equal(t, int64(1), st.Failed, "the broken thread")
 	require.Equal(t, int64(1), st.SkippedNames, "the .meta.json sidecar")
 	require.Len(t, fileErrs, 1)

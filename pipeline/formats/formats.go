@@ -8,8 +8,8 @@
 // ([ParseDocument], [ReadDocument]). The parsers live in the sub-packages
 // claude, pi, codex, fluux, m4dtimes, trajectory (OpenClaw's run
 // trajectories), copilot (GitHub Copilot CLI), grok (Grok Build CLI), qwen
-// (Qwen Code), kimi (Kimi CLI) and, for documents, amp and droid (and
-// gemini's session-*.json); what they
+// (Qwen Code), kimi (Kimi CLI) and, for documents, amp, droid and
+// codebuff (and gemini's session-*.json); what they
 // share is in package parse. Nothing outside this package needs a
 // sub-package but parse.
 package formats

@@ -40,7 +40,7 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return gemini.New(cfg), nil
 	case schema.FormatCopilot:
 		return copilot.New(cfg), nil
-	case schema.FormatAmp, schema.FormatDroid:
+	case schema.FormatAmp, schema.FormatDroid, schema.FormatCodebuff:
 		return documentLines{cfg: cfg, format: f}, nil
 	case schema.FormatGrok:
 		return grok.New(cfg), nil

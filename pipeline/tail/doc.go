@@ -69,7 +69,8 @@
 // # Whole-file documents
 //
 // A file whose name is a whole-file document's (formats.IsDocumentCandidate:
-// an Amp thread, a Gemini CLI session-*.json, a Droid settings file) is
+// an Amp thread, a Gemini CLI session-*.json, a Droid settings file, a
+// Codebuff chat-messages.json) is
 // JSON that its agent writes again whole, in place or by renaming a new
 // file over it. It is read whole (at most Config.MaxDocumentBytes)
 // whenever its size or modification time moved, its format told by its

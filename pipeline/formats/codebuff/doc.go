@@ -5,7 +5,7 @@
 // id>/chat-messages.json (manicode-dev, manicode-staging for the other
 // channels; $CODEBUFF_DATA_DIR for the channel root). This package parses
 // the messages; reading the document again when it changes is the
-// whole-file source's job (see "Hooking it up").
+// whole-file source's job (see "Documents").
 //
 // Sources: ccusage 20.0.24's Codebuff adapter (ryoppippi/ccusage,
 // rust/crates/ccusage/src/adapter/codebuff: the paths, the message fields
@@ -52,13 +52,16 @@
 // prompt (it counts them twice), and fills a field missing from the last
 // run step from earlier steps.
 //
-// # Hooking it up
+// # Documents
 //
-// What remains for the whole-file source: read chat-messages.json whole
-// whenever it changes (it is rewritten, not appended), split it with
-// [Elements] and give every message to one new Parser (cfg.Path the
-// file's path) in order; the keys make messages seen before count once.
-// The format name is schema.FormatCodebuff; the default location
+// The whole-file document source (package formats: ParseDocument, the
+// tailer's document mode) reads chat-messages.json whole whenever it
+// changes (it is rewritten, not appended): a top-level array whose first
+// element is an object with a string "variant" or "role" is a Codebuff
+// chat ([Detect]; never the path); [ParseDocument] gives every message
+// to one new Parser in order, located at the line of the file where it
+// starts; the keys make messages seen before count once. An empty array
+// is of no known shape until the chat grows. The default location
 // ~/.config/manicode{,-dev,-staging}/projects/*/chats/*/chat-messages.json
 // (CODEBUFF_DATA_DIR: channel roots, comma-separated).
 package codebuff
