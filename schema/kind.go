@@ -46,7 +46,7 @@ const (
 // Formats whose records have a parser but no source yet (a SQLite
 // database, a whole-file JSON document): valid in entries, not listed by
 // [Formats] until a source reads them (see their packages' "Hooking it
-// up").
+// up"). FormatKilo is read now (the SQLite source) and listed.
 const (
 	// FormatKilo is the Kilo CLI's messages (~/.local/share/kilo/kilo.db).
 	FormatKilo Format = "kilo"
@@ -59,17 +59,17 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatKilo}
 }
 
 // Valid reports whether f is one of [Formats], or a format whose records
-// have a parser and no source yet ([FormatKilo], [FormatHermes],
+// have a parser and no source yet ([FormatHermes],
 // [FormatCodebuff]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatKilo:
 		return true
-	case FormatKilo, FormatHermes, FormatCodebuff:
+	case FormatHermes, FormatCodebuff:
 		return true
 	}
 	return false
