@@ -37,8 +37,8 @@ func Open(ctx context.Context, path string) (*opencode.DB, error) {
 // Row returns the entry of one message row read from the database (Format
 // "" when the row gives none; an error with the entry when a field is
 // bad): the row handed to [Parser.Parse] as the line {"id",
-// "session_id", "data"}, Line.Number its ordinal (the rows given so
-// far). The session's parent, directory (when the message has no
+// "session_id", "data"}, Line.Number its time_updated (its rowid in a
+// table without one; else the rows given so far). The session's parent, directory (when the message has no
 // path.cwd) and title come from the session table, as for OpenCode.
 func (p *Parser) Row(r *opencode.Row) (schema.Entry, error) {
 	p.rows++
@@ -55,7 +55,11 @@ func (p *Parser) Row(r *opencode.Row) (schema.Entry, error) {
 	p.line = append(p.line, `,"data":`...)
 	p.line = append(p.line, data...)
 	p.line = append(p.line, '}')
-	es, err := p.Parse(p.out[:0], jsonl.Line{Bytes: p.line, Number: p.rows})
+	n := r.TimeUpdated // as OpenCode's: each version of a row an occurrence of its own
+	if n <= 0 {
+		n = p.rows
+	}
+	es, err := p.Parse(p.out[:0], jsonl.Line{Bytes: p.line, Number: n})
 	p.out = es[:0]
 	if len(es) == 0 {
 		return schema.Entry{}, err
