@@ -45,8 +45,9 @@ const (
 
 // Formats whose records have a parser but no source yet (a SQLite
 // database): valid in entries, not listed by [Formats] until a source
-// reads them (see their packages' "Hooking it up"); [FormatCodebuff],
-// now read as whole-file documents, is listed.
+// reads them (see its package's "Hooking it up"); [FormatCodebuff], read
+// as whole-file documents, and [FormatKilo], read from its SQLite
+// database, are listed.
 const (
 	// FormatKilo is the Kilo CLI's messages (~/.local/share/kilo/kilo.db).
 	FormatKilo Format = "kilo"
@@ -59,16 +60,16 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo}
 }
 
 // Valid reports whether f is one of [Formats], or a format whose records
-// have a parser and no source yet ([FormatKilo], [FormatHermes]).
+// have a parser and no source yet ([FormatHermes]).
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo:
 		return true
-	case FormatKilo, FormatHermes:
+	case FormatHermes:
 		return true
 	}
 	return false

@@ -218,6 +218,9 @@ func DefaultGlobs(home string, env Env) []string {
 			g = append(g, filepath.Join(d, "opencode*.db"))
 		}
 	}
+	// Kilo CLI (an OpenCode fork): kilo.db in KILO_DATA_DIR, else
+	// $XDG_DATA_HOME/kilo (~/.local/share/kilo), polled as OpenCode's.
+	g = append(g, filepath.Join(orDefault(env("KILO_DATA_DIR"), filepath.Join(orDefault(env("XDG_DATA_HOME"), filepath.Join(home, ".local", "share")), "kilo")), "kilo.db"))
 	// Goose: its sessions database, polled too; GOOSE_PATH_ROOT moves
 	// it to <root>/data/sessions.
 	if d := env("GOOSE_PATH_ROOT"); d != "" {

@@ -20,9 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
 	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -61,7 +63,28 @@ func samples(tb testing.TB) map[string][]string {
 		require.NoError(tb, err)
 		out["formats/"+rel] = []string{c}
 	}
+	// Kilo's rows are read from its database only (they are OpenCode's
+	// in their JSON form): its golden rows in a kilo.db.
+	out["formats/kilo/db"] = []string{kiloDB(tb, filepath.Join(root, "pipeline", "formats", "kilo", "testdata", "session", "input.jsonl"))}
 	return out
+}
+
+// kiloDB writes the rows of a golden case of the kilo package into a
+// kilo.db (time_updated their ordinal) and returns its path.
+func kiloDB(tb testing.TB, rowsFile string) string {
+	tb.Helper()
+	data, err := os.ReadFile(rowsFile)
+	require.NoError(tb, err)
+	path := filepath.Join(tb.TempDir(), "kilo.db")
+	db := opencodetest.Create(tb, path)
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r opencode.Row
+		require.NoError(tb, json.Unmarshal([]byte(line), &r))
+		r.TimeCreated, r.TimeUpdated = int64(i+1), int64(i+1)
+		db.Put(r)
+	}
+	db.Close()
+	return path
 }
 
 // TestDuckDBInit_Samples writes every sample as Parquet, runs the script

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -315,8 +316,9 @@ func (r *FileReader) readDocument(f Found, cfg parse.Config, send func([]schema.
 	}
 }
 
-// readDatabase reads an agent's SQLite database (OpenCode's: every
-// message row once as it is now; Goose's: every session row), as it is
+// readDatabase reads an agent's SQLite database (OpenCode's and Kilo's,
+// told apart by the name kilo.db: every message row once as it is now;
+// Goose's: every session row), as it is
 // now; a file that is neither is counted as skipped, as a file whose
 // lines are no transcript's.
 func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config, send func([]schema.Entry)) {
@@ -332,7 +334,15 @@ func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config
 			b = nil
 		}
 	}
-	_, err := opencode.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+	var err error
+	if kilo.IsDatabaseName(filepath.Base(f.Path)) {
+		// Kilo keeps OpenCode's tables: told apart by the file's name.
+		if _, err = kilo.ReadDB(ctx, f.Path, cfg, emit, r.lineError); errors.Is(err, kilo.ErrNotDatabase) {
+			err = opencode.ErrNotDatabase
+		}
+	} else {
+		_, err = opencode.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+	}
 	if errors.Is(err, opencode.ErrNotDatabase) {
 		_, err = goose.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
 		if errors.Is(err, goose.ErrNotDatabase) {

@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
 
@@ -76,8 +77,8 @@ type Found struct {
 	// [IsDocumentCandidate]): read whole, by [ReadDocument].
 	Doc bool
 	// Database is true for a SQLite database that may be an agent's
-	// (OpenCode's opencode.db, Goose's sessions.db): read by
-	// opencode.ReadDB or goose.ReadDB, not by lines.
+	// (OpenCode's opencode.db, Goose's sessions.db, Kilo's kilo.db): read
+	// by opencode.ReadDB, goose.ReadDB or kilo.ReadDB, not by lines.
 	Database bool
 	// OpenCodeMessage is true for a whole-file JSON message of OpenCode
 	// before 1.2 (storage/message/<session>/<message>.json): read whole,
@@ -207,7 +208,7 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		db := opencode.IsDatabaseName(name) || name == goose.DatabaseName
+		db := opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name)
 		ocMessage := opencode.IsDocumentPath(path)
 		if !meta && !db && !ocMessage && !IsCandidate(name) && !IsDocumentCandidate(name) {
 			if w.leftOut != nil {

@@ -3,10 +3,12 @@ package tail
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"strconv"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -14,12 +16,12 @@ import (
 
 // errNotDatabase reports a file under the watches named like an agent's
 // database that is none of the agents'.
-var errNotDatabase = errors.New("tail: not an OpenCode nor a Goose database")
+var errNotDatabase = errors.New("tail: not an OpenCode, Kilo nor Goose database")
 
 // isDatabaseName reports whether a file name is an agent database's: it
 // is polled, not tailed.
 func isDatabaseName(name string) bool {
-	return opencode.IsDatabaseName(name) || name == goose.DatabaseName
+	return opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name)
 }
 
 // dbRecord is one row of an agent's database, parsed.
@@ -43,12 +45,16 @@ type dbReader interface {
 	Close() error
 }
 
-// openDatabase opens path as OpenCode's database, else Goose's; a file
-// that is neither is an error wrapping errNotDatabase.
+// openDatabase opens path as Kilo's database when it is named kilo.db
+// (Kilo keeps OpenCode's tables), else as OpenCode's, else Goose's; a
+// file that is none is an error wrapping errNotDatabase.
 func openDatabase(ctx context.Context, path string, cfg parse.Config) (dbReader, error) {
 	cfg.Path = path
 	db, err := opencode.Open(ctx, path)
 	if err == nil {
+		if kilo.IsDatabaseName(filepath.Base(path)) {
+			return &kiloReader{db: db, p: kilo.New(cfg)}, nil
+		}
 		return &openCodeReader{db: db, p: opencode.New(cfg)}, nil
 	}
 	if !errors.Is(err, opencode.ErrNotDatabase) {
@@ -77,6 +83,28 @@ func (r *openCodeReader) End(ctx context.Context) (opencode.Position, error) {
 func (r *openCodeReader) Close() error { return r.db.Close() }
 
 func (r *openCodeReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
+	rows, err := r.db.Rows(ctx, after, limit, onBad)
+	out := make([]dbRecord, len(rows))
+	for i := range rows {
+		e, perr := r.p.Row(&rows[i])
+		out[i] = dbRecord{pos: rows[i].Position(), version: strconv.FormatInt(rows[i].TimeUpdated, 10), entry: e, err: perr}
+	}
+	return out, err
+}
+
+// kiloReader reads Kilo's message table, as OpenCode's is read.
+type kiloReader struct {
+	db *opencode.DB
+	p  *kilo.Parser
+}
+
+func (r *kiloReader) Changed(ctx context.Context) (bool, error) { return r.db.Changed(ctx) }
+func (r *kiloReader) End(ctx context.Context) (opencode.Position, error) {
+	return r.db.End(ctx)
+}
+func (r *kiloReader) Close() error { return r.db.Close() }
+
+func (r *kiloReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
 	rows, err := r.db.Rows(ctx, after, limit, onBad)
 	out := make([]dbRecord, len(rows))
 	for i := range rows {

@@ -43,7 +43,8 @@
 //
 // # Hooking it up
 //
-// What remains for the SQLite source: open kilo.db read-only (WAL: the
+// Done by the SQLite source ([ReadDB] offline, the tailer's database
+// kinds live, both through [Parser.Row]): open kilo.db read-only (WAL: the
 // CLI writes while it runs), run "SELECT id, session_id, data FROM
 // message" (in time_created order where the column exists), and give each
 // row to [Parser.Parse] as the line {"id":…,"session_id":…,"data":<data>}

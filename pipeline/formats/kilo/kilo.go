@@ -18,6 +18,9 @@ type Parser struct {
 	s    jsonl.Scanner // the row
 	d    jsonl.Scanner // data
 	data []byte        // data unescaped from a string column
+	line []byte        // a database row as a line (Row)
+	out  []schema.Entry
+	rows int64 // rows given to Row
 }
 
 // New returns a parser for the rows of one database; cfg.Path names it.
