@@ -53,9 +53,9 @@ func openDatabase(ctx context.Context, path string, cfg parse.Config) (dbReader,
 	db, err := opencode.Open(ctx, path)
 	if err == nil {
 		if kilo.IsDatabaseName(filepath.Base(path)) {
-			return &kiloReader{db: db, p: kilo.New(cfg)}, nil
+			return &messageReader{db: db, row: kilo.New(cfg).Row}, nil
 		}
-		return &openCodeReader{db: db, p: opencode.New(cfg)}, nil
+		return &messageReader{db: db, row: opencode.New(cfg).Row}, nil
 	}
 	if !errors.Is(err, opencode.ErrNotDatabase) {
 		return nil, err
@@ -70,45 +70,25 @@ func openDatabase(ctx context.Context, path string, cfg parse.Config) (dbReader,
 	return nil, gerr
 }
 
-// openCodeReader reads OpenCode's message table.
-type openCodeReader struct {
-	db *opencode.DB
-	p  *opencode.Parser
+// messageReader reads a message table of OpenCode's shape: OpenCode's,
+// and Kilo's (which keeps OpenCode's tables); row parses one row as the
+// agent's parser does.
+type messageReader struct {
+	db  *opencode.DB
+	row func(*opencode.Row) (schema.Entry, error)
 }
 
-func (r *openCodeReader) Changed(ctx context.Context) (bool, error) { return r.db.Changed(ctx) }
-func (r *openCodeReader) End(ctx context.Context) (opencode.Position, error) {
+func (r *messageReader) Changed(ctx context.Context) (bool, error) { return r.db.Changed(ctx) }
+func (r *messageReader) End(ctx context.Context) (opencode.Position, error) {
 	return r.db.End(ctx)
 }
-func (r *openCodeReader) Close() error { return r.db.Close() }
+func (r *messageReader) Close() error { return r.db.Close() }
 
-func (r *openCodeReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
+func (r *messageReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
 	rows, err := r.db.Rows(ctx, after, limit, onBad)
 	out := make([]dbRecord, len(rows))
 	for i := range rows {
-		e, perr := r.p.Row(&rows[i])
-		out[i] = dbRecord{pos: rows[i].Position(), version: strconv.FormatInt(rows[i].TimeUpdated, 10), entry: e, err: perr}
-	}
-	return out, err
-}
-
-// kiloReader reads Kilo's message table, as OpenCode's is read.
-type kiloReader struct {
-	db *opencode.DB
-	p  *kilo.Parser
-}
-
-func (r *kiloReader) Changed(ctx context.Context) (bool, error) { return r.db.Changed(ctx) }
-func (r *kiloReader) End(ctx context.Context) (opencode.Position, error) {
-	return r.db.End(ctx)
-}
-func (r *kiloReader) Close() error { return r.db.Close() }
-
-func (r *kiloReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
-	rows, err := r.db.Rows(ctx, after, limit, onBad)
-	out := make([]dbRecord, len(rows))
-	for i := range rows {
-		e, perr := r.p.Row(&rows[i])
+		e, perr := r.row(&rows[i])
 		out[i] = dbRecord{pos: rows[i].Position(), version: strconv.FormatInt(rows[i].TimeUpdated, 10), entry: e, err: perr}
 	}
 	return out, err
