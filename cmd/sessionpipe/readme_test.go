@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/browsertest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
 
@@ -34,19 +35,7 @@ func TestREADME_FirstCommand(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a fresh clone")
 	}
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		if os.Getenv("SESSIONPIPE_NO_BROWSER") == "1" {
-			t.Skip("chromium is not in PATH and SESSIONPIPE_NO_BROWSER=1")
-		}
-		t.Fatal("chromium is not in PATH: install it (apt-get install -y chromium), or set SESSIONPIPE_NO_BROWSER=1 to skip the browser tests")
-	}
+	chromium := browsertest.Chromium(t)
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	first := regexp.MustCompile(`(?m)^    (go run \./cmd/sessionpipe run .*)$`).FindSubmatch(readme)

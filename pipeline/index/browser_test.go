@@ -6,7 +6,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/browsertest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -41,19 +41,7 @@ const browserCeiling = 60 * time.Second
 // newBrowser starts a headless Chromium and returns a tab's context.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	var path string
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		if os.Getenv("SESSIONPIPE_NO_BROWSER") == "1" {
-			t.Skip("chromium is not in PATH and SESSIONPIPE_NO_BROWSER=1: the browser tests are skipped")
-		}
-		t.Fatal("chromium is not in PATH: install it (apt-get install -y chromium), or set SESSIONPIPE_NO_BROWSER=1 to skip the browser tests")
-	}
+	path := browsertest.Chromium(t)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.WindowSize(1400, 1000), chromedp.Flag("disable-dev-shm-usage", true))
 	actx, cancelA := chromedp.NewExecAllocator(t.Context(), opts...)
