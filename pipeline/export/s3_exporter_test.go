@@ -56,11 +56,6 @@ func (e *s3Env) config(name string, out, archive *objstore.Bucket) export.Export
 func (e *s3Env) runAll(during func(xs []*export.Exporter), cfgs ...export.ExporterConfig) []export.ExporterStats {
 	t := e.t
 	t.Helper()
-	s, err := e.js.Stream(t.Context(), bus.DefaultStream)
-	require.NoError(t, err)
-	info, err := s.Info(t.Context())
-	require.NoError(t, err)
-	last := info.State.LastSeq
 	ctx, cancel := context.WithCancel(t.Context())
 	var xs []*export.Exporter
 	errs := make(chan error, len(cfgs))
@@ -74,6 +69,13 @@ func (e *s3Env) runAll(during func(xs []*export.Exporter), cfgs ...export.Export
 	if during != nil {
 		during(xs)
 	}
+	// The stream's end is read after during, which may publish more:
+	// read before, the wait could end with those entries uncommitted.
+	s, err := e.js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	info, err := s.Info(t.Context())
+	require.NoError(t, err)
+	last := info.State.LastSeq
 	natstest.CheckFor(t, 90*time.Second, 20*time.Millisecond, func() error {
 		select {
 		case err := <-errs:
