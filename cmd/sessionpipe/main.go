@@ -78,14 +78,20 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 //
 // SESSIONPIPE_CPUPROFILE=FILE writes a CPU profile of the command to FILE
 // (go tool pprof FILE), SESSIONPIPE_TRACE=FILE an execution trace (go tool
-// trace FILE), for measuring where a command's time goes.
+// trace FILE), SESSIONPIPE_ALLOCSPROFILE=FILE the allocations it made
+// (go tool pprof -sample_index=alloc_space FILE), SESSIONPIPE_HEAPPROFILE=FILE
+// the heap at its largest (sampled each second), for measuring where a
+// command's time and memory go.
 func main() {
 	ctx, stop := app.SignalContext()
 	stopProfile := app.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
 	stopTrace := app.StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
+	stopHeap := app.StartPeakHeapProfile(os.Getenv("SESSIONPIPE_HEAPPROFILE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopHeap()
 	stopTrace()
 	stopProfile()
+	app.WriteAllocsProfile(os.Getenv("SESSIONPIPE_ALLOCSPROFILE"), os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -242,6 +242,9 @@ type Batch struct {
 	// caller decides whether to rebuild or to accept the loss.
 	Gap *Gap
 
+	// rawBuf holds the original lines of Raw's chunks (see rawBytes).
+	rawBuf []byte
+
 	// Attempt is 1 on the first call of the handler with this batch, and
 	// counts the calls after a handler error.
 	Attempt int
@@ -263,7 +266,25 @@ func (b *Batch) reset() {
 	clear(b.DeadLetters)
 	clear(b.Raw)
 	clear(b.Undecodable)
-	*b = Batch{Entries: b.Entries[:0], DeadLetters: b.DeadLetters[:0], Raw: b.Raw[:0], Undecodable: b.Undecodable[:0]}
+	*b = Batch{Entries: b.Entries[:0], DeadLetters: b.DeadLetters[:0], Raw: b.Raw[:0], Undecodable: b.Undecodable[:0],
+		rawBuf: b.rawBuf[:0]}
+}
+
+// rawBlock is the least the buffer of a batch's original lines grows by.
+const rawBlock = 4 << 20
+
+// rawBytes returns n bytes for the original lines of one raw chunk of
+// the batch, from a buffer reused from batch to batch (their Data is valid
+// only during the handler's call). When the buffer is full a new one is
+// started; the chunks already in the old one keep it alive until the
+// batch is done.
+func (b *Batch) rawBytes(n int) []byte {
+	if cap(b.rawBuf)-len(b.rawBuf) < n {
+		b.rawBuf = make([]byte, 0, max(n, rawBlock))
+	}
+	at := len(b.rawBuf)
+	b.rawBuf = b.rawBuf[:at+n]
+	return b.rawBuf[at : at+n : at+n]
 }
 
 // Delivery describes one delivered message.

@@ -366,7 +366,7 @@ func (r *run) addBatch(h nats.Header, data []byte, d Delivery) error {
 	var rc RawChunk
 	raw := false
 	if err == nil && c.cfg.Raw {
-		rc, raw, err = r.bdec.Raw(h, data)
+		rc, raw, err = r.bdec.rawInto(h, data, b.rawBytes)
 	}
 	if err != nil {
 		clear(b.Entries[n0:])

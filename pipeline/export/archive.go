@@ -84,6 +84,13 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 	return c
 }
 
+// archiveWindow is the zstd window of the archive's frames. A frame holds
+// one chunk, the original lines of one batch message (at most about
+// 1 MiB, unless one line is longer), so a larger window would find
+// nothing more to match, while the encoder's history buffer is as large
+// as the window (8 MiB by default) and lives as long as the writer.
+const archiveWindow = 2 << 20
+
 // Chunk is the index record of one raw chunk (or one part of it) in a
 // segment: where its frame is, and where its bytes were in their file.
 type Chunk struct {
@@ -152,6 +159,8 @@ type ArchiveWriter struct {
 	lock *dirlock.Lock
 	enc  *zstd.Encoder
 
+	scratch []byte // a chunk's frame, compressed before it is appended
+
 	segments []Segment
 	manifest []byte // the manifest file's content: segments as JSON lines
 	high     map[Partition]uint64
@@ -200,7 +209,8 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cfg.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cfg.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true),
+		zstd.WithWindowSize(archiveWindow))
 	if err != nil {
 		lock.Release()
 		return nil, err
@@ -285,7 +295,8 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		a.open[p] = s
 	}
 	at := len(s.frames)
-	s.frames = a.enc.EncodeAll(c.Data, s.frames)
+	a.scratch = a.enc.EncodeAll(c.Data, a.scratch[:0])
+	s.frames = appendFrame(s.frames, a.scratch)
 	n := int64(len(s.frames) - at)
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
@@ -307,6 +318,18 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 	a.handed = seq
 	a.stats.Chunks++
 	return nil
+}
+
+// appendFrame appends frame to frames, doubling the storage when it is
+// full: append's growth of a quarter for large slices copied a 32 MiB
+// segment's frames about twenty times over while it filled.
+func appendFrame(frames, frame []byte) []byte {
+	if need := len(frames) + len(frame); need > cap(frames) {
+		grown := make([]byte, len(frames), max(2*cap(frames), need, 64<<10))
+		copy(grown, frames)
+		frames = grown
+	}
+	return append(frames, frame...)
 }
 
 // Advance tells the writer that every message up to seq was handed over.
@@ -588,11 +611,14 @@ func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, 
 	binary.Write(&foot, binary.LittleEndian, uint32(len(index)))
 	foot.WriteString(indexTag)
 
+	// The footer goes after the frames in their own storage, and is taken
+	// off again before returning: a segment whose commit fails is
+	// committed again later.
+	n := len(s.frames)
+	data := append(s.frames, foot.Bytes()...)
+	defer func() { s.frames = data[:n] }()
 	h := sha256.New()
-	h.Write(s.frames)
-	h.Write(foot.Bytes())
-	data := make([]byte, 0, len(s.frames)+foot.Len())
-	data = append(append(data, s.frames...), foot.Bytes()...)
+	h.Write(data)
 	if a.remote != nil {
 		// Under its final name: see uploadPart.
 		if err := a.cfg.Bucket.Upload(ctx, path.Join(rel, name), bytes.NewReader(data), int64(len(data))); err != nil {

@@ -21,7 +21,8 @@ func newRemoteArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 	if err := createRemoteManifest(ctx, rm, segmentCommitter, isSegmentName); err != nil {
 		return nil, err
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cfg.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(cfg.Level), zstd.WithEncoderConcurrency(1), zstd.WithEncoderCRC(true),
+		zstd.WithWindowSize(archiveWindow))
 	if err != nil {
 		return nil, err
 	}

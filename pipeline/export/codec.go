@@ -19,12 +19,18 @@ type codec struct {
 	decode zstd.Codec // decoding is not on the write path: parquet-go's
 }
 
+// pageWindow is the zstd window of the Parquet pages.
+const pageWindow = 2 << 20
+
 func newCodec(level zstd.Level) (*codec, error) {
 	enc, err := kzstd.NewWriter(nil,
 		kzstd.WithEncoderConcurrency(1),
 		kzstd.WithEncoderLevel(level),
 		kzstd.WithZeroFrames(true),
 		kzstd.WithEncoderCRC(false),
+		// A page is compressed alone and is about DefaultPageBytes: the
+		// default 8 MiB window would only make the history buffer larger.
+		kzstd.WithWindowSize(pageWindow),
 	)
 	if err != nil {
 		return nil, err
