@@ -73,6 +73,11 @@ type Aggregator struct {
 
 	rollups map[rollKey]*rollCell
 	dirtyR  []*rollCell
+	// cells holds every stored cell, with the listing (celltable.go);
+	// cellsPending the cells a commit writes, set in it once the store
+	// took them.
+	cells        *cellTable
+	cellsPending []rollCell
 	onUsage func(UsageChange)
 	err     error // the first store failure: the Aggregator stops applying
 }

@@ -91,6 +91,10 @@ func (a *Aggregator) buildListing() error {
 	if a.err != nil {
 		return a.err
 	}
+	if err := a.buildCells(); err != nil {
+		a.fail(err)
+		return a.err
+	}
 	a.list = l
 	return nil
 }
