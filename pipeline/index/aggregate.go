@@ -78,8 +78,8 @@ type Aggregator struct {
 	// took them.
 	cells        *cellTable
 	cellsPending []rollCell
-	onUsage func(UsageChange)
-	err     error // the first store failure: the Aggregator stops applying
+	onUsage      func(UsageChange)
+	err          error // the first store failure: the Aggregator stops applying
 }
 
 // sessionKey identifies a session: session ids are unique only within
