@@ -67,7 +67,7 @@ func TestAggregator_ListingAgreesWithTheSessions(t *testing.T) {
 	}
 	check("built")
 	addAll(a, cellEntries(80, 20)) // new sessions
-	for i := range 20 {             // changed ones: a later, costlier call
+	for i := range 20 {            // changed ones: a later, costlier call
 		id := fmt.Sprintf("s%d", i*3)
 		b := &builder{format: schema.FormatClaudeCode, session: id, path: id + ".jsonl", n: 10}
 		m := b.assistant("late"+id, time.Date(2026, 3, 9, 0, i, 0, 0, time.UTC), "late"+id, schema.Usage{Input: int64(1000 * i)})
