@@ -111,6 +111,7 @@ func (a *Aggregator) buildListing() error {
 		a.fail(err)
 		return a.err
 	}
+	l.rows = slices.Clone(l.rows) // without the room append left
 	a.list = l
 	return nil
 }
