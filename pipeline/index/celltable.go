@@ -17,7 +17,8 @@ import (
 // listing is built, and follows every commit (the cells written, after
 // the store took them); cells changed since the last commit, the dirty
 // cells of the cache, are read from the cache in place of theirs, as the
-// store scan does. It costs about 120 bytes a cell.
+// store scan does. It costs about 155 bytes a cell (measured on the
+// benchmarks' 100,000 cells: 16 MB).
 
 // cellID is a cell's names, as numbers of the table's names.
 type cellID struct{ host, format, model, project, labels uint32 }
