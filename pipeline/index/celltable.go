@@ -12,7 +12,7 @@ import (
 // numbers, so that usage over any range ([Aggregator.UsageWithTotal], the
 // dashboard's chart and totals) sums cells in memory instead of reading
 // them from the store: the "all" range of a state of 100,000 sessions
-// reads about 100,000 cells, 0.4–0.7 s from pebble, a few milliseconds
+// reads about 100,000 cells, 0.4–0.7 s from pebble, about 12 ms of CPU
 // here (benchmarks/RESULTS.md). It is read from the store once, when the
 // listing is built, and follows every commit (the cells written, after
 // the store took them); cells changed since the last commit, the dirty
