@@ -73,8 +73,13 @@ type Aggregator struct {
 
 	rollups map[rollKey]*rollCell
 	dirtyR  []*rollCell
-	onUsage func(UsageChange)
-	err     error // the first store failure: the Aggregator stops applying
+	// cells holds every stored cell, with the listing (celltable.go);
+	// cellsPending the cells a commit writes, set in it once the store
+	// took them.
+	cells        *cellTable
+	cellsPending []rollCell
+	onUsage      func(UsageChange)
+	err          error // the first store failure: the Aggregator stops applying
 }
 
 // sessionKey identifies a session: session ids are unique only within

@@ -139,10 +139,11 @@ func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 		series:  newSeriesLimit(cmp.Or(cfg.MetricSeries, DefaultMetricSeries)),
 	}
 	mux := http.NewServeMux()
-	page := newDashboard(dashboardPage)
+	html := versionAssets(dashboardPage)
+	page := newDashboard(html)
 	mux.Handle("GET /{$}", page)
 	mux.Handle("GET /index.html", page)
-	mux.Handle("GET /sessions/{id}", newDashboard(sessionPage(dashboardPage)))
+	mux.Handle("GET /sessions/{id}", newDashboard(sessionPage(html)))
 	mux.Handle("GET /assets/", dashboardAssets())
 	mux.HandleFunc("GET /api/sessions", a.sessions)
 	mux.HandleFunc("GET /api/sessions/{id}", a.session)

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,16 @@ import (
 
 // browserCeiling bounds each wait on the page (a loaded 2-core CI box).
 const browserCeiling = 60 * time.Second
+
+// The 100,000-session overview is usable within dashboardGoal of the
+// navigation's start at best of dashboardRuns navigations, and within
+// dashboardCeiling at their median (room for a loaded 2-core CI box:
+// quiet and loaded medians in benchmarks/RESULTS.md).
+const (
+	dashboardRuns    = 5
+	dashboardGoal    = time.Second
+	dashboardCeiling = 3 * time.Second
+)
 
 // newBrowser starts a headless Chromium and returns a tab's context.
 func newBrowser(t *testing.T) context.Context {
@@ -331,17 +342,42 @@ func TestDashboard_Browser100k(t *testing.T) {
 	// Chromium starting a process.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/healthz")))
 
-	usable := `document.body.dataset.loadedUsage && document.body.dataset.loadedSessions && document.getElementById('sessions-count').textContent === '` +
+	// Usable: the totals, the chart and the first page of sessions with
+	// their count shown. The page says when, in milliseconds since the
+	// navigation started (performance.now() when it rendered the last of
+	// them: data-usable-ms); the first navigation loads the chart library,
+	// the next ones have it cached, as a user coming back has.
+	usable := `document.body.dataset.usableMs && document.body.dataset.loadedUsage && document.body.dataset.loadedSessions && document.getElementById('sessions-count').textContent === '` +
 		thousands(strconv.Itoa(n)) + `' && document.querySelectorAll('#sessions tbody a').length === 25 && document.querySelector('#chart canvas')`
-	start = time.Now()
+	var took []time.Duration
+	for i := range dashboardRuns {
+		if i > 0 {
+			require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/healthz")))
+		}
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/?range=all")))
+		waitFor(t, ctx, "the 100,000-session overview", usable)
+		ms, err := strconv.Atoi(eval[string](t, ctx, `document.body.dataset.usableMs`))
+		require.NoError(t, err)
+		took = append(took, time.Duration(ms)*time.Millisecond)
+		t.Logf("run %d: its requests (name, start, duration in ms): %s; the page (response end, DOM interactive, DOM loaded, in ms): %s", i+1, eval[string](t, ctx,
+			`JSON.stringify(performance.getEntriesByType('resource').map((e) => [e.name.replace(location.origin, ''), Math.round(e.startTime), Math.round(e.duration)]))`),
+			eval[string](t, ctx, `JSON.stringify(performance.getEntriesByType('navigation').map((e) => [Math.round(e.responseEnd), Math.round(e.domInteractive), Math.round(e.domContentLoadedEventEnd)]))`))
+	}
+	sorted := slices.Clone(took)
+	slices.Sort(sorted)
+	median := sorted[len(sorted)/2]
+	t.Logf("MEASURED: the 100,000-session overview was usable %s after the navigation started, median of %d (%v; goal 1 s)", median, len(took), took)
+	require.LessOrEqual(t, sorted[0], dashboardGoal, "the best of %d navigations (%v) meets the goal", len(took), took)
+	require.LessOrEqual(t, median, dashboardCeiling, "the median of %d navigations (%v), within the ceiling of a loaded machine", len(took), took)
+
+	// Without a range in its address the page opens on the last 7 days,
+	// which have usage here (the state ends now).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")))
+	waitFor(t, ctx, "the overview of the last 7 days", `document.body.dataset.loadedUsage && document.body.dataset.loadedSessions`)
+	require.Equal(t, "", eval[string](t, ctx, `location.search`), "opens on the last 7 days")
+	require.Equal(t, "true", eval[string](t, ctx, `document.querySelector('#range button[data-range="7d"]').getAttribute('aria-pressed')`))
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/?range=all")))
 	waitFor(t, ctx, "the 100,000-session overview", usable)
-	took := time.Since(start)
-	t.Logf("MEASURED: the 100,000-session overview was usable %s after navigating (goal 1 s)", took.Round(time.Millisecond))
-	t.Logf("its requests (name, start, duration in ms): %s; the page (response end, DOM interactive, DOM loaded, in ms): %s", eval[string](t, ctx,
-		`JSON.stringify(performance.getEntriesByType('resource').map((e) => [e.name.replace(location.origin, ''), Math.round(e.startTime), Math.round(e.duration)]))`),
-		eval[string](t, ctx, `JSON.stringify(performance.getEntriesByType('navigation').map((e) => [Math.round(e.responseEnd), Math.round(e.domInteractive), Math.round(e.domContentLoadedEventEnd)]))`))
-	require.Less(t, took, browserCeiling)
 
 	var u usageAnswer
 	require.Equal(t, 200, getJSON(t, srv, "/api/usage?group_by=model&bucket=day&tz=UTC", "", &u))

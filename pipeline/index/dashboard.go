@@ -35,23 +35,65 @@ var dashboardPage string
 //go:embed dashboard/vendor/uplot.min.js dashboard/vendor/uplot.min.css dashboard/vendor/uplot.LICENSE
 var dashboardVendor embed.FS
 
-// dashboardAssets serves the vendored files under /assets/ (immutable
-// per build: cached for a day, revalidated by ETag).
+// dashboardAssets serves the vendored files under /assets/, each with an
+// ETag of its content. The page asks for them at an address carrying
+// that tag (assets/uplot.min.js?v=<tag>, see versionAssets): such a
+// request is cached for a year as immutable (a new build that changes a
+// file changes its address); one without the current tag is revalidated
+// on every use (304 while the file is the same).
 func dashboardAssets() http.Handler {
 	sub, err := fs.Sub(dashboardVendor, "dashboard/vendor")
 	if err != nil {
 		panic(err) // the embedded tree is fixed at build time
 	}
+	tags := assetTags(sub)
 	files := http.StripPrefix("/assets/", http.FileServerFS(sub))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Cache-Control", "public, max-age=86400")
+		h.Set("Cache-Control", "no-cache")
+		if tag, ok := tags[strings.TrimPrefix(r.URL.Path, "/assets/")]; ok {
+			h.Set("ETag", `"`+tag+`"`)
+			if r.URL.Query().Get("v") == tag {
+				h.Set("Cache-Control", "public, max-age=31536000, immutable")
+			}
+		}
 		if strings.HasSuffix(r.URL.Path, ".LICENSE") {
 			h.Set("Content-Type", "text/plain; charset=utf-8")
 		}
 		files.ServeHTTP(w, r)
 	})
+}
+
+// assetTags are the vendored files' tags by name: a hash of the content.
+func assetTags(files fs.FS) map[string]string {
+	tags := make(map[string]string)
+	entries, err := fs.ReadDir(files, ".")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	for _, e := range entries {
+		b, err := fs.ReadFile(files, e.Name())
+		if err != nil {
+			panic(err)
+		}
+		sum := sha256.Sum256(b)
+		tags[e.Name()] = base64.RawURLEncoding.EncodeToString(sum[:12])
+	}
+	return tags
+}
+
+// versionAssets gives the page's addresses of the vendored files their
+// tag ("assets/uplot.min.js" becomes "assets/uplot.min.js?v=<tag>").
+func versionAssets(page string) string {
+	sub, err := fs.Sub(dashboardVendor, "dashboard/vendor")
+	if err != nil {
+		panic(err) // the embedded tree is fixed at build time
+	}
+	for name, tag := range assetTags(sub) {
+		page = strings.ReplaceAll(page, `"assets/`+name+`"`, `"assets/`+name+`?v=`+tag+`"`)
+	}
+	return page
 }
 
 // sessionPage is the page served at /sessions/{id}: the dashboard with a

@@ -289,8 +289,20 @@ func TestIndexer_Dashboard(t *testing.T) {
 			require.Equal(t, ctype, resp.Header.Get("Content-Type"), path)
 			require.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
 			require.NotEmpty(t, body, path)
+			tag := resp.Header.Get("ETag")
+			require.Regexp(t, `^"[A-Za-z0-9_-]{16}"$`, tag, path)
+			require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"), "%s without its tag: revalidated", path)
+			resp, body = mustFetch(t, srv, http.MethodGet, path, "", http.Header{"If-None-Match": {tag}})
+			require.Equal(t, http.StatusNotModified, resp.StatusCode, path)
+			require.Empty(t, body, path)
 			if !strings.HasSuffix(path, ".LICENSE") {
-				require.Contains(t, page, `"`+strings.TrimPrefix(path, "/")+`"`, "the page loads it, relative to its root")
+				versioned := strings.TrimPrefix(path, "/") + "?v=" + strings.Trim(tag, `"`)
+				require.Contains(t, page, `"`+versioned+`"`, "the page loads it, relative to its root, at its tagged address")
+				resp, _ = mustFetch(t, srv, http.MethodGet, "/"+versioned, "", nil)
+				require.Equal(t, http.StatusOK, resp.StatusCode, versioned)
+				require.Equal(t, "public, max-age=31536000, immutable", resp.Header.Get("Cache-Control"), versioned)
+				resp, _ = mustFetch(t, srv, http.MethodGet, path+"?v=old", "", nil)
+				require.Equal(t, "no-cache", resp.Header.Get("Cache-Control"), "another tag: revalidated")
 			}
 		}
 		resp, _ := mustFetch(t, srv, http.MethodGet, "/assets/nope.js", "", nil)

@@ -240,8 +240,21 @@ func (a *Aggregator) Count(q SessionQuery) (int, error) {
 	a.settle()
 	n := 0
 	if a.list != nil {
-		a.eachRow(func(r *listRow) {
-			if r.conversation && q.matchRow(r) {
+		// Every row, then the cached sessions in place of theirs.
+		if q.unfiltered() {
+			n = a.list.conv
+		} else {
+			a.eachRow(func(r *listRow) {
+				if r.conversation && q.matchRow(r) {
+					n++
+				}
+			})
+		}
+		a.cachedRows(func(old, cur *listRow) {
+			if old != nil && old.conversation && q.matchRow(old) {
+				n--
+			}
+			if cur.conversation && q.matchRow(cur) {
 				n++
 			}
 		})

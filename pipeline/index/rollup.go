@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -235,17 +234,10 @@ func (a *Aggregator) UsageWithTotal(q UsageQuery) ([]UsageRow, UsageRow, error) 
 	a.settle()
 	// The codes of the hours [lo, hi) selected; calls without a
 	// timestamp (code 0) count only when Since is zero.
-	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
-	if !q.Since.IsZero() {
-		lo = hourCode(floorDiv(q.Since.Unix(), 3600))
-	}
-	if !q.Until.IsZero() {
-		sec := q.Until.Unix()
-		h := floorDiv(sec, 3600)
-		if sec-h*3600 != 0 || q.Until.Nanosecond() != 0 {
-			h++ // the first hour starting at or after Until
-		}
-		hi = hourCode(h)
+	lo, hi := usageBounds(q)
+	if a.cells != nil {
+		rows, total := a.usageFromTable(q, loc, lo, hi, q.Since.IsZero())
+		return rows, total, nil
 	}
 	type group struct {
 		row  UsageRow
@@ -525,6 +517,9 @@ func (a *Aggregator) writeCells(b *pebble.Batch, buf []byte) []byte {
 		} else {
 			buf = encodeCell(buf[:0], c)
 			b.Set(cellStoreKey(c.key), buf, nil)
+		}
+		if a.cells != nil {
+			a.cellsPending = append(a.cellsPending, *c)
 		}
 		c.dirty = false
 	}

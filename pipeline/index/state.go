@@ -659,6 +659,11 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 		a.fail(err)
 		return a.err
 	}
+	for i := range a.cellsPending {
+		a.cells.set(&a.cellsPending[i])
+	}
+	clear(a.cellsPending)
+	a.cellsPending = a.cellsPending[:0]
 	a.gen++
 	a.evict(maxFacts)
 	return nil
