@@ -2,10 +2,13 @@ package tail
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -259,4 +262,62 @@ func hermesTotals(t *testing.T, path string) schema.Usage {
 		u.CacheRead += s.CacheReadTokens
 	}
 	return u
+}
+
+// With -from-end, the session rows as they are when the database is first
+// seen are not new; a row that changes afterwards is published.
+func TestTailer_HermesFromEnd(t *testing.T) {
+	h := newHarness(t)
+	w := opencodetest.CreateHermes(t, filepath.Join(h.dir, hermes.DatabaseName))
+	hermesSession(t, w, "a", 1750000000)
+	hermesAdd(t, w, "a", 100, 10, 0)
+	hermesSession(t, w, "b", 1750000600)
+	hermesAdd(t, w, "b", 50, 5, 0)
+	h.start(func(c *Config) { c.DatabasePoll = 20 * time.Millisecond; c.FromEnd = true })
+	h.settle(true)
+	require.Empty(t, hermesEntries(h.stream()))
+	hermesAdd(t, w, "a", 1, 1, 0)
+	es := h.waitHermes("a", 112)
+	h.settle(false)
+	require.Len(t, hermesEntries(h.stream()), 1, "only the row changed since: %v", es)
+}
+
+// A row without id is one dead letter, not one per poll; a session Hermes
+// deletes (its prune) is forgotten by the checkpoint.
+func TestTailer_HermesBadRowOnceAndDeletedForgotten(t *testing.T) {
+	h := newHarness(t)
+	w := opencodetest.CreateHermes(t, filepath.Join(h.dir, hermes.DatabaseName))
+	hermesSession(t, w, "a", 1750000000)
+	hermesAdd(t, w, "a", 100, 10, 0)
+	hermesSession(t, w, "gone", 1750000300)
+	hermesAdd(t, w, "gone", 7, 7, 0)
+	_, err := w.Exec(`INSERT INTO sessions (id, source, model, started_at, input_tokens) VALUES (NULL, 'cli', 'gpt-5', 1750000500, 5)`)
+	require.NoError(t, err)
+	h.start(func(c *Config) { c.DatabasePoll = 20 * time.Millisecond })
+	h.waitHermes("gone", 14)
+	for i := range 3 {
+		hermesAdd(t, w, "a", 1, 0, 0)
+		h.waitHermes("a", int64(111+i))
+	}
+	_, err = w.Exec(`DELETE FROM sessions WHERE id = 'gone'`)
+	require.NoError(t, err)
+	hermesAdd(t, w, "a", 1, 0, 0)
+	h.waitHermes("a", 114)
+	h.settle(false)
+	require.Equal(t, int64(1), h.tl.Metrics().Snapshot().BadLines, "one dead letter sent, not one per poll")
+	h.stop()
+	dead := 0
+	for _, g := range h.stream() {
+		if g.dead != nil {
+			dead++
+			require.Contains(t, g.dead.Error, "hermes: bad session")
+		}
+	}
+	require.Equal(t, 1, dead, "the row without id, once in the stream")
+	data, err := os.ReadFile(filepath.Join(h.state, databaseCheckpointFile))
+	require.NoError(t, err)
+	var doc databaseDoc
+	require.NoError(t, json.Unmarshal(data, &doc))
+	require.Len(t, doc.Databases, 1)
+	require.Equal(t, []string{"a"}, slices.Sorted(maps.Keys(doc.Databases[0].Versions)))
 }
