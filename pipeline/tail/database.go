@@ -354,14 +354,11 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 	}
 	d.retry = false
 	from := opencode.Position{}
-	if d.acked != nil {
-		// A table read whole: every row, its version decides.
-	} else if d.pos.Updated > databaseOverlap {
-		from.Updated = d.pos.Updated - databaseOverlap
-	}
-	var seen map[string]bool // a table read whole: the rows there are
+	var seen map[string]bool // a table read whole (every row; its version decides): the rows there are
 	if d.acked != nil {
 		seen = make(map[string]bool, len(d.acked))
+	} else if d.pos.Updated > databaseOverlap {
+		from.Updated = d.pos.Updated - databaseOverlap
 	}
 	for {
 		rows, err := d.db.Records(ctx, from, opencode.ReadBatch, func(err error) { s.dead(ctx, err, d.path, 0) })
@@ -371,8 +368,8 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 		if err := s.publish(ctx, d, rows); err != nil {
 			return err
 		}
-		for i := range rows {
-			if seen != nil {
+		if seen != nil {
+			for i := range rows {
 				seen[rows[i].pos.ID] = true
 			}
 		}
