@@ -43,11 +43,9 @@ const (
 	FormatGoose Format = "goose"
 )
 
-// Formats whose records have a parser but no source yet (a SQLite
-// database): valid in entries, not listed by [Formats] until a source
-// reads them (see its package's "Hooking it up"); [FormatCodebuff], read
-// as whole-file documents, and [FormatKilo], read from its SQLite
-// database, are listed.
+// Formats added with the other agents that ccusage reads: [FormatCodebuff],
+// read as whole-file documents, [FormatKilo] and [FormatHermes], read
+// from their SQLite databases.
 const (
 	// FormatKilo is the Kilo CLI's messages (~/.local/share/kilo/kilo.db).
 	FormatKilo Format = "kilo"
@@ -60,16 +58,13 @@ const (
 
 // Formats lists every supported format, in a fixed order.
 func Formats() []Format {
-	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo}
+	return []Format{FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo, FormatHermes}
 }
 
-// Valid reports whether f is one of [Formats], or a format whose records
-// have a parser and no source yet ([FormatHermes]).
+// Valid reports whether f is one of [Formats].
 func (f Format) Valid() bool {
 	switch f {
-	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo:
-		return true
-	case FormatHermes:
+	case FormatClaudeCode, FormatPi, FormatCodex, FormatFluux, FormatM4dtimes, FormatTrajectory, FormatGeminiCLI, FormatCopilot, FormatAmp, FormatDroid, FormatGrok, FormatQwen, FormatKimi, FormatOpenCode, FormatGoose, FormatCodebuff, FormatKilo, FormatHermes:
 		return true
 	}
 	return false

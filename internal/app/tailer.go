@@ -231,6 +231,13 @@ func DefaultGlobs(home string, env Env) []string {
 			filepath.Join(home, "Library", "Application Support", "goose", "sessions", "sessions.db"),
 		)
 	}
+	// Hermes Agent: state.db in its home (HERMES_HOME, comma-separated as
+	// ccusage reads it, else ~/.hermes) and in each named profile's home
+	// (<home>/profiles/<name>/, which ccusage does not read); polled, a
+	// state.db counted only when its tables are Hermes's.
+	for _, d := range listOr(env("HERMES_HOME"), filepath.Join(home, ".hermes")) {
+		g = append(g, filepath.Join(d, "state.db"), filepath.Join(d, "profiles", "*", "state.db"))
+	}
 	return g
 }
 

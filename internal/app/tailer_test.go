@@ -189,6 +189,20 @@ func TestWatches(t *testing.T) {
 		require.Contains(t, globs, filepath.Join("/g", "data", "sessions", "sessions.db"))
 		require.NotContains(t, globs, filepath.Join(home, ".local", "share", "goose", "sessions", "sessions.db"))
 	})
+	t.Run("Hermes's state.db and its profiles' ones, under HERMES_HOME when set", func(t *testing.T) {
+		globs := DefaultGlobs(home, env)
+		require.Contains(t, globs, filepath.Join(home, ".hermes", "state.db"))
+		require.Contains(t, globs, filepath.Join(home, ".hermes", "profiles", "*", "state.db"))
+		globs = DefaultGlobs(home, func(k string) string {
+			if k == "HERMES_HOME" {
+				return "/h1, /h2"
+			}
+			return env(k)
+		})
+		require.Contains(t, globs, filepath.Join("/h1", "state.db"))
+		require.Contains(t, globs, filepath.Join("/h2", "profiles", "*", "state.db"))
+		require.NotContains(t, globs, filepath.Join(home, ".hermes", "state.db"))
+	})
 	t.Run("no HOME and nothing to watch", func(t *testing.T) {
 		_, _, err := Watches(nil, nil, func(string) string { return "" })
 		require.ErrorContains(t, err, "HOME is not set")

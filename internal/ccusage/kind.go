@@ -23,11 +23,12 @@ import (
 //	Kimi      sessions/<group>/<session>/wire.jsonl      KIMI_DATA_DIR=root
 //	OpenCode  opencode.db, storage/message/<s>/*.json    OPENCODE_DATA_DIR=root
 //	Goose     data/sessions/sessions.db                  GOOSE_PATH_ROOT=root
+//	Hermes    state.db                                   HERMES_HOME=root
 //
 // So a root is what ~/.claude, ~/.codex, ~/.pi/agent, ~/.openclaw,
 // ~/.gemini, ~/.copilot, ~/.local/share/amp, ~/.factory, ~/.grok,
-// ~/.config/manicode, ~/.qwen, ~/.kimi, ~/.local/share/opencode and
-// Goose's root are on a real machine.
+// ~/.config/manicode, ~/.qwen, ~/.kimi, ~/.local/share/opencode, Goose's
+// root and ~/.hermes are on a real machine.
 type Kind string
 
 // The kinds of transcript ccusage reports on.
@@ -65,12 +66,15 @@ const (
 	OpenCode Kind = "opencode"
 	// Goose is Goose's sessions database: "ccusage goose session".
 	Goose Kind = "goose"
+	// Hermes is Hermes Agent's state.db (its sessions table):
+	// "ccusage hermes session".
+	Hermes Kind = "hermes"
 )
 
 // Validate returns [ErrUnknownKind] for a kind that is not defined.
 func (k Kind) Validate() error {
 	switch k {
-	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff, Qwen, Kimi, OpenCode, Goose:
+	case Claude, Codex, Pi, OpenClaw, Gemini, Copilot, Amp, Droid, Grok, Codebuff, Qwen, Kimi, OpenCode, Goose, Hermes:
 		return nil
 	}
 	return fmt.Errorf("%w: %q", ErrUnknownKind, string(k))
@@ -109,6 +113,8 @@ func (k Kind) EnvVar(root string) (name, value string, err error) {
 		return "OPENCODE_DATA_DIR", root, nil
 	case Goose:
 		return "GOOSE_PATH_ROOT", root, nil
+	case Hermes:
+		return "HERMES_HOME", root, nil
 	}
 	return "", "", k.Validate()
 }

@@ -80,6 +80,7 @@ var rolloutName = regexp.MustCompile(`^rollout-(\d{4})-(\d{2})-(\d{2})T`)
 //	OpenCode  opencode.db for a database (any name ending in .db), else
 //	          storage/message/<dir>/<file>
 //	Goose     data/sessions/sessions.db
+//	Hermes    state.db
 //
 // It returns [ErrUnknownKind] for an undefined kind and [ErrLayout] for a
 // file too shallow to name a project.
@@ -234,6 +235,8 @@ func Place(kind Kind, file string) (string, error) {
 		return join("storage", "message", session, name), nil
 	case Goose:
 		return join("data", "sessions", "sessions.db"), nil
+	case Hermes:
+		return "state.db", nil
 	default: // OpenClaw
 		if rest, ok := after(parts, "agents", 3, 3); ok && rest[1] == "sessions" {
 			return join(append([]string{"agents"}, rest...)...), nil

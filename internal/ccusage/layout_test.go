@@ -122,6 +122,7 @@ func TestKind_EnvVar(t *testing.T) {
 		{Kimi, "KIMI_DATA_DIR", "/r"},
 		{OpenCode, "OPENCODE_DATA_DIR", "/r"},
 		{Goose, "GOOSE_PATH_ROOT", "/r"},
+		{Hermes, "HERMES_HOME", "/r"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.kind), func(t *testing.T) {

@@ -66,6 +66,13 @@ func samples(tb testing.TB) map[string][]string {
 	// Kilo's rows are read from its database only (they are OpenCode's
 	// in their JSON form): its golden rows in a kilo.db.
 	out["formats/kilo/db"] = []string{kiloDB(tb, filepath.Join(root, "pipeline", "formats", "kilo", "testdata", "session", "input.jsonl"))}
+	// Hermes's rows are read from its state.db only: its golden rows
+	// there, each session at its last version.
+	hermes := filepath.Join(tb.TempDir(), "state.db")
+	db := opencodetest.CreateHermes(tb, hermes)
+	opencodetest.LoadHermesJSONL(tb, db, filepath.Join(root, "pipeline", "formats", "hermes", "testdata", "sessions", "input.jsonl"))
+	require.NoError(tb, db.Close())
+	out["formats/hermes/db"] = []string{hermes}
 	return out
 }
 

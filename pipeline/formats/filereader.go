@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -318,8 +319,8 @@ func (r *FileReader) readDocument(f Found, cfg parse.Config, send func([]schema.
 
 // readDatabase reads an agent's SQLite database (OpenCode's and Kilo's,
 // told apart by the name kilo.db: every message row once as it is now;
-// Goose's: every session row), as it is
-// now; a file that is neither is counted as skipped, as a file whose
+// Goose's and Hermes's: every session row), as it is
+// now; a file that is none is counted as skipped, as a file whose
 // lines are no transcript's.
 func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config, send func([]schema.Entry)) {
 	var b []schema.Entry
@@ -346,6 +347,13 @@ func (r *FileReader) readDatabase(ctx context.Context, f Found, cfg parse.Config
 	if errors.Is(err, opencode.ErrNotDatabase) {
 		_, err = goose.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
 		if errors.Is(err, goose.ErrNotDatabase) {
+			err = opencode.ErrNotDatabase
+		}
+	}
+	if errors.Is(err, opencode.ErrNotDatabase) {
+		// Hermes's state.db: a generic name, told by its sessions columns.
+		_, err = hermes.ReadDB(ctx, f.Path, cfg, emit, r.lineError)
+		if errors.Is(err, hermes.ErrNotDatabase) {
 			err = opencode.ErrNotDatabase
 		}
 	}

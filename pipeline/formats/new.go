@@ -10,6 +10,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/gemini"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/grok"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kimi"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
@@ -52,6 +53,8 @@ func New(f schema.Format, cfg parse.Config) (Parser, error) {
 		return opencode.New(cfg), nil
 	case schema.FormatGoose:
 		return goose.New(cfg), nil
+	case schema.FormatHermes:
+		return hermes.New(cfg), nil
 	}
 	return nil, fmt.Errorf("%w: %q", ErrUnknownFormat, f)
 }

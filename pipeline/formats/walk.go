@@ -13,6 +13,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
@@ -77,13 +78,23 @@ type Found struct {
 	// [IsDocumentCandidate]): read whole, by [ReadDocument].
 	Doc bool
 	// Database is true for a SQLite database that may be an agent's
-	// (OpenCode's opencode.db, Goose's sessions.db, Kilo's kilo.db): read
-	// by opencode.ReadDB, goose.ReadDB or kilo.ReadDB, not by lines.
+	// (OpenCode's opencode.db, Goose's sessions.db, Kilo's kilo.db,
+	// Hermes's state.db; see [IsDatabaseName]): read by opencode.ReadDB,
+	// goose.ReadDB, kilo.ReadDB or hermes.ReadDB, not by lines.
 	Database bool
 	// OpenCodeMessage is true for a whole-file JSON message of OpenCode
 	// before 1.2 (storage/message/<session>/<message>.json): read whole,
 	// one message.
 	OpenCodeMessage bool
+}
+
+// IsDatabaseName reports whether a file name is one an agent gives its
+// SQLite database (opencode.db and opencode-<channel>.db, kilo.db,
+// Goose's sessions.db, Hermes's state.db). The name only makes a file a
+// candidate: its tables decide whose it is, and a database of another
+// program under such a name is skipped and counted.
+func IsDatabaseName(name string) bool {
+	return opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name) || name == hermes.DatabaseName
 }
 
 // Walk finds the files that the paths a user gave name. Each path is a
@@ -208,7 +219,7 @@ func (w *walker) dir(root string) error {
 		}
 		name := d.Name()
 		meta := name == SessionsJSON
-		db := opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name)
+		db := IsDatabaseName(name)
 		ocMessage := opencode.IsDocumentPath(path)
 		if !meta && !db && !ocMessage && !IsCandidate(name) && !IsDocumentCandidate(name) {
 			if w.leftOut != nil {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 )
@@ -40,6 +42,14 @@ import (
 // time_updated may commit after a later row was read: each poll reads
 // again the rows of the last databaseOverlap before the position, leaving
 // out the versions it already published.
+//
+// A table of one row per session whose rows change without any column
+// telling when (Hermes's sessions: a background writer adds to the token
+// counters and stamps no time) is read whole at each change instead
+// (wholeTable): a row is published when its version (a hash of its
+// columns) differs from the one acknowledged, and the versions
+// acknowledged are checkpointed with the position (DatabaseState.Versions),
+// so a restart publishes exactly the rows that changed meanwhile.
 
 // DefaultDatabasePoll is how often a database is asked for new rows (one
 // PRAGMA data_version when nothing changed).
@@ -60,6 +70,10 @@ type DatabaseState struct {
 	// Position is the last row whose entries were acknowledged, in
 	// (time_updated, id) order.
 	Position opencode.Position `json:"position"`
+	// Versions holds, for a table read whole (Hermes's sessions, whose
+	// rows change without their position moving), the version of each
+	// row acknowledged, by id.
+	Versions map[string]string `json:"versions,omitempty"`
 }
 
 type databaseDoc struct {
@@ -81,6 +95,9 @@ type database struct {
 	retry    bool               // the last poll failed: read again though nothing changed
 	sent     map[string]sentRow // id → the version of the rows published within the overlap
 	caughtUp bool               // the last poll read everything there was
+	// acked is, for a table read whole (wholeTable), the version of every
+	// row acknowledged, by id; nil for the others.
+	acked map[string]string
 }
 
 // sentRow is the version of a row published.
@@ -156,7 +173,7 @@ func (s *databases) save() error {
 	for _, d := range s.byDB {
 		if d.known && !d.saved && !d.notOurs {
 			dirty = true
-			s.saved[d.path] = DatabaseState{Path: d.path, Dev: d.id.Dev, Ino: d.id.Ino, Position: d.pos}
+			s.saved[d.path] = DatabaseState{Path: d.path, Dev: d.id.Dev, Ino: d.id.Ino, Position: d.pos, Versions: maps.Clone(d.acked)}
 		}
 	}
 	if !dirty {
@@ -277,11 +294,15 @@ func (s *databases) open(ctx context.Context, d *database) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d.db, d.notOurs, d.sent = db, false, nil
+	_, whole := db.(wholeTable)
 	if d.known {
 		if d.id != id {
 			// Replaced by another database at the same path: from its
 			// start.
-			d.pos, d.saved, d.sent = opencode.Position{}, false, nil
+			d.pos, d.saved, d.sent, d.acked = opencode.Position{}, false, nil, nil
+		}
+		if whole && d.acked == nil {
+			d.acked = map[string]string{}
 		}
 		d.id = id
 		return nil
@@ -289,7 +310,16 @@ func (s *databases) open(ctx context.Context, d *database) error {
 	d.id, d.known = id, true
 	if st, ok := s.saved[d.path]; ok && st.Dev == id.Dev && st.Ino == id.Ino {
 		d.pos, d.saved = st.Position, true
+		if whole {
+			d.acked = maps.Clone(st.Versions)
+			if d.acked == nil {
+				d.acked = map[string]string{}
+			}
+		}
 		return nil
+	}
+	if whole {
+		d.acked = map[string]string{}
 	}
 	if s.t.cfg.FromEnd {
 		end, err := db.End(ctx)
@@ -297,6 +327,12 @@ func (s *databases) open(ctx context.Context, d *database) error {
 			return err
 		}
 		d.pos = end
+		if w, ok := db.(wholeTable); ok {
+			// Every row as it is now is what is not new.
+			if d.acked, err = w.Versions(ctx); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -318,7 +354,10 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 	}
 	d.retry = false
 	from := opencode.Position{}
-	if d.pos.Updated > databaseOverlap {
+	var seen map[string]bool // a table read whole (every row; its version decides): the rows there are
+	if d.acked != nil {
+		seen = make(map[string]bool, len(d.acked))
+	} else if d.pos.Updated > databaseOverlap {
 		from.Updated = d.pos.Updated - databaseOverlap
 	}
 	for {
@@ -329,9 +368,20 @@ func (s *databases) poll(ctx context.Context, d *database) error {
 		if err := s.publish(ctx, d, rows); err != nil {
 			return err
 		}
+		if seen != nil {
+			for i := range rows {
+				seen[rows[i].pos.ID] = true
+			}
+		}
 		if len(rows) < opencode.ReadBatch {
 			s.mu.Lock()
 			d.caughtUp = true
+			for id := range d.acked {
+				if !seen[id] {
+					delete(d.acked, id) // deleted (Hermes's prune): forgotten
+					d.saved = false
+				}
+			}
 			s.mu.Unlock()
 			return nil
 		}
@@ -380,7 +430,11 @@ func (s *databases) publish(ctx context.Context, d *database, rows []dbRecord) e
 	}
 	for i := range rows {
 		r := &rows[i]
-		if !d.pos.Before(r.pos) {
+		if d.acked != nil {
+			if v, ok := d.acked[r.pos.ID]; ok && v == r.version {
+				continue // published already
+			}
+		} else if !d.pos.Before(r.pos) {
 			if fresh {
 				// The first read since the database was opened: what the
 				// checkpoint covers was acknowledged.
@@ -426,6 +480,9 @@ func (s *databases) publish(ctx context.Context, d *database, rows []dbRecord) e
 	for _, i := range news {
 		r := &rows[i]
 		d.sent[r.pos.ID] = sentRow{r.pos.Updated, r.version}
+		if d.acked != nil {
+			d.acked[r.pos.ID], d.saved = r.version, false
+		}
 		if d.pos.Before(r.pos) {
 			d.pos, d.saved = r.pos, false
 		}
@@ -490,11 +547,14 @@ func (s *databases) dead(ctx context.Context, err error, path string, updated in
 	id := ""
 	var re *opencode.RowError
 	var ge *goose.RowError
+	var he *hermes.RowError
 	switch {
 	case errors.As(err, &re):
 		id = re.ID
 	case errors.As(err, &ge):
 		id = ge.ID
+	case errors.As(err, &he):
+		id = he.ID
 	}
 	d := &bus.DeadLetter{Host: s.t.cfg.Host, Path: path + "#" + id, Line: updated, Error: err.Error()}
 	if perr := s.t.cfg.Publisher.Publish(s.t.pubCtx, bus.DeadMsg(s.t.cfg.Prefix, d), nil); perr != nil && ctx.Err() == nil {

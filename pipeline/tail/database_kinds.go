@@ -7,7 +7,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -16,13 +18,11 @@ import (
 
 // errNotDatabase reports a file under the watches named like an agent's
 // database that is none of the agents'.
-var errNotDatabase = errors.New("tail: not an OpenCode, Kilo nor Goose database")
+var errNotDatabase = errors.New("tail: not an OpenCode, Kilo, Goose nor Hermes database")
 
 // isDatabaseName reports whether a file name is an agent database's: it
-// is polled, not tailed.
-func isDatabaseName(name string) bool {
-	return opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name)
-}
+// is polled, not tailed (formats.IsDatabaseName).
+func isDatabaseName(name string) bool { return formats.IsDatabaseName(name) }
 
 // dbRecord is one row of an agent's database, parsed.
 type dbRecord struct {
@@ -46,8 +46,8 @@ type dbReader interface {
 }
 
 // openDatabase opens path as Kilo's database when it is named kilo.db
-// (Kilo keeps OpenCode's tables), else as OpenCode's, else Goose's; a
-// file that is none is an error wrapping errNotDatabase.
+// (Kilo keeps OpenCode's tables), else as OpenCode's, else Goose's, else
+// Hermes's; a file that is none is an error wrapping errNotDatabase.
 func openDatabase(ctx context.Context, path string, cfg parse.Config) (dbReader, error) {
 	cfg.Path = path
 	db, err := opencode.Open(ctx, path)
@@ -64,10 +64,17 @@ func openDatabase(ctx context.Context, path string, cfg parse.Config) (dbReader,
 	if gerr == nil {
 		return &gooseReader{db: g, p: goose.New(cfg)}, nil
 	}
-	if errors.Is(gerr, goose.ErrNotDatabase) {
-		return nil, errors.Join(errNotDatabase, err, gerr)
+	if !errors.Is(gerr, goose.ErrNotDatabase) {
+		return nil, gerr
 	}
-	return nil, gerr
+	h, herr := hermes.Open(ctx, path)
+	if herr == nil {
+		return &hermesReader{db: h, p: hermes.New(cfg), bad: make(map[string]bool)}, nil
+	}
+	if errors.Is(herr, hermes.ErrNotDatabase) {
+		return nil, errors.Join(errNotDatabase, err, gerr, herr)
+	}
+	return nil, herr
 }
 
 // messageReader reads a message table of OpenCode's shape: OpenCode's,
@@ -165,4 +172,100 @@ func (r *gooseReader) End(ctx context.Context) (opencode.Position, error) {
 		return opencode.Position{}, err
 	}
 	return all[len(all)-1].pos, nil
+}
+
+// wholeTable is a dbReader of a table read whole at every change whose
+// rows change without their position moving (Hermes's sessions: its
+// token counters are written by a background writer that stamps no
+// time). A row is published when its version differs from the one
+// acknowledged, whatever its position, and the versions acknowledged are
+// checkpointed (DatabaseState.Versions).
+type wholeTable interface {
+	dbReader
+	// Versions returns the version of every row as it is now, by id.
+	Versions(ctx context.Context) (map[string]string, error)
+}
+
+// hermesReader reads Hermes's sessions table: one row per session, read
+// whole at each change; a row's position is its activity (started_at,
+// ended_at, last_activity_at, in ms) and id, its version the hash of its
+// columns.
+type hermesReader struct {
+	db  *hermes.DB
+	p   *hermes.Parser
+	bad map[string]bool // rows without id reported (once each)
+}
+
+func (r *hermesReader) Changed(ctx context.Context) (bool, error) { return r.db.Changed(ctx) }
+func (r *hermesReader) Close() error                              { return r.db.Close() }
+
+func (r *hermesReader) all(ctx context.Context, onBad func(error)) ([]dbRecord, error) {
+	rows, err := r.db.Rows(ctx, func(err error) {
+		// A row without id is in every read of the table: its dead
+		// letter is sent once.
+		if k := err.Error(); onBad != nil && !r.bad[k] {
+			r.bad[k] = true
+			onBad(err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]dbRecord, 0, len(rows))
+	for i := range rows {
+		e, ok, perr := r.p.Row(&rows[i])
+		if !ok {
+			e = schema.Entry{}
+		}
+		out = append(out, dbRecord{pos: opencode.Position{Updated: rows[i].Activity, ID: rows[i].ID},
+			version: rows[i].Version(), entry: e, err: perr})
+	}
+	slices.SortFunc(out, func(a, b dbRecord) int {
+		switch {
+		case a.pos.Before(b.pos):
+			return -1
+		case b.pos.Before(a.pos):
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+func (r *hermesReader) Records(ctx context.Context, after opencode.Position, limit int, onBad func(error)) ([]dbRecord, error) {
+	all, err := r.all(ctx, onBad)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := slices.BinarySearchFunc(all, after, func(rec dbRecord, p opencode.Position) int {
+		if rec.pos.Before(p) || rec.pos == p {
+			return -1
+		}
+		return 1
+	})
+	all = all[i:]
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	return all, nil
+}
+
+func (r *hermesReader) End(ctx context.Context) (opencode.Position, error) {
+	all, err := r.all(ctx, nil)
+	if err != nil || len(all) == 0 {
+		return opencode.Position{}, err
+	}
+	return all[len(all)-1].pos, nil
+}
+
+func (r *hermesReader) Versions(ctx context.Context) (map[string]string, error) {
+	all, err := r.all(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := make(map[string]string, len(all))
+	for _, rec := range all {
+		v[rec.pos.ID] = rec.version
+	}
+	return v, nil
 }

@@ -67,6 +67,8 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 				e.ParentSessionID = parse.Str(v)
 			case "title":
 				e.Title = parse.Str(v)
+			case "cwd":
+				e.CWD = parse.Str(v)
 			case "started_at":
 				if v.Kind() == jsonl.Null {
 					continue
