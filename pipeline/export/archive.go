@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -49,7 +50,8 @@ type ArchiveConfig struct {
 	// next [ArchiveWriter.CommitDue]. Default [DefaultPartAge].
 	SegmentAge time.Duration
 
-	// MemoryBytes bounds the compressed bytes of all open segments.
+	// MemoryBytes bounds the memory held by all open segments: their
+	// compressed frames and the spare room of their buffers.
 	MemoryBytes int64
 
 	// Level is the zstd encoder level; default zstd.SpeedBetterCompression
@@ -294,9 +296,9 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		s = &segment{partition: p, opened: time.Now(), first: seq}
 		a.open[p] = s
 	}
-	at := len(s.frames)
+	at, held := len(s.frames), cap(s.frames)
 	a.scratch = a.enc.EncodeAll(c.Data, a.scratch[:0])
-	s.frames = appendFrame(s.frames, a.scratch)
+	s.frames = appendFrame(s.frames, a.scratch, int(min(a.cfg.SegmentBytes, math.MaxInt32)))
 	n := int64(len(s.frames) - at)
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
@@ -314,18 +316,19 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 			s.maxTS = c.TS
 		}
 	}
-	a.buffered += n
+	a.buffered += int64(cap(s.frames) - held) // the memory held, spare room included
 	a.handed = seq
 	a.stats.Chunks++
 	return nil
 }
 
 // appendFrame appends frame to frames, doubling the storage when it is
-// full: append's growth of a quarter for large slices copied a 32 MiB
+// full, up to limit (the segment's size, past which it takes no more
+// frames): append's growth of a quarter for large slices copied a 32 MiB
 // segment's frames about twenty times over while it filled.
-func appendFrame(frames, frame []byte) []byte {
+func appendFrame(frames, frame []byte, limit int) []byte {
 	if need := len(frames) + len(frame); need > cap(frames) {
-		grown := make([]byte, len(frames), max(2*cap(frames), need, 64<<10))
+		grown := make([]byte, len(frames), max(need, min(max(2*cap(frames), 64<<10), limit)))
 		copy(grown, frames)
 		frames = grown
 	}
@@ -476,9 +479,9 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
 		return err
 	}
-	held := int64(len(s.frames))
+	held := int64(cap(s.frames))
 	for _, o := range a.waiting {
-		held += int64(len(o.frames))
+		held += int64(cap(o.frames))
 	}
 	if held > a.cfg.MemoryBytes/4*3 {
 		return err
@@ -579,7 +582,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		} else if j := slices.Index(a.waiting, s); j >= 0 {
 			a.waiting = slices.Delete(a.waiting, j, j+1)
 		}
-		a.buffered -= int64(len(s.frames))
+		a.buffered -= int64(cap(s.frames))
 		a.high[s.partition] = max(a.high[s.partition], s.last)
 		a.stats.Segments++
 		a.stats.RawBytes += s.raw
@@ -614,9 +617,9 @@ func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, 
 	// The footer goes after the frames in their own storage, and is taken
 	// off again before returning: a segment whose commit fails is
 	// committed again later.
-	n := len(s.frames)
-	data := append(s.frames, foot.Bytes()...)
-	defer func() { s.frames = data[:n] }()
+	frames := s.frames
+	data := append(frames, foot.Bytes()...)
+	defer func() { s.frames = frames }() // as it was, whatever the append did
 	h := sha256.New()
 	h.Write(data)
 	if a.remote != nil {
