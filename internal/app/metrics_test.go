@@ -226,6 +226,8 @@ func TestDaemons_Metrics(t *testing.T) {
 			}
 		}
 	}
+	requireDocumented(t, scrapes)
+
 	ts := samples(t, scrapes["tailer"])
 	require.Equal(t, ts["sessionpipe_tail_entries_published_total"], ts["sessionpipe_tail_publish_latency_seconds_count"],
 		"one observation per message acknowledged")
@@ -236,4 +238,32 @@ func TestDaemons_Metrics(t *testing.T) {
 	require.GreaterOrEqual(t, is["sessionpipe_alert_latency_seconds_sum"]/is["sessionpipe_alert_latency_seconds_count"], 1.0,
 		"the line was written a second before it was read")
 	require.Equal(t, 200.0, is[`sessionpipe_tokens_total{host="h",model="claude-sonnet-4-5",type="input"}`])
+}
+
+// docRow is a row of the table of docs/metrics.md: a family, its type,
+// and the daemons that serve it.
+var docRow = regexp.MustCompile("(?m)^\\| `(sessionpipe_[a-z_]+)` \\| ([a-z]+) \\| [^|]* \\| ([a-z, ]+) \\|")
+
+// requireDocumented checks docs/metrics.md against the scrapes: every
+// sessionpipe family a daemon serves is in the table with its type and
+// that daemon, and every family the table says a daemon serves is served.
+func requireDocumented(t *testing.T, scrapes map[string]string) {
+	t.Helper()
+	doc, err := os.ReadFile("../../docs/metrics.md")
+	require.NoError(t, err)
+	rows := docRow.FindAllStringSubmatch(string(doc), -1)
+	require.NotEmpty(t, rows)
+	for daemon, text := range scrapes {
+		served := make(map[string]string)
+		for _, m := range regexp.MustCompile(`(?m)^# TYPE (sessionpipe_[a-z_]+) ([a-z]+)$`).FindAllStringSubmatch(text, -1) {
+			served[m[1]] = m[2]
+		}
+		documented := make(map[string]string)
+		for _, r := range rows {
+			if slices.Contains(strings.Split(r[3], ", "), daemon) {
+				documented[r[1]] = r[2]
+			}
+		}
+		require.Equal(t, documented, served, "docs/metrics.md: the families %s serves", daemon)
+	}
 }
