@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -298,8 +299,9 @@ func metricsOf(api string) (map[string]int64, error) {
 		if !ok || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			m[name] = n
+		// Prometheus writes a value as the shortest float: 1e+06 is a count too.
+		if f, err := strconv.ParseFloat(v, 64); err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			m[name] = int64(f)
 		}
 	}
 	return m, nil

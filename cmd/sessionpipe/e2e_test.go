@@ -325,8 +325,14 @@ func TestE2E_RunFollowsWritesAndAgreesWithOffline(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	for _, name := range []string{"sessionpipe_index_applied_seq ", "sessionpipe_tail_messages_sent_total ",
-		"sessionpipe_publish_in_flight_bytes ", "sessionpipe_export_committed_seq "} {
+		"sessionpipe_publish_in_flight_bytes ", "sessionpipe_export_committed_seq ",
+		"sessionpipe_tail_publish_latency_seconds_count ", "sessionpipe_index_apply_latency_seconds_count ",
+		"sessionpipe_alert_latency_seconds_count ", "sessionpipe_http_connections "} {
 		require.Contains(t, string(metrics), "\n"+name, "run's /metrics")
+	}
+	// The process's metrics once, though three stages share the process.
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+		require.Equal(t, 1, strings.Count(string(metrics), "\n# TYPE "+name+" "), "run's /metrics: %s", name)
 	}
 
 	r.stop(t)

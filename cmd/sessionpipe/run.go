@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
@@ -85,23 +86,21 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) && !*once {
 		progress = f
 	}
+	// One /metrics for the three stages, on the API's address: the Go
+	// runtime's and the process's metrics once, on the indexer's registry.
+	t.Registry, exf.Registry = prometheus.NewRegistry(), prometheus.NewRegistry()
+	ixf.MoreMetrics = prometheus.Gatherers{t.Registry, exf.Registry}
 	rt, err := app.StartTailer(ctx, t, n, b, os.Getenv, log, nil)
 	if err != nil {
 		return err
 	}
 
-	// One /metrics for the three stages, on the API's address.
-	var re *app.RunningExporter
-	ixf.MoreMetrics = func(w io.Writer) {
-		rt.WriteMetrics(w)
-		re.Exporter.WriteMetrics(w)
-	}
 	ri, err := app.StartIndexer(ixf, n, b, log)
 	if err != nil {
 		return err
 	}
 	exf.Name, exf.Metrics = export.DefaultConsumerName, "" // its metrics are the process's
-	re, err = app.StartExporter(exf, n, b, log)
+	re, err := app.StartExporter(exf, n, b, log)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
-	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
@@ -280,15 +279,6 @@ func ListenConfig(addr string, handler http.Handler, cfg ServerConfig) (*Server,
 		srv: &http.Server{Handler: handler, ReadHeaderTimeout: cfg.ReadHeaderTimeout, ReadTimeout: cfg.ReadTimeout,
 			WriteTimeout: cfg.WriteTimeout, IdleTimeout: cfg.IdleTimeout},
 	}, nil
-}
-
-// WriteMetrics renders the server's connections open and refused; a nil
-// Server writes nothing.
-func (s *Server) WriteMetrics(w io.Writer) {
-	if s == nil {
-		return
-	}
-	s.ln.writeMetrics(prom.NewWriter(w))
 }
 
 // Addr returns the address the server listens on, "" for a nil Server.

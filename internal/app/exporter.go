@@ -15,7 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
@@ -35,6 +35,9 @@ type Exporter struct {
 	MemoryLimit int64
 	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
 	S3 S3
+	// Registry, when set, receives the exporter's metrics, served on
+	// -metrics; nil: a new [NewRegistry].
+	Registry *prometheus.Registry
 }
 
 // DefaultExporterMemoryLimitMiB keeps the exporter's heap near what its
@@ -112,28 +115,27 @@ func StartExporter(x *Exporter, n *NATS, b *Bus, log *slog.Logger) (*RunningExpo
 	if err != nil {
 		return nil, err
 	}
+	reg := x.Registry
+	if reg == nil {
+		reg = NewRegistry()
+	}
 	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+Version()
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
-		Parquet: pc, Archive: ac,
+		Parquet: pc, Archive: ac, Registry: reg,
 	})
 	if err != nil {
 		return nil, err
 	}
-	var srv *Server
 	mux := http.NewServeMux()
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", prom.ContentType)
-		ex.WriteMetrics(w)
-		srv.WriteMetrics(w)
-	})
+	mux.Handle("/metrics", metricsHandler(reg, log))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		code, msg := exporterHealth(ex, b.Conn)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(code)
 		fmt.Fprintln(w, msg)
 	})
-	srv, err = Listen(x.Metrics, mux)
+	srv, err := listenWithMetrics(x.Metrics, mux, reg)
 	if err != nil {
 		return nil, err
 	}

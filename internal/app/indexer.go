@@ -6,10 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -41,10 +41,13 @@ type Indexer struct {
 	// MemoryLimit is Go's soft memory limit for the process, in MiB;
 	// 0 leaves Go's (or GOMEMLIMIT's).
 	MemoryLimit int64
-	// MoreMetrics, when set, adds to the API's /metrics the metrics of
-	// the process's other stages (`sessionpipe run`: the tailer's and
-	// the exporter's), after the indexer's.
-	MoreMetrics func(io.Writer)
+	// Registry, when set, receives the indexer's metrics and its API
+	// server's; nil: a new [NewRegistry]. The API serves it on /metrics.
+	Registry *prometheus.Registry
+	// MoreMetrics, when set, is served on the API's /metrics beside the
+	// indexer's: the process's other stages (`sessionpipe run`: the
+	// tailer's and the exporter's registries).
+	MoreMetrics prometheus.Gatherer
 	// WebhookConsumer is the durable consumer of the alerts stream that
 	// feeds the webhook (default index.DefaultWebhookConsumer).
 	WebhookConsumer string
@@ -146,23 +149,22 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 	if dir == "" {
 		dir = filepath.Join(n.DataDir, "indexer")
 	}
+	reg := ix.Registry
+	if reg == nil {
+		reg = NewRegistry()
+	}
 	idx, err := index.NewIndexer(index.IndexerConfig{
 		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Logger: log,
 		Webhook: hook, WebhookConsumer: ix.WebhookConsumer,
-		AlertMaxLag: cmp.Or(ix.MaxLag, -1), LeaseTTL: ix.LeaseTTL,
+		AlertMaxLag: cmp.Or(ix.MaxLag, -1), LeaseTTL: ix.LeaseTTL, Registry: reg,
 	})
 	if err != nil {
 		return nil, err
 	}
-	// /metrics: the indexer's, then its server's, then the others'.
-	var api *Server
-	handler := withMoreMetrics(idx.Handler(index.APIConfig{Token: ix.Token, Addr: ix.HTTP, Logger: log}), func(w io.Writer) {
-		api.WriteMetrics(w)
-		if more := ix.MoreMetrics; more != nil {
-			more(w)
-		}
-	})
-	api, err = Listen(ix.HTTP, handler)
+	// /metrics: the indexer's registry (with its server's metrics), the
+	// API's, and the others'.
+	handler := idx.Handler(index.APIConfig{Token: ix.Token, Addr: ix.HTTP, Logger: log, Metrics: ix.MoreMetrics})
+	api, err := listenWithMetrics(ix.HTTP, handler, reg)
 	if err != nil {
 		return nil, err
 	}
@@ -170,42 +172,6 @@ func StartIndexer(ix *Indexer, n *NATS, b *Bus, log *slog.Logger) (*RunningIndex
 		log.Info("indexer API", "url", "http://"+api.Addr()+"/api/sessions", "metrics", "http://"+api.Addr()+"/metrics", "rules", len(rules))
 	}
 	return &RunningIndexer{Indexer: idx, API: api, rules: ix.Rules, log: log}, nil
-}
-
-// withMoreMetrics serves h, appending more's metrics to a successful
-// GET /metrics (h checks the token first).
-func withMoreMetrics(h http.Handler, more func(io.Writer)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/metrics" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		sw := &statusWriter{ResponseWriter: w}
-		h.ServeHTTP(sw, r)
-		if (sw.status == 0 || sw.status == http.StatusOK) && r.Method == http.MethodGet {
-			more(w)
-		}
-	})
-}
-
-// statusWriter records the status a handler wrote.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
 }
 
 // Run runs the indexer (and its webhook sender), its API and the SIGHUP

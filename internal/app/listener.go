@@ -3,8 +3,6 @@ package app
 import (
 	"net"
 	"sync"
-
-	"github.com/sessionpipe/sessionpipe/internal/prom"
 )
 
 // limitListener bounds the connections a server holds, in all and per
@@ -65,18 +63,6 @@ func (l *limitListener) release(client string) {
 	if l.byClient[client]--; l.byClient[client] <= 0 {
 		delete(l.byClient, client)
 	}
-}
-
-// writeMetrics renders the open connections and the refusals.
-func (l *limitListener) writeMetrics(w *prom.Writer) {
-	l.mu.Lock()
-	open, refused, refusedBy := l.open, l.refused, l.refusedBy
-	l.mu.Unlock()
-	w.Int("sessionpipe_http_connections", prom.Gauge, "HTTP connections open.", int64(open))
-	w.Family("sessionpipe_http_connections_refused_total", prom.Counter,
-		"HTTP connections closed as soon as accepted, past the bound of connections in all or per client address.",
-		prom.Sample{Labels: []prom.Label{{Name: "limit", Value: "total"}}, Value: float64(refused)},
-		prom.Sample{Labels: []prom.Label{{Name: "limit", Value: "per_client"}}, Value: float64(refusedBy)})
 }
 
 // hostOf is the IP of an address, without its port.

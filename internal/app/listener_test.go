@@ -6,10 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
@@ -84,11 +84,12 @@ func TestServer_ConnectionLimits(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, code, "the connections held are still served")
 
-	var m strings.Builder
-	s.WriteMetrics(&m)
-	require.Contains(t, m.String(), "\nsessionpipe_http_connections 3\n")
-	require.Contains(t, m.String(), `sessionpipe_http_connections_refused_total{limit="per_client"} 1`)
-	require.Contains(t, m.String(), `sessionpipe_http_connections_refused_total{limit="total"} 1`)
+	reg := prometheus.NewRegistry()
+	require.NoError(t, s.Register(reg))
+	m := gatherText(t, reg)
+	require.Contains(t, m, "\nsessionpipe_http_connections 3\n")
+	require.Contains(t, m, `sessionpipe_http_connections_refused_total{limit="per_client"} 1`)
+	require.Contains(t, m, `sessionpipe_http_connections_refused_total{limit="total"} 1`)
 
 	// A connection closed gives its place back.
 	a1.Close()

@@ -16,7 +16,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
@@ -48,6 +48,9 @@ type Tailer struct {
 	Archive bool
 	// Labels are attached to every entry (tail.Config.Labels).
 	Labels labelList
+	// Registry, when set, receives the tailer's and its publisher's
+	// metrics, served on -metrics; nil: a new [NewRegistry].
+	Registry *prometheus.Registry
 }
 
 // labelList is the repeatable -label flag: key=value pairs, several in
@@ -306,12 +309,6 @@ type RunningTailer struct {
 	progress  io.Writer
 }
 
-// WriteMetrics renders the tailer's and its publisher's metrics.
-func (rt *RunningTailer) WriteMetrics(w io.Writer) {
-	rt.Tailer.Metrics().WriteTo(w)
-	WritePublisherStats(prom.NewWriter(w), rt.Publisher.Stats())
-}
-
 // RunTailer runs a tailer with the flags in t on the bus b until ctx
 // ends. progress, when not nil, receives a progress line every second
 // while there is a backlog.
@@ -351,11 +348,20 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	if err != nil {
 		return nil, err
 	}
+	reg := t.Registry
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	if err := reg.Register(publisherCollector{pub}); err != nil {
+		closePublisher(ctx, pub)
+		return nil, fmt.Errorf("register the publisher's metrics: %w", err)
+	}
 	tl, err := tail.New(tail.Config{
 		Watch: globs, StateDir: state, Host: Hostname(t.Host), Publisher: pub, Prefix: n.Stream.Prefix,
 		FromEnd: t.FromEnd, Text: !t.NoText, Raw: t.Raw, MaxLineBytes: t.MaxLineBytes,
 		MaxOpenFiles: t.MaxOpenFiles, RescanInterval: t.Rescan, Poll: t.Poll, Drain: t.Drain, Static: t.Static,
 		DefaultWatches: defaults, Redactor: red, Archive: t.Archive, Labels: t.Labels.m, Logger: log,
+		Registry: reg,
 	})
 	if err != nil {
 		closePublisher(ctx, pub)
@@ -363,12 +369,9 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	}
 	mux := http.NewServeMux()
 	rt := &RunningTailer{Tailer: tl, Publisher: pub, Watch: globs, progress: progress}
-	mux.HandleFunc("/metrics", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", prom.ContentType)
-		rt.WriteMetrics(w)
-	})
+	mux.Handle("/metrics", metricsHandler(reg, log))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	srv, err := Listen(t.Metrics, mux)
+	srv, err := listenWithMetrics(t.Metrics, mux, reg)
 	if err != nil {
 		closePublisher(ctx, pub)
 		return nil, err
@@ -405,18 +408,6 @@ func closePublisher(ctx context.Context, pub *bus.Publisher) {
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	pub.Close(closeCtx)
-}
-
-// WritePublisherStats renders a publisher's counters as metrics.
-func WritePublisherStats(w *prom.Writer, s bus.Stats) {
-	w.Int("sessionpipe_publish_accepted_total", prom.Counter, "Messages accepted by the publisher.", int64(s.Published))
-	w.Int("sessionpipe_publish_acked_total", prom.Counter, "Messages acknowledged by JetStream.", int64(s.Acked))
-	w.Int("sessionpipe_publish_duplicates_total", prom.Counter, "Messages JetStream dropped as duplicates.", int64(s.Duplicates))
-	w.Int("sessionpipe_publish_retries_total", prom.Counter, "Messages sent again after a failure.", int64(s.Retries))
-	w.Int("sessionpipe_publish_errors_total", prom.Counter, "Publish attempts that failed (and were retried).", int64(s.Errors))
-	w.Int("sessionpipe_publish_failed_total", prom.Counter, "Messages given up (context ended or refused).", int64(s.Failed))
-	w.Int("sessionpipe_publish_in_flight", prom.Gauge, "Messages sent and not yet acknowledged.", int64(s.InFlight))
-	w.Int("sessionpipe_publish_in_flight_bytes", prom.Gauge, "Size of the messages sent and not yet acknowledged.", s.InFlightBytes)
 }
 
 // showProgress prints files, bytes and entries per second while the

@@ -302,6 +302,10 @@ type Delivery struct {
 	// or below the highest sequence this Consumer handed out before it
 	// repositioned.
 	Redelivered bool
+
+	// Stored is when the stream stored the message (its publication,
+	// by the server's clock).
+	Stored time.Time
 }
 
 // DeliveredEntry is one decoded entry with its delivery. The entries of

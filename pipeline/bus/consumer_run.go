@@ -288,6 +288,7 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		Subject:      m.Subject(),
 		NumDelivered: meta.NumDelivered,
 		Redelivered:  meta.NumDelivered > 1 || seq <= c.handedMax,
+		Stored:       meta.Timestamp,
 	}
 	var err error
 	if c.cfg.DeadLetters {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,8 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
@@ -88,6 +87,12 @@ type ExporterConfig struct {
 	// the output, so that what is added continues its sequences. A live
 	// exporter refuses an output written offline, and the other way round.
 	Offline bool
+
+	// Registry receives the exporter's metrics (sessionpipe_export_*,
+	// read from [Exporter.Stats] when scraped); nil means a registry of
+	// its own. One registry takes one exporter: [NewExporter] fails on a
+	// second.
+	Registry *prometheus.Registry
 
 	// Logger receives lifecycle events; nil discards them.
 	Logger *slog.Logger
@@ -174,7 +179,14 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.CatchUpCommit == 0 {
 		cfg.CatchUpCommit = DefaultCatchUpCommit
 	}
-	return &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}, nil
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	x := &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
+	if err := x.register(cfg.Registry); err != nil {
+		return nil, err
+	}
+	return x, nil
 }
 
 // Run exports until ctx ends: it waits for the consumer's lease, opens
@@ -670,37 +682,4 @@ func (x *Exporter) Stats() ExporterStats {
 		s.Pending = s.ConsumerStats.Pending
 	}
 	return s
-}
-
-// WriteMetrics writes the counters in the Prometheus text format.
-func (x *Exporter) WriteMetrics(w io.Writer) error {
-	s := x.Stats()
-	pw := prom.NewWriter(w)
-	active := int64(0)
-	if s.Active {
-		active = 1
-	}
-	for _, r := range []struct {
-		name string
-		typ  prom.Type
-		help string
-		v    int64
-	}{
-		{"sessionpipe_export_active", prom.Gauge, "1 when this exporter holds its consumer's lease, 0 standing by.", active},
-		{"sessionpipe_export_committed_seq", prom.Gauge, "Every stream message up to this sequence is committed.", int64(s.Committed)},
-		{"sessionpipe_export_pending_messages", prom.Gauge, "Messages of the stream not yet received (lag).", int64(s.Pending)},
-		{"sessionpipe_export_files_total", prom.Counter, "Parquet files committed.", s.Files},
-		{"sessionpipe_export_rows_total", prom.Counter, "Rows in committed Parquet files.", s.Rows},
-		{"sessionpipe_export_bytes_total", prom.Counter, "Bytes of committed Parquet files.", s.Bytes},
-		{"sessionpipe_export_archive_segments_total", prom.Counter, "Archive segments committed.", s.Segments},
-		{"sessionpipe_export_archive_raw_bytes_total", prom.Counter, "Original transcript bytes archived.", s.RawBytes},
-		{"sessionpipe_export_archive_bytes_total", prom.Counter, "Bytes of committed archive segments.", s.ArchiveBytes},
-		{"sessionpipe_export_forged_total", prom.Counter, "Messages skipped: their body names another host than their subject.", s.Forged},
-		{"sessionpipe_export_gap_messages_total", prom.Counter, "Stream messages gone before they were exported.", s.GapMessages},
-		{"sessionpipe_export_undecodable_total", prom.Counter, "Messages that could not be decoded.", s.Undecodable},
-		{"sessionpipe_export_commit_errors_total", prom.Counter, "Failed writes or commits (retried).", s.CommitErrors},
-	} {
-		pw.Int(r.name, r.typ, r.help, r.v)
-	}
-	return pw.Err()
 }

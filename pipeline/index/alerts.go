@@ -175,7 +175,9 @@ func (ix *Indexer) observe(c UsageChange) {
 		o.CostUSD = -c.CostUSD
 		o.Unpriced = false // a call taken back names no unpriced model
 	}
-	ix.fire(al.ev.Observe(o))
+	events := al.ev.Observe(o)
+	ix.metrics.observeAlerts(len(events), c.TS)
+	ix.fire(events)
 }
 
 // fire logs and publishes events; ix.mu is held.

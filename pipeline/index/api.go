@@ -18,8 +18,9 @@ import (
 	_ "time/tzdata" // the zones of the tz parameter, where the system has none
 
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -127,6 +128,12 @@ type APIConfig struct {
 	// DefaultMetricSeries.
 	MetricSeries int
 
+	// Metrics, when set, is served on /metrics after the indexer's
+	// registry ([IndexerConfig.Registry]) and the API's own metrics: the
+	// process's other metrics (Go runtime, its HTTP server, other stages).
+	// Its families must not repeat the indexer's or the API's.
+	Metrics prometheus.Gatherer
+
 	// Logger receives request failures at Debug; nil discards.
 	Logger *slog.Logger
 }
@@ -151,7 +158,7 @@ func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 	mux.HandleFunc("GET /api/alerts", a.alerts)
 	mux.HandleFunc("GET /api/events", a.events)
 	mux.HandleFunc("GET /healthz", a.health)
-	mux.HandleFunc("GET /metrics", a.metrics)
+	mux.Handle("GET /metrics", a.metricsHandler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		a.fail(w, http.StatusNotFound, fmt.Errorf("no such endpoint: %s %s", r.Method, r.URL.Path))
 	})
@@ -679,9 +686,19 @@ func commitStall(interval time.Duration) time.Duration {
 	return max(5*interval, 10*time.Second)
 }
 
-func (a *api) metrics(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", prom.ContentType)
-	pw := prom.NewWriter(w)
-	a.ix.writeMetrics(pw, a.series)
-	a.streams.writeMetrics(pw)
+// metricsHandler serves the indexer's registry, the API's metrics
+// (tokens, cost and calls by host and model, bounded by
+// cfg.MetricSeries; event streams) and cfg.Metrics. A collector that
+// fails is logged and left out; the others are served.
+func (a *api) metricsHandler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(hostModelCollector{ix: a.ix, limit: a.series}, streamsCollector{a.streams})
+	gs := prometheus.Gatherers{a.ix.cfg.Registry, reg}
+	if a.cfg.Metrics != nil {
+		gs = append(gs, a.cfg.Metrics)
+	}
+	return promhttp.HandlerFor(gs, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -84,6 +85,12 @@ type IndexerConfig struct {
 	// this long after the active indexer died, at once after it stopped.
 	LeaseTTL time.Duration
 
+	// Registry receives the indexer's metrics (its counters and the
+	// apply and alert latency histograms; [Indexer.Handler] serves it on
+	// /metrics); nil means a registry of its own. One registry takes one
+	// indexer: [NewIndexer] fails on a second.
+	Registry *prometheus.Registry
+
 	// Logger receives lifecycle events; nil discards.
 	Logger *slog.Logger
 }
@@ -136,6 +143,7 @@ type Indexer struct {
 	totalsDirty bool
 
 	alertsFired atomic.Uint64
+	metrics     indexerMetrics
 
 	entries   atomic.Uint64 // entries applied since start
 	skipped   atomic.Uint64 // redelivered entries skipped
@@ -170,14 +178,21 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		cfg.WebhookConsumer = DefaultWebhookConsumer
 	}
 	cfg.Stream = cfg.Stream.WithDefaults()
-	return &Indexer{
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	ix := &Indexer{
 		cfg:     cfg,
 		log:     discard(cfg.Logger).With(KeyComponent, "index"),
 		changed: make(map[sessionKey]bool),
 		ready:   make(chan struct{}),
 		hub:     newHub(),
 		totals:  make(map[hostModel]*hmTotals),
-	}, nil
+	}
+	if err := ix.register(cfg.Registry); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }
 
 // Ready is closed once Run has opened the state and positioned the
@@ -462,6 +477,7 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 	// The entries of a message share its sequence: a message is skipped
 	// whole when the state holds it, taken whole otherwise.
 	floor := ix.applied
+	now := time.Now()
 	for i := range b.Entries {
 		d := &b.Entries[i]
 		if d.Seq <= floor {
@@ -489,6 +505,9 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 		ix.applied = d.Seq
 		ix.changed[sessionKey{d.Entry.Format, d.Entry.Host, d.Entry.SessionID}] = true
 		ix.entries.Add(1)
+		if !d.Stored.IsZero() {
+			ix.metrics.applyLatency.Observe(max(now.Sub(d.Stored), 0).Seconds())
+		}
 	}
 	ix.applied = max(ix.applied, b.Last)
 	if err := ix.agg.Err(); err != nil {

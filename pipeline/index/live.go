@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
 
@@ -114,12 +115,27 @@ func (l *streamLimit) release(client string) {
 	}
 }
 
-func (l *streamLimit) writeMetrics(w *prom.Writer) {
-	l.mu.Lock()
-	open, refused := l.open, l.refused
-	l.mu.Unlock()
-	w.Int("sessionpipe_index_event_streams", prom.Gauge, "Server-sent event streams (GET /api/events) open.", int64(open))
-	w.Int("sessionpipe_index_event_streams_refused_total", prom.Counter, "Event streams refused (429) past their bound, in all or per client.", int64(refused))
+// streamsCollector collects the event streams open and refused.
+type streamsCollector struct{ l *streamLimit }
+
+var (
+	streamsDesc = prometheus.NewDesc("sessionpipe_index_event_streams",
+		"Server-sent event streams (GET /api/events) open.", nil, nil)
+	streamsRefusedDesc = prometheus.NewDesc("sessionpipe_index_event_streams_refused_total",
+		"Event streams refused (429) past their bound, in all or per client.", nil, nil)
+)
+
+func (c streamsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- streamsDesc
+	ch <- streamsRefusedDesc
+}
+
+func (c streamsCollector) Collect(ch chan<- prometheus.Metric) {
+	c.l.mu.Lock()
+	open, refused := c.l.open, c.l.refused
+	c.l.mu.Unlock()
+	ch <- prometheus.MustNewConstMetric(streamsDesc, prometheus.GaugeValue, float64(open))
+	ch <- prometheus.MustNewConstMetric(streamsRefusedDesc, prometheus.CounterValue, float64(refused))
 }
 
 // hostModel keys the running totals of the metrics.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
@@ -145,6 +146,11 @@ type Config struct {
 	// the watches (OpenCode's opencode.db) are asked for new rows; default
 	// DefaultDatabasePoll.
 	DatabasePoll time.Duration
+
+	// Registry receives the tailer's metrics (sessionpipe_tail_*, see
+	// [Metrics]); nil means a registry of its own, served by nothing.
+	// One registry takes one tailer: [New] fails on a second.
+	Registry *prometheus.Registry
 
 	// Logger receives lifecycle events (Info), bad lines and file
 	// changes (Debug/Warn, rate-limited); nil discards.

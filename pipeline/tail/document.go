@@ -50,6 +50,7 @@ func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, pa
 		f.mu.Unlock()
 	}
 	t.setStat(f, size, mtime)
+	read := time.Now()
 	data, err := formats.ReadWhole(h, path, size, t.cfg.MaxDocumentBytes)
 	var tooLarge *formats.DocumentTooLargeError
 	if errors.As(err, &tooLarge) {
@@ -155,7 +156,7 @@ func (t *Tailer) readDoc(ctx context.Context, w *worker, f *file, h *os.File, pa
 	f.docPending = &DocState{Entries: next}
 	f.mu.Unlock()
 	defer func() { w.jsonl = w.jsonl[:0] }()
-	return t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1})
+	return t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1, read: read})
 }
 
 // docEntry is an entry of a document to publish: its JSON line in the

@@ -150,6 +150,7 @@ type worker struct {
 	// the server store, and each consumer take, many entries per message,
 	// per acknowledgement and per system call.
 	pending  []pendingLine
+	read     time.Time // when pending's first line was read
 	jsonl    []byte
 	npending int // entries in pending
 	bpending int // their bytes
@@ -169,8 +170,9 @@ type pendingLine struct {
 	entries       int         // how many
 	msgs          []*nats.Msg // messages of its own: a dead letter
 	before, after mark
-	line, offset  int64 // where the line is, for the dead letter of a message the server refuses
-	tooLong       bool  // its bytes were not kept: no raw copy either
+	line, offset  int64     // where the line is, for the dead letter of a message the server refuses
+	tooLong       bool      // its bytes were not kept: no raw copy either
+	read          time.Time // when it was read (a batch's lines: its first line's); zero: not measured
 }
 
 // A worker hands its batch to the publisher once it holds publishBatch
@@ -187,6 +189,10 @@ const (
 // queue adds one line to w's batch, and hands the batch to the publisher
 // once it is full.
 func (t *Tailer) queue(ctx context.Context, w *worker, f *file, p pendingLine) error {
+	if len(w.pending) == 0 {
+		w.read = time.Now() // one clock read per batch, not per line
+	}
+	p.read = w.read
 	w.pending = append(w.pending, p)
 	w.npending += p.entries
 	w.bpending += p.to - p.from
@@ -240,7 +246,7 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 		count += lines[i].entries
 		dead = append(dead, lines[i].msgs...)
 	}
-	batch := pendingLine{msgs: dead, before: first.before, after: last.after, line: first.line, offset: first.offset}
+	batch := pendingLine{msgs: dead, before: first.before, after: last.after, line: first.line, offset: first.offset, read: first.read}
 	if count == 0 && raw == nil {
 		// Only bookkeeping lines and bad ones: nothing for a batch
 		// message, but the checkpoint moves past them.
@@ -612,7 +618,7 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 		if i == len(msgs)-1 {
 			at = after
 		}
-		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, p.line, p.offset, at, epoch, err) }); err != nil {
+		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, p, at, epoch, err) }); err != nil {
 			f.mu.Lock()
 			f.inflight -= len(msgs) - i
 			f.stuck = true
@@ -628,10 +634,10 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 }
 
 // completed is the publisher's callback for message m of f, made of the
-// line at the given line number and offset, which covers the file up to
-// at in the file's content of the given epoch.
-func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, epoch uint64, err error) {
-	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, line, offset, err) {
+// line p (at its line number and offset, read at p.read), which covers
+// the file up to at in the file's content of the given epoch.
+func (t *Tailer) completed(f *file, m *nats.Msg, p pendingLine, at mark, epoch uint64, err error) {
+	if errors.Is(err, bus.ErrRejected) && t.reject(f, m, p.line, p.offset, err) {
 		err = nil // refused for good: its dead letter stands for it
 	}
 	f.mu.Lock()
@@ -646,6 +652,9 @@ func (t *Tailer) completed(f *file, m *nats.Msg, line, offset int64, at mark, ep
 	}
 	t.m.acked.Add(1)
 	t.m.ackedEntries.Add(int64(entriesIn(m)))
+	if !p.read.IsZero() {
+		t.m.publishLatency.Observe(time.Since(p.read).Seconds())
+	}
 	t.changes.Add(1)
 	if f.stuck || epoch != f.epoch {
 		// Frozen, or published from content the file no longer has (it
@@ -786,6 +795,7 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 	}
 	t.setStat(f, size, mtime)
 	data := make([]byte, size)
+	read := time.Now()
 	if _, err := h.ReadAt(data, 0); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
@@ -802,7 +812,7 @@ func (t *Tailer) readMeta(ctx context.Context, f *file, h *os.File, path string,
 	for i := range entries {
 		msgs = append(msgs, t.entryMsg(&entries[i], limit))
 	}
-	if err := t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1}); err != nil {
+	if err := t.send(ctx, f, pendingLine{msgs: msgs, after: mark{at: size}, line: 1, read: read}); err != nil {
 		return err
 	}
 	f.metaSum, f.readPos = sum, size

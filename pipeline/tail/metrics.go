@@ -4,12 +4,14 @@ import (
 	"io"
 	"sync/atomic"
 
-	"github.com/sessionpipe/sessionpipe/internal/prom"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
 
-// Metrics are the tailer's counters, safe for concurrent use. WriteTo
-// renders them in the Prometheus text exposition format.
+// Metrics are the tailer's counters, safe for concurrent use, and its
+// Prometheus metrics (registered on [Config.Registry]) read from them.
 type Metrics struct {
 	files         atomic.Int64                  // files followed (gauge)
 	skipped       atomic.Int64                  // files that are not transcripts
@@ -43,6 +45,8 @@ type Metrics struct {
 	lag         func() int64        // bytes written and not yet acknowledged (gauge)
 	watchedDirs func() int64        // directories with a notification watch (gauge)
 	watchFiles  func() []WatchFiles // files followed per watch (gauge)
+
+	publishLatency prometheus.Histogram // read → acknowledged, seconds
 }
 
 // WatchFiles is the number of files one watch follows: the files whose
@@ -51,8 +55,6 @@ type WatchFiles struct {
 	Watch string // as configured
 	Files int64
 }
-
-func newMetrics() *Metrics { return &Metrics{} }
 
 // redacted counts what redacting an entry did.
 func (m *Metrics) redacted(st redact.Stats) {
@@ -122,60 +124,133 @@ func (m *Metrics) Snapshot() Snapshot {
 	return s
 }
 
-// WriteTo writes the counters in the Prometheus text format.
+// WriteTo writes the tailer's metrics (not the publisher's nor the
+// process's) in the Prometheus text format, for tests and tools; a
+// daemon serves its registry (see [Config.Registry]).
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
-	s := m.Snapshot()
-	pw := prom.NewWriter(w)
-	for _, r := range []struct {
-		name string
-		typ  prom.Type
-		help string
-		v    int64
-	}{
-		{"sessionpipe_tail_files", prom.Gauge, "Files followed.", s.Files},
-		{"sessionpipe_tail_files_skipped_total", prom.Counter, "Files skipped as not transcripts.", s.Skipped},
-		{"sessionpipe_tail_files_skipped_names", prom.Gauge, "Files under the watches not followed because of their names (not transcript candidates), at the last rescan.", s.SkippedNames},
-		{"sessionpipe_tail_lines_read_total", prom.Counter, "Lines read.", s.Lines},
-		{"sessionpipe_tail_bytes_read_total", prom.Counter, "Bytes of lines read.", s.Bytes},
-		{"sessionpipe_tail_messages_sent_total", prom.Counter, "Messages handed to the publisher.", s.Sent},
-		{"sessionpipe_tail_entries_published_total", prom.Counter, "Messages acknowledged by JetStream (a batch message of many entries counts once).", s.Acked},
-		{"sessionpipe_tail_batches_sent_total", prom.Counter, "Batch messages handed to the publisher.", s.Batches},
-		{"sessionpipe_tail_entries_sent_total", prom.Counter, "Entries handed to the publisher, in batch messages or alone.", s.Entries},
-		{"sessionpipe_tail_entries_acked_total", prom.Counter, "Entries in messages acknowledged by JetStream.", s.AckedEntries},
-		{"sessionpipe_tail_bad_lines_total", prom.Counter, "Lines sent to the dead-letter subject.", s.BadLines},
-		{"sessionpipe_tail_entries_truncated_total", prom.Counter, "Entries shortened to fit a message.", s.Truncated},
-		{"sessionpipe_tail_publish_errors_total", prom.Counter, "Messages that completed with an error.", s.PublishErrors},
-		{"sessionpipe_tail_read_errors_total", prom.Counter, "Failed reads of a file.", s.ReadErrors},
-		{"sessionpipe_tail_rewrites_total", prom.Counter, "Files read again after truncation or replacement.", s.Rewrites},
-		{"sessionpipe_tail_renames_total", prom.Counter, "Files followed across a rename.", s.Renames},
-		{"sessionpipe_tail_watch_errors_total", prom.Counter, "Directories that could not be watched.", s.WatchErrors},
-		{"sessionpipe_tail_rescans_total", prom.Counter, "Walks of the watches done.", s.Rescans},
-		{"sessionpipe_tail_watched_dirs", prom.Gauge, "Directories with a file-notification watch.", s.WatchedDirs},
-		{"sessionpipe_tail_raw_chunks_total", prom.Counter, "Chunks of original lines handed to the publisher for the archive.", s.RawChunks},
-		{"sessionpipe_tail_raw_bytes_total", prom.Counter, "Original bytes in raw chunks.", s.RawBytes},
-		{"sessionpipe_tail_raw_holes_total", prom.Counter, "Lines too long to archive (left out of raw chunks).", s.RawHoles},
-		{"sessionpipe_tail_raw_skipped_total", prom.Counter, "Raw chunks not sent because the file changed while read (it is read again).", s.RawSkipped},
-		{"sessionpipe_tail_documents_read_total", prom.Counter, "Versions of whole-file documents read.", s.DocReads},
-		{"sessionpipe_tail_documents_invalid_total", prom.Counter, "Versions of whole-file documents that were not valid JSON (read half-written, or broken): read again at their next change.", s.DocInvalid},
-		{"sessionpipe_tail_documents_too_large_total", prom.Counter, "Versions of whole-file documents over the size limit, not read.", s.DocTooLarge},
-		{"sessionpipe_tail_document_entries_unchanged_total", prom.Counter, "Entries of documents read again whose content was published before: not published again.", s.DocUnchanged},
-		{"sessionpipe_tail_lag_bytes", prom.Gauge, "Bytes written to followed files and not yet acknowledged.", s.LagBytes},
-	} {
-		pw.Int(r.name, r.typ, r.help, r.v)
+	reg := prometheus.NewPedanticRegistry()
+	if err := m.register(reg); err != nil {
+		return 0, err
 	}
-	samples := make([]prom.Sample, len(s.Watches))
-	for i, wf := range s.Watches {
-		samples[i] = prom.Sample{Labels: []prom.Label{{Name: "watch", Value: wf.Watch}}, Value: float64(wf.Files)}
+	mfs, err := reg.Gather()
+	if err != nil {
+		return 0, err
 	}
-	pw.Family("sessionpipe_tail_watch_files", prom.Gauge, "Files followed per watch (a file counts in the first watch it matches).", samples...)
-	red := m.Redacted()
-	secrets := make([]prom.Sample, 0, redact.NumKinds)
-	for k := range redact.NumKinds {
-		if n := red.Secrets[k]; n > 0 {
-			secrets = append(secrets, prom.Sample{Labels: []prom.Label{{Name: "kind", Value: k.String()}}, Value: float64(n)})
+	var n int64
+	for _, mf := range mfs {
+		k, err := expfmt.MetricFamilyToText(w, mf)
+		n += int64(k)
+		if err != nil {
+			return n, err
 		}
 	}
-	pw.Family("sessionpipe_tail_secrets_redacted_total", prom.Counter, "Secrets replaced by a marker before publishing, by kind.", secrets...)
-	pw.Int("sessionpipe_tail_fields_withheld_total", prom.Counter, "Text fields left out before publishing (--content metadata).", red.Emptied)
-	return pw.Written(), pw.Err()
+	return n, nil
+}
+
+// Buckets of the read→acknowledged latency, in seconds: a line is
+// normally acknowledged within milliseconds of its read (a batch is
+// flushed at a file's end); the upper buckets show a stalled server.
+var publishLatencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// newMetrics returns the tailer's metrics, registered on nothing yet.
+func newMetrics() *Metrics {
+	return &Metrics{publishLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "sessionpipe_tail_publish_latency_seconds",
+		Help:    "Time from reading a line to JetStream's acknowledgement of the message carrying it (of a batch: from its first line read).",
+		Buckets: publishLatencyBuckets,
+	})}
+}
+
+// register adds m's metrics to reg.
+func (m *Metrics) register(reg prometheus.Registerer) error {
+	cs := []prometheus.Collector{m.publishLatency, metricsCollector{m}}
+	for _, r := range []struct {
+		name  string
+		gauge bool
+		help  string
+		v     func() int64
+	}{
+		{"sessionpipe_tail_files", true, "Files followed.", m.files.Load},
+		{"sessionpipe_tail_files_skipped_total", false, "Files skipped as not transcripts.", m.skipped.Load},
+		{"sessionpipe_tail_files_skipped_names", true, "Files under the watches not followed because of their names (not transcript candidates), at the last rescan.", m.skippedNames.Load},
+		{"sessionpipe_tail_lines_read_total", false, "Lines read.", m.lines.Load},
+		{"sessionpipe_tail_bytes_read_total", false, "Bytes of lines read.", m.bytes.Load},
+		{"sessionpipe_tail_messages_sent_total", false, "Messages handed to the publisher.", m.sent.Load},
+		{"sessionpipe_tail_entries_published_total", false, "Messages acknowledged by JetStream (a batch message of many entries counts once).", m.acked.Load},
+		{"sessionpipe_tail_batches_sent_total", false, "Batch messages handed to the publisher.", m.batches.Load},
+		{"sessionpipe_tail_entries_sent_total", false, "Entries handed to the publisher, in batch messages or alone.", m.entries.Load},
+		{"sessionpipe_tail_entries_acked_total", false, "Entries in messages acknowledged by JetStream.", m.ackedEntries.Load},
+		{"sessionpipe_tail_bad_lines_total", false, "Lines sent to the dead-letter subject.", m.badLines.Load},
+		{"sessionpipe_tail_entries_truncated_total", false, "Entries shortened to fit a message.", m.truncated.Load},
+		{"sessionpipe_tail_publish_errors_total", false, "Messages that completed with an error.", m.publishErrors.Load},
+		{"sessionpipe_tail_read_errors_total", false, "Failed reads of a file.", m.readErrors.Load},
+		{"sessionpipe_tail_rewrites_total", false, "Files read again after truncation or replacement.", m.rewrites.Load},
+		{"sessionpipe_tail_renames_total", false, "Files followed across a rename.", m.renames.Load},
+		{"sessionpipe_tail_watch_errors_total", false, "Directories that could not be watched.", m.watchErrors.Load},
+		{"sessionpipe_tail_rescans_total", false, "Walks of the watches done.", m.rescans.Load},
+		{"sessionpipe_tail_watched_dirs", true, "Directories with a file-notification watch.", orZero(&m.watchedDirs)},
+		{"sessionpipe_tail_raw_chunks_total", false, "Chunks of original lines handed to the publisher for the archive.", m.rawChunks.Load},
+		{"sessionpipe_tail_raw_bytes_total", false, "Original bytes in raw chunks.", m.rawBytes.Load},
+		{"sessionpipe_tail_raw_holes_total", false, "Lines too long to archive (left out of raw chunks).", m.rawHoles.Load},
+		{"sessionpipe_tail_raw_skipped_total", false, "Raw chunks not sent because the file changed while read (it is read again).", m.rawSkipped.Load},
+		{"sessionpipe_tail_documents_read_total", false, "Versions of whole-file documents read.", m.docReads.Load},
+		{"sessionpipe_tail_documents_invalid_total", false, "Versions of whole-file documents that were not valid JSON (read half-written, or broken): read again at their next change.", m.docInvalid.Load},
+		{"sessionpipe_tail_documents_too_large_total", false, "Versions of whole-file documents over the size limit, not read.", m.docTooLarge.Load},
+		{"sessionpipe_tail_document_entries_unchanged_total", false, "Entries of documents read again whose content was published before: not published again.", m.docUnchanged.Load},
+		{"sessionpipe_tail_lag_bytes", true, "Bytes written to followed files and not yet acknowledged.", orZero(&m.lag)},
+		{"sessionpipe_tail_fields_withheld_total", false, "Text fields left out before publishing (--content metadata).", m.emptied.Load},
+	} {
+		v := func() float64 { return float64(r.v()) }
+		if r.gauge {
+			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: r.name, Help: r.help}, v))
+		} else {
+			cs = append(cs, prometheus.NewCounterFunc(prometheus.CounterOpts{Name: r.name, Help: r.help}, v))
+		}
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// orZero reads a gauge the tailer sets after the metrics are made.
+func orZero(f *func() int64) func() int64 {
+	return func() int64 {
+		if *f == nil {
+			return 0
+		}
+		return (*f)()
+	}
+}
+
+// metricsCollector collects the labelled families: files per watch and
+// secrets redacted per kind (the kinds seen so far).
+type metricsCollector struct{ m *Metrics }
+
+var (
+	watchFilesDesc = prometheus.NewDesc("sessionpipe_tail_watch_files",
+		"Files followed per watch (a file counts in the first watch it matches).", []string{"watch"}, nil)
+	secretsDesc = prometheus.NewDesc("sessionpipe_tail_secrets_redacted_total",
+		"Secrets replaced by a marker before publishing, by kind.", []string{"kind"}, nil)
+)
+
+func (c metricsCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- watchFilesDesc
+	ch <- secretsDesc
+}
+
+func (c metricsCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.m.watchFiles != nil {
+		for _, wf := range c.m.watchFiles() {
+			ch <- prometheus.MustNewConstMetric(watchFilesDesc, prometheus.GaugeValue, float64(wf.Files), wf.Watch)
+		}
+	}
+	red := c.m.Redacted()
+	for k := range redact.NumKinds {
+		if n := red.Secrets[k]; n > 0 {
+			ch <- prometheus.MustNewConstMetric(secretsDesc, prometheus.CounterValue, float64(n), k.String())
+		}
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -87,6 +88,14 @@ func New(cfg Config) (*Tailer, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := newMetrics()
+	if err := m.register(reg); err != nil {
+		return nil, fmt.Errorf("register the tailer's metrics: %w", err)
+	}
 	cp, err := OpenCheckpoints(cfg.StateDir)
 	if err != nil {
 		return nil, err
@@ -100,7 +109,7 @@ func New(cfg Config) (*Tailer, error) {
 		log:     log.With(KeyComponent, "tail"),
 		watches: newWatchSet(cfg.Watch),
 		cp:      cp,
-		m:       newMetrics(),
+		m:       m,
 		files:   make(map[fileID]*file),
 		byPath:  make(map[string]*file),
 		watched: make(map[string]bool),
