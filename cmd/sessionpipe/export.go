@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
@@ -56,14 +57,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 	}
-	o := app.OfflineExport{
+	o := exportcmd.OfflineExport{
 		Paths: fs.Args(), Out: *out, Host: app.Hostname(*host), Content: content,
 		PartBytes: *partBytes, MaxLineBytes: *maxLine, S3: &s3,
 	}
 	if !*noArchive {
 		o.Archive = *archive
 		if o.Archive == "" {
-			o.Archive = app.DefaultOfflineArchive(*out)
+			o.Archive = exportcmd.DefaultOfflineArchive(*out)
 		}
 	}
 	logs := app.Logging{Level: "warn", Format: "text"}

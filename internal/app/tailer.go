@@ -50,6 +50,15 @@ type Tailer struct {
 	Labels labelList
 }
 
+// ContentErr is the error of a SESSIONPIPE_CONTENT that is no mode, seen
+// by Register and returned when the tailer starts; nil when none.
+func (t *Tailer) ContentErr() error { return t.contentErr }
+
+// LabelsErr is the error of a SESSIONPIPE_LABELS that is no list of
+// labels, seen by Register and returned when the tailer starts; nil when
+// none.
+func (t *Tailer) LabelsErr() error { return t.Labels.err }
+
 // labelList is the repeatable -label flag: key=value pairs, several in
 // one value when separated by commas (schema.ParseLabels). The labels of
 // SESSIONPIPE_LABELS are its default, replaced as a whole by the first
