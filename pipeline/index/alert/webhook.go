@@ -181,7 +181,7 @@ func (w *Webhook) post(ctx context.Context, ev Event, body []byte) (time.Duratio
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrWebhookPermanent, err)
+		return 0, fmt.Errorf("%w: %w", ErrWebhookPermanent, err)
 	}
 	for k, vs := range w.cfg.Header {
 		for _, v := range vs {
