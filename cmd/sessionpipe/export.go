@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
 
@@ -51,7 +51,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{"export: no PATH given"}
 	}
 	for _, p := range fs.Args() {
-		if !strings.ContainsAny(p, "*?[{") {
+		if !formats.HasMeta(p) {
 			if _, err := os.Stat(p); err != nil {
 				return err
 			}

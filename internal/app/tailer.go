@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/prom"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -290,7 +291,7 @@ func Watches(watch, paths []string, env Env) (globs []string, defaults bool, err
 
 // CheckPath checks a PATH argument: one without a wildcard must exist.
 func CheckPath(p string) error {
-	if strings.ContainsAny(p, "*?[{") {
+	if formats.HasMeta(p) {
 		return nil
 	}
 	if _, err := os.Stat(p); err != nil {
