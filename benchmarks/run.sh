@@ -30,10 +30,10 @@ raw=$out/decode.txt
 	echo "# count=$count benchtime=$benchtime cpu=1, $(date -u +%Y-%m-%dT%H:%MZ)"
 } >"$raw"
 
-go test -run='^$' -bench='^BenchmarkDecode$' -benchtime="$benchtime" -count="$count" -cpu=1 -timeout=2h \
-	./benchmarks/ | tee -a "$raw"
-GOEXPERIMENT=jsonv2 go test -run='^$' -bench='^BenchmarkDecode$/./^impl=encoding-json-v' \
-	-benchtime="$benchtime" -count="$count" -cpu=1 -timeout=2h ./benchmarks/ | tee -a "$raw"
+go -C benchmarks test -run='^$' -bench='^BenchmarkDecode$' -benchtime="$benchtime" -count="$count" -cpu=1 -timeout=2h \
+	. | tee -a "$raw"
+GOEXPERIMENT=jsonv2 go -C benchmarks test -run='^$' -bench='^BenchmarkDecode$/./^impl=encoding-json-v' \
+	-benchtime="$benchtime" -count="$count" -cpu=1 -timeout=2h . | tee -a "$raw"
 
 $benchstat -col "/impl@($order)" -row /corpus "$raw" | tee "$out/decode-benchstat.txt"
 

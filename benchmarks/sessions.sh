@@ -15,9 +15,10 @@ base=${CORPUS_DIR:-${TMPDIR:-/tmp}/sessionpipe-bench}
 corpus=$base/claude-$size
 bin=$base/bin
 mkdir -p "$bin"
+bin=$(cd "$bin" && pwd) # go -C benchmarks resolves -o there
 
 go build -o "$bin/sessionpipe" ./cmd/sessionpipe
-go build -o "$bin/gencorpus" ./benchmarks/cmd/gencorpus
+go -C benchmarks build -o "$bin/gencorpus" ./cmd/gencorpus # benchmarks/ is a module of its own
 if [ ! -d "$corpus/claude/projects" ]; then
 	"$bin/gencorpus" -format claude -size "$size" -out "$corpus" -seed 1
 fi

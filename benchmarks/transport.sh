@@ -11,7 +11,7 @@
 # Build the two binaries from the two commits, e.g.
 #   git worktree add /tmp/before <commit> && (cd /tmp/before && go build -o /tmp/before.bin ./cmd/sessionpipe)
 #   go build -o /tmp/after.bin ./cmd/sessionpipe
-# and generate a corpus with go run ./benchmarks/cmd/gencorpus -format claude -size 200MB -out DIR.
+# and generate a corpus with go -C benchmarks run ./cmd/gencorpus -format claude -size 200MB -out /abs/DIR.
 set -euo pipefail
 before=$1 after=$2 corpus=$3
 runs=${RUNS:-3}

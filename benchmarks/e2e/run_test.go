@@ -26,7 +26,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
@@ -40,7 +40,7 @@ var (
 
 // BenchmarkRun measures `sessionpipe run` (the binary, in a child process,
 // so that its peak RSS is its own) backfilling a generated mixed corpus
-// (benchmarks/corpusgen: every generated format, resumed and forked
+// (internal/corpusgen: every generated format, resumed and forked
 // copies) with the embedded JetStream server, the indexer and the
 // exporter, and, in the same benchmark run on the same corpus, the
 // `tailer` binary alone publishing into an in-process server. It reports:
@@ -125,11 +125,14 @@ func generate(b *testing.B, size int64) string {
 	return dir
 }
 
-// buildBin compiles cmd/<name>.
+// buildBin compiles cmd/<name> in the main module (two directories up:
+// benchmarks is a module of its own).
 func buildBin(b *testing.B, name string) string {
 	b.Helper()
 	bin := filepath.Join(b.TempDir(), name)
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionpipe/sessionpipe/cmd/"+name).CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
+	cmd.Dir = filepath.Join("..", "..")
+	out, err := cmd.CombinedOutput()
 	require.NoError(b, err, "%s", out)
 	return bin
 }
@@ -221,7 +224,7 @@ func parquetNumbers(out string) (map[string]sums, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(export.DuckDBInit(out)); err != nil {
+	if _, err := db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out})); err != nil {
 		return nil, err // no file yet
 	}
 	rows, err := db.Query("SELECT format, session_id, turns, api_calls, total_tokens, cost_nano_usd FROM sessions")

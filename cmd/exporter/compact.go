@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
@@ -80,8 +81,8 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 	var st export.CompactStats
 	if strings.HasPrefix(dir, "s3://") {
 		bc := export.BucketCompactConfig{CompactConfig: cc, LeftoverAge: c.LeftoverAge, SpoolDir: c.S3.Spool}
-		if bc.Bucket, err = c.S3.Open(ctx, dir); err == nil && c.Archive != "" {
-			bc.Archive, err = c.S3.Open(ctx, c.Archive)
+		if bc.Bucket, err = exportcmd.OpenBucket(ctx, &c.S3, dir); err == nil && c.Archive != "" {
+			bc.Archive, err = exportcmd.OpenBucket(ctx, &c.S3, c.Archive)
 		}
 		if err != nil {
 			return err

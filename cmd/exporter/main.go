@@ -18,6 +18,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 )
 
@@ -94,7 +95,7 @@ func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) er
 		return err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
-	re, err := app.StartExporter(&ex, &d.NATS, b, d.Log)
+	re, err := exportcmd.StartExporter(&ex, &d.NATS, b, d.Log)
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -103,7 +104,7 @@ func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) er
 		return err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
-	ri, err := app.StartIndexer(&ix, &d.NATS, b, d.Log)
+	ri, err := indexcmd.StartIndexer(&ix, &d.NATS, b, d.Log)
 	if err != nil {
 		return err
 	}
@@ -185,7 +186,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &page); err != nil {
 			return err
 		}
-		if err := app.WriteSessionsTable(stdout, page.Sessions, *wide); err != nil {
+		if err := indexcmd.WriteSessionsTable(stdout, page.Sessions, *wide); err != nil {
 			return err
 		}
 		if page.NextCursor != "" {
@@ -199,7 +200,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &s); err != nil {
 			return err
 		}
-		if err := app.WriteSessionsTable(stdout, []index.Session{s.Session}, true); err != nil {
+		if err := indexcmd.WriteSessionsTable(stdout, []index.Session{s.Session}, true); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout)
@@ -212,7 +213,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &u); err != nil {
 			return err
 		}
-		return app.WriteUsageTable(stdout, u.GroupBy, u.Rows)
+		return indexcmd.WriteUsageTable(stdout, u.GroupBy, u.Rows)
 	case "alerts":
 		var a struct {
 			Alerts []alert.Event `json:"alerts"`
@@ -220,7 +221,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 		if err := json.Unmarshal(body, &a); err != nil {
 			return err
 		}
-		return app.WriteAlertsTable(stdout, a.Alerts)
+		return indexcmd.WriteAlertsTable(stdout, a.Alerts)
 	}
 	return nil
 }

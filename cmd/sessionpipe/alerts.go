@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
@@ -66,7 +67,7 @@ func runAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			Alerts []alert.Event `json:"alerts"`
 		}{nonNil(events)})
 	}
-	return app.WriteAlertsTable(stdout, events)
+	return indexcmd.WriteAlertsTable(stdout, events)
 }
 
 // checkAlerts replays calls (in time order) through an evaluator of

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/doctor"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 )
 
@@ -63,7 +64,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !ok {
 		return usageError{fmt.Sprintf("doctor: unknown command %q (want run, tailer, indexer, exporter or compact)", name)}
 	}
-	d := app.Doctor{Command: c, Env: os.Getenv}
+	d := doctor.Doctor{Command: c, Env: os.Getenv}
 	fs := flag.NewFlagSet("doctor "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -78,14 +79,14 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	checks := d.Check(ctx)
-	write := app.WriteChecks
+	write := doctor.WriteChecks
 	if d.JSON {
-		write = app.WriteChecksJSON
+		write = doctor.WriteChecksJSON
 	}
 	if err := write(stdout, checks); err != nil {
 		return err
 	}
-	if n := app.Failures(checks); n > 0 {
+	if n := doctor.Failures(checks); n > 0 {
 		return fmt.Errorf("doctor: %d of %d checks failed", n, len(checks))
 	}
 	return nil

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
@@ -69,7 +71,7 @@ func runDuckDB(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case !st.IsDir():
 		return fmt.Errorf("duckdb: %s is not a directory (give the exporter's output directory)", dir)
 	}
-	table, err := app.LoadPrices(*prices)
+	table, err := indexcmd.LoadPrices(*prices)
 	if err != nil {
 		return err
 	}
@@ -105,7 +107,7 @@ func hasParquet(dir string) (bool, error) {
 // duckDBBucket prints the script over an output in a bucket: the files
 // its manifest lists, through httpfs.
 func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, stdout, stderr io.Writer) error {
-	b, err := s3.Open(ctx, loc)
+	b, err := exportcmd.OpenBucket(ctx, s3, loc)
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)
 	}
@@ -116,7 +118,7 @@ func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, st
 	if len(m.Files) == 0 {
 		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files listed under %s yet: the views are empty; run this again once the exporter has committed one\n", loc)
 	}
-	table, err := app.LoadPrices(prices)
+	table, err := indexcmd.LoadPrices(prices)
 	if err != nil {
 		return err
 	}

@@ -348,7 +348,7 @@ func requireParquet(t *testing.T, out, reread string, want map[string]numbers) {
 	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1) // the views are temporary: one connection
-	_, err = db.Exec(export.DuckDBInit(out))
+	_, err = db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out}))
 	require.NoError(t, err)
 
 	// Each copy of a record in each file is a row once, but for the lines

@@ -6,9 +6,10 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"strings"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
 
@@ -56,7 +57,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{"export: no PATH given"}
 	}
 	for _, p := range fs.Args() {
-		if !strings.ContainsAny(p, "*?[{") {
+		if !formats.HasMeta(p) {
 			if _, err := os.Stat(p); err != nil {
 				return err
 			}
@@ -68,14 +69,14 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// buffers are bounded, the garbage around them is not.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(*memoryLimit << 20))
 	}
-	o := app.OfflineExport{
+	o := exportcmd.OfflineExport{
 		Paths: fs.Args(), Out: *out, Host: app.Hostname(*host), Content: content,
 		PartBytes: *partBytes, MaxLineBytes: *maxLine, S3: &s3,
 	}
 	if !*noArchive {
 		o.Archive = *archive
 		if o.Archive == "" {
-			o.Archive = app.DefaultOfflineArchive(*out)
+			o.Archive = exportcmd.DefaultOfflineArchive(*out)
 		}
 	}
 	logs := app.Logging{Level: "warn", Format: "text"}

@@ -12,6 +12,7 @@ import (
 	"time"
 	_ "time/tzdata" // --timezone names work on machines without a zoneinfo database
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
@@ -94,7 +95,7 @@ func (r *reportFlags) calls(ctx context.Context, name string, fs *flag.FlagSet, 
 	if *r.format != "" && !schema.Format(*r.format).Valid() {
 		return nil, usageError{fmt.Sprintf("%s: unknown format %q (want one of %s)", name, *r.format, formatList())}
 	}
-	table, err := app.LoadPrices(*r.prices)
+	table, err := indexcmd.LoadPrices(*r.prices)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func writeCalendarTable(w io.Writer, noun string, by report.By, rows []report.Ro
 		} else {
 			cells = append(cells, app.Thousands(t.InputTokens+t.OutputTokens), app.Thousands(t.CacheReadTokens+t.CacheWriteTokens))
 		}
-		cells = append(cells, app.Thousands(t.TotalTokens), app.Dollars(t.CostUSD, t.UnpricedCalls > 0), app.ModelList(t.Models, wide))
+		cells = append(cells, app.Thousands(t.TotalTokens), app.Dollars(t.CostUSD, t.UnpricedCalls > 0), indexcmd.ModelList(t.Models, wide))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	for _, r := range rows {
@@ -294,7 +295,7 @@ func runBlocks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Start.In(r.loc).Format("2006-01-02 15:04"), b.End.In(r.loc).Format("15:04"), status,
-			app.Thousands(b.Calls), app.Thousands(b.TotalTokens), app.Dollars(b.CostUSD, b.UnpricedCalls > 0), app.ModelList(b.Models, *r.wide))
+			app.Thousands(b.Calls), app.Thousands(b.TotalTokens), app.Dollars(b.CostUSD, b.UnpricedCalls > 0), indexcmd.ModelList(b.Models, *r.wide))
 	}
 	return tw.Flush()
 }

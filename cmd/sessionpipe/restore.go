@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
@@ -68,7 +69,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		cfg.Until = t
 	}
-	b, err := s3.Open(ctx, *archive)
+	b, err := exportcmd.OpenBucket(ctx, &s3, *archive)
 	if err != nil {
 		return err
 	}

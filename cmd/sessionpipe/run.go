@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
@@ -95,12 +97,12 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	ri, err := app.StartIndexer(ixf, n, b, log)
+	ri, err := indexcmd.StartIndexer(ixf, n, b, log)
 	if err != nil {
 		return err
 	}
 	exf.Name, exf.Metrics = export.DefaultConsumerName, "" // its metrics are the process's
-	re, err := app.StartExporter(exf, n, b, log)
+	re, err := exportcmd.StartExporter(exf, n, b, log)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// The status line lives until the stages stopped.
 		sctx, stopStatus := context.WithCancel(context.WithoutCancel(ctx))
 		var sw sync.WaitGroup
-		sw.Go(func() { app.RunStatus(sctx, progress, rt.Tailer, ri.Indexer, re.Exporter) })
+		sw.Go(func() { runStatus(sctx, progress, rt.Tailer, ri.Indexer, re.Exporter) })
 		defer func() { stopStatus(); sw.Wait() }()
 	}
 
@@ -149,7 +151,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			enc.SetEscapeHTML(false)
 			return enc.Encode(all)
 		}
-		return app.WriteSessionsTable(stdout, all, false)
+		return indexcmd.WriteSessionsTable(stdout, all, false)
 	}
 	return g.Wait()
 }
@@ -168,7 +170,7 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 	if err != nil {
 		return nil, err
 	}
-	err = app.WaitSettled(ctx, rt, func(ctx context.Context) (bool, error) {
+	err = exportcmd.WaitSettled(ctx, rt, func(ctx context.Context) (bool, error) {
 		var last uint64
 		m, err := stream.GetLastMsgForSubject(ctx, bus.EntriesFilter(sc.Prefix))
 		switch {
@@ -181,7 +183,7 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 		if ix.Stats().Applied < last {
 			return false, nil
 		}
-		return app.Exported(ctx, stream, ex)
+		return exportcmd.Exported(ctx, stream, ex)
 	})
 	if err != nil {
 		return nil, err
@@ -191,7 +193,7 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 
 // printWhere says at start where everything is: what is watched, the API,
 // the Parquet and the archive, and how to query them.
-func printWhere(w io.Writer, rt *app.RunningTailer, ri *app.RunningIndexer, re *app.RunningExporter) {
+func printWhere(w io.Writer, rt *app.RunningTailer, ri *indexcmd.RunningIndexer, re *exportcmd.RunningExporter) {
 	var b strings.Builder
 	b.WriteString("sessionpipe run\n")
 	for i, g := range rt.Watch {

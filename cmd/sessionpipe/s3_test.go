@@ -103,7 +103,7 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	end := strings.Index(script, ");\n\n") + len(");\n\n")
 	require.True(t, start >= 0 && end > start)
 	offline := strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	want := sessionsOf(t, export.DuckDBInit(local))
+	want := sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local}))
 	require.NotEmpty(t, want)
 	require.Equal(t, want, sessionsOf(t, offline))
 
@@ -122,7 +122,7 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	script = stdout.String()
 	dir = dirOf(t, srv, "pq")
 	offline = strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	require.Equal(t, want, sessionsOf(t, export.DuckDBInit(local)), "compaction changes no number")
+	require.Equal(t, want, sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local})), "compaction changes no number")
 	require.Equal(t, want, sessionsOf(t, offline))
 
 	// Restore from the bucket: every file, byte for byte.

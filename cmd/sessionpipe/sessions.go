@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -54,7 +54,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "" && !schema.Format(*format).Valid() {
 		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
 	}
-	table, err := app.LoadPrices(*prices)
+	table, err := indexcmd.LoadPrices(*prices)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func writeSessions(w io.Writer, all []index.Session, asJSON, wide bool) error {
 		enc.SetEscapeHTML(false)
 		return enc.Encode(all)
 	}
-	return app.WriteSessionsTable(w, all, wide)
+	return indexcmd.WriteSessionsTable(w, all, wide)
 }
 
 // gcBudget is the heap size at which the offline commands collect

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/top"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
@@ -103,7 +104,7 @@ func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, 
 		fig, err = statusFromIndexer(ctx, top.Config{API: *api, Token: *token, Client: &http.Client{Timeout: *apiTimeout}}, in, now, loc)
 	}
 	if *api == "" || err != nil {
-		table, err := app.LoadPrices(*prices)
+		table, err := indexcmd.LoadPrices(*prices)
 		if err != nil {
 			return err
 		}

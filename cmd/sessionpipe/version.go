@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
@@ -30,7 +31,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	for _, s := range price.Snapshots() {
 		fmt.Fprintf(stdout, "prices %-10s snapshot %s (%s)\n", s.Source, s.Date, s.From)
 	}
-	table, err := app.LoadPrices(*prices)
+	table, err := indexcmd.LoadPrices(*prices)
 	if err != nil {
 		return err
 	}

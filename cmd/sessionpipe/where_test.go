@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 )
 
@@ -26,8 +28,8 @@ func TestPrintWhere(t *testing.T) {
 	var b bytes.Buffer
 	printWhere(&b,
 		&app.RunningTailer{Watch: []string{"/home/a/.claude/projects/**/*.jsonl", "/srv/agents"}},
-		&app.RunningIndexer{API: srv},
-		&app.RunningExporter{Out: "/data/my parquet", Archive: "/data/archive"})
+		&indexcmd.RunningIndexer{API: srv},
+		&exportcmd.RunningExporter{Out: "/data/my parquet", Archive: "/data/archive"})
 	out := b.String()
 	api := "http://" + srv.Addr()
 	self := selfCommand() // the test binary's path here: see TestRun_BannerCommandName
@@ -45,7 +47,7 @@ func TestPrintWhere(t *testing.T) {
 
 	// Without an API (-http ""), nothing points at one.
 	b.Reset()
-	printWhere(&b, &app.RunningTailer{Watch: []string{"/w"}}, &app.RunningIndexer{}, &app.RunningExporter{Out: "/p"})
+	printWhere(&b, &app.RunningTailer{Watch: []string{"/w"}}, &indexcmd.RunningIndexer{}, &exportcmd.RunningExporter{Out: "/p"})
 	require.False(t, strings.Contains(b.String(), "http://"), b.String())
 	require.NotContains(t, b.String(), "archive ")
 }

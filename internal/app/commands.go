@@ -4,8 +4,6 @@ import (
 	"flag"
 	"io"
 	"time"
-
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 
 // A Command is a daemon command: its flags are what the environment, the
@@ -50,9 +48,9 @@ func (c Command) FlagSet(env Env) *flag.FlagSet {
 // them.
 var Commands = []Command{
 	{Name: "run", Binary: "sessionpipe", Section: "run", Register: func(fs *flag.FlagSet, env Env) { new(Run).Register(fs, env) }},
-	{Name: "tailer", Binary: "tailer", Section: "tailer", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).register(fs, env, new(Tailer).Register) }},
-	{Name: "indexer serve", Binary: "indexer", Section: "indexer", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).register(fs, env, new(Indexer).Register) }},
-	{Name: "exporter serve", Binary: "exporter", Section: "exporter", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).register(fs, env, new(Exporter).Register) }},
+	{Name: "tailer", Binary: "tailer", Section: "tailer", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).Register(fs, env, new(Tailer).Register) }},
+	{Name: "indexer serve", Binary: "indexer", Section: "indexer", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).Register(fs, env, new(Indexer).Register) }},
+	{Name: "exporter serve", Binary: "exporter", Section: "exporter", Register: func(fs *flag.FlagSet, env Env) { new(Daemon).Register(fs, env, new(Exporter).Register) }},
 	{Name: "exporter compact", Binary: "exporter", Section: "exporter", Register: func(fs *flag.FlagSet, env Env) { new(Compact).Register(fs, env) }},
 }
 
@@ -123,14 +121,14 @@ func (c *Compact) Register(fs *flag.FlagSet, env Env) {
 	c.NATS.Register(fs, env)
 	c.Logging.Register(fs, env)
 	fs.StringVar(&c.Out, "out", env("SESSIONPIPE_OUT"), "Parquet directory (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
-	fs.DurationVar(&c.MinAge, "min-age", export.DefaultCompactMinAge, "a day's partition is closed this long after the day ended (UTC)")
-	fs.Int64Var(&c.TargetBytes, "target-bytes", export.DefaultCompactTargetBytes, "size of the merged files")
-	fs.IntVar(&c.MinFiles, "min-files", export.DefaultCompactMinFiles, "small files a closed partition needs before it is merged")
-	fs.Int64Var(&c.MemoryBytes, "memory-bytes", export.DefaultCompactMemoryBytes, "memory for the files being merged (more inputs merge in passes)")
+	fs.DurationVar(&c.MinAge, "min-age", DefaultCompactMinAge, "a day's partition is closed this long after the day ended (UTC)")
+	fs.Int64Var(&c.TargetBytes, "target-bytes", DefaultCompactTargetBytes, "size of the merged files")
+	fs.IntVar(&c.MinFiles, "min-files", DefaultCompactMinFiles, "small files a closed partition needs before it is merged")
+	fs.Int64Var(&c.MemoryBytes, "memory-bytes", DefaultCompactMemoryBytes, "memory for the files being merged (more inputs merge in passes)")
 	fs.BoolVar(&c.DryRun, "dry-run", false, "say what would be merged, change nothing")
-	fs.DurationVar(&c.LockTimeout, "lock-timeout", export.DefaultCompactLockTimeout, "give up, naming the holder, when the manifest lock (held for milliseconds per exporter commit) is held longer than this: by a stopped or hung exporter")
-	fs.StringVar(&c.Consumer, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), export.DefaultConsumerName), "the exporter's consumer name: the lease is compact.<name> (env SESSIONPIPE_EXPORTER_CONSUMER)")
+	fs.DurationVar(&c.LockTimeout, "lock-timeout", DefaultCompactLockTimeout, "give up, naming the holder, when the manifest lock (held for milliseconds per exporter commit) is held longer than this: by a stopped or hung exporter")
+	fs.StringVar(&c.Consumer, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), DefaultExporterConsumer), "the exporter's consumer name: the lease is compact.<name> (env SESSIONPIPE_EXPORTER_CONSUMER)")
 	fs.StringVar(&c.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "with -out s3://...: the archive's s3://bucket/prefix, whose leftovers are removed too (env SESSIONPIPE_ARCHIVE_DIR)")
-	fs.DurationVar(&c.LeftoverAge, "leftover-age", export.DefaultLeftoverAge, "with -out s3://...: remove an object no manifest lists, or an unfinished multipart upload, once it is this old (sooner when the manifest shows it can never be listed)")
+	fs.DurationVar(&c.LeftoverAge, "leftover-age", DefaultLeftoverAge, "with -out s3://...: remove an object no manifest lists, or an unfinished multipart upload, once it is this old (sooner when the manifest shows it can never be listed)")
 	c.S3.Register(fs, env)
 }

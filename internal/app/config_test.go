@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
 var updateReference = flag.Bool("update", false, "rewrite docs/CONFIG.md")
@@ -70,7 +68,7 @@ indexer:
 	require.Equal(t, 7*time.Minute, r.NATS.Stream.DuplicateWindow, "the command's section beats the shared key, other sections do not apply")
 	require.Equal(t, "file "+path+":6", cfg.Lookup("dup-window").Source.String())
 	require.Equal(t, "127.0.0.1:9999", r.Indexer.HTTP)
-	require.Equal(t, index.DefaultConsumerName, r.Indexer.Name, "the indexer section is not run's")
+	require.Equal(t, DefaultIndexerConsumer, r.Indexer.Name, "the indexer section is not run's")
 	require.Equal(t, globList{"/a", "/b/**/*.jsonl"}, r.Tailer.Watch, "a list for a repeatable flag")
 	require.Equal(t, map[string]string{"team": "infra", "zone": "eu"}, r.Tailer.Labels.m)
 	require.Equal(t, "default", cfg.Lookup("max-age").Source.String())

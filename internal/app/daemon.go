@@ -21,8 +21,8 @@ type Daemon struct {
 	Usage string
 }
 
-// register adds the shared flags and the component's (own) to fs.
-func (d *Daemon) register(fs *flag.FlagSet, env Env, own func(*flag.FlagSet, Env)) {
+// Register adds the shared flags and the component's (own) to fs.
+func (d *Daemon) Register(fs *flag.FlagSet, env Env, own func(*flag.FlagSet, Env)) {
 	d.NATS.Register(fs, env)
 	own(fs, env)
 	d.Logging.Register(fs, env)
@@ -42,7 +42,7 @@ func (d *Daemon) Parse(name string, args []string, env Env, stderr io.Writer, ow
 			fs.PrintDefaults()
 		}
 	}
-	d.register(fs, env, own)
+	d.Register(fs, env, own)
 	cfg, err := ParseFlags(fs, name, args, env)
 	if err != nil {
 		return err

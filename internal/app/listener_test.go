@@ -6,14 +6,29 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
+
+// gatherText renders g in the text exposition format.
+func gatherText(tb testing.TB, g prometheus.Gatherer) string {
+	tb.Helper()
+	mfs, err := g.Gather()
+	require.NoError(tb, err)
+	var b strings.Builder
+	for _, mf := range mfs {
+		_, err := expfmt.MetricFamilyToText(&b, mf)
+		require.NoError(tb, err)
+	}
+	return b.String()
+}
 
 // runServer serves h with cfg on a loopback port until the test ends.
 func runServer(t *testing.T, h http.Handler, cfg ServerConfig) *Server {

@@ -22,9 +22,9 @@ func NewRegistry() *prometheus.Registry {
 	return reg
 }
 
-// metricsHandler serves g in the Prometheus exposition format. A
+// MetricsHandler serves g in the Prometheus exposition format. A
 // collector that fails is logged and left out; the others are served.
-func metricsHandler(g prometheus.Gatherer, log *slog.Logger) http.Handler {
+func MetricsHandler(g prometheus.Gatherer, log *slog.Logger) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{
 		ErrorLog:      slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandling: promhttp.ContinueOnError,
@@ -98,8 +98,8 @@ func (s *Server) Register(reg prometheus.Registerer) error {
 	return nil
 }
 
-// listenWithMetrics is [Listen], the server's metrics registered on reg.
-func listenWithMetrics(addr string, handler http.Handler, reg prometheus.Registerer) (*Server, error) {
+// ListenWithMetrics is [Listen], the server's metrics registered on reg.
+func ListenWithMetrics(addr string, handler http.Handler, reg prometheus.Registerer) (*Server, error) {
 	s, err := Listen(addr, handler)
 	if err != nil || s == nil {
 		return s, err

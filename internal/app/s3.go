@@ -1,14 +1,6 @@
 package app
 
-import (
-	"context"
-	"flag"
-	"fmt"
-	"time"
-
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
-	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
-)
+import "flag"
 
 // S3 holds the flags of outputs kept in an S3-compatible bucket
 // (-out s3://bucket/prefix, -archive-dir s3://bucket/prefix). The
@@ -36,57 +28,4 @@ func (s *S3) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&s.SSEKMSKeyID, "s3-sse-kms-key-id", env("SESSIONPIPE_S3_SSE_KMS_KEY_ID"), "KMS key of -s3-sse aws:kms (env SESSIONPIPE_S3_SSE_KMS_KEY_ID)")
 	fs.StringVar(&s.StorageClass, "s3-storage-class", env("SESSIONPIPE_S3_STORAGE_CLASS"), "storage class of Parquet files and archive segments, e.g. STANDARD_IA (env SESSIONPIPE_S3_STORAGE_CLASS; default the bucket's)")
 	fs.StringVar(&s.Spool, "s3-spool", env("SESSIONPIPE_S3_SPOOL"), "local directory where a Parquet file is encoded before its upload (env SESSIONPIPE_S3_SPOOL; default the system's temporary directory)")
-}
-
-// Config returns the objstore configuration of the bucket loc names.
-func (s *S3) Config(loc string) objstore.Config {
-	return objstore.Config{
-		URL: loc, Endpoint: s.Endpoint, Region: s.Region, PathStyle: s.PathStyle, Profile: s.Profile,
-		SSE: s.SSE, SSEKMSKeyID: s.SSEKMSKeyID, StorageClass: s.StorageClass,
-	}
-}
-
-// Open opens the bucket loc names and checks that it exists and the
-// credentials may use it (an error saying which at start); a local
-// directory gives nil, nil.
-func (s *S3) Open(ctx context.Context, loc string) (*objstore.Bucket, error) {
-	if !objstore.IsURL(loc) {
-		return nil, nil
-	}
-	var cfg objstore.Config
-	if s != nil {
-		cfg = s.Config(loc)
-	} else {
-		cfg = objstore.Config{URL: loc}
-	}
-	b, err := objstore.Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	cctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := b.Check(cctx); err != nil {
-		return nil, fmt.Errorf("%s: %w", loc, err)
-	}
-	return b, nil
-}
-
-// Outputs opens the Parquet output out and the archive (archive "" for
-// none), each a directory or a bucket, into the writers' configurations.
-func (s *S3) Outputs(ctx context.Context, out, archive string) (export.Config, export.ArchiveConfig, error) {
-	pc := export.Config{Dir: out}
-	ac := export.ArchiveConfig{Dir: archive}
-	var err error
-	if pc.Bucket, err = s.Open(ctx, out); err != nil {
-		return pc, ac, err
-	}
-	if s != nil {
-		pc.SpoolDir = s.Spool
-	}
-	if archive != "" {
-		if ac.Bucket, err = s.Open(ctx, archive); err != nil {
-			return pc, ac, err
-		}
-	}
-	return pc, ac, nil
 }

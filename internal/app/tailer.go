@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -52,6 +53,15 @@ type Tailer struct {
 	// metrics, served on -metrics; nil: a new [NewRegistry].
 	Registry *prometheus.Registry
 }
+
+// ContentErr is the error of a SESSIONPIPE_CONTENT that is no mode, seen
+// by Register and returned when the tailer starts; nil when none.
+func (t *Tailer) ContentErr() error { return t.contentErr }
+
+// LabelsErr is the error of a SESSIONPIPE_LABELS that is no list of
+// labels, seen by Register and returned when the tailer starts; nil when
+// none.
+func (t *Tailer) LabelsErr() error { return t.Labels.err }
 
 // labelList is the repeatable -label flag: key=value pairs, several in
 // one value when separated by commas (schema.ParseLabels). The labels of
@@ -291,7 +301,7 @@ func Watches(watch, paths []string, env Env) (globs []string, defaults bool, err
 
 // CheckPath checks a PATH argument: one without a wildcard must exist.
 func CheckPath(p string) error {
-	if strings.ContainsAny(p, "*?[{") {
+	if formats.HasMeta(p) {
 		return nil
 	}
 	if _, err := os.Stat(p); err != nil {
@@ -369,9 +379,9 @@ func StartTailer(ctx context.Context, t *Tailer, n *NATS, b *Bus, env Env, log *
 	}
 	mux := http.NewServeMux()
 	rt := &RunningTailer{Tailer: tl, Publisher: pub, Watch: globs, progress: progress}
-	mux.Handle("/metrics", metricsHandler(reg, log))
+	mux.Handle("/metrics", MetricsHandler(reg, log))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
-	srv, err := listenWithMetrics(t.Metrics, mux, reg)
+	srv, err := ListenWithMetrics(t.Metrics, mux, reg)
 	if err != nil {
 		closePublisher(ctx, pub)
 		return nil, err

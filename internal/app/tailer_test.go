@@ -208,3 +208,14 @@ func TestWatches(t *testing.T) {
 		require.ErrorContains(t, err, "HOME is not set")
 	})
 }
+
+// A PATH is checked by the tailer's own rule (formats.HasMeta): one holding
+// a glob character or the escape '\' is a pattern the tailer waits on,
+// not a file that must exist; any other must exist.
+func TestCheckPath_GlobRule(t *testing.T) {
+	dir := t.TempDir()
+	require.Error(t, CheckPath(filepath.Join(dir, "missing.jsonl")))
+	for _, p := range []string{"*.jsonl", "s?.jsonl", "[ab].jsonl", "{a,b}.jsonl", `a\b.jsonl`} {
+		require.NoError(t, CheckPath(filepath.Join(dir, p)), "CheckPath(%q)", p)
+	}
+}

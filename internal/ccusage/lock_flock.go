@@ -3,17 +3,17 @@
 package ccusage
 
 import (
-	"errors"
 	"os"
-	"syscall"
+
+	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 )
 
-// tryLock takes an exclusive flock on f without waiting; it returns
-// errLockBusy when another open file holds it. flock(1) in
+// tryLock takes an exclusive flock on f without waiting (dirlock.TryLock);
+// it returns errLockBusy when another open file holds it. flock(1) in
 // scripts/ccusage.sh takes the same lock.
 func tryLock(f *os.File) error {
-	err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
+	ok, err := dirlock.TryLock(f)
+	if err == nil && !ok {
 		return errLockBusy
 	}
 	return err

@@ -19,3 +19,10 @@ func Acquire(dir, what string) (*Lock, error) {
 
 // Holder reports nobody: there is no lock on this platform.
 func Holder(dir, what string) (*HeldError, error) { return nil, nil }
+
+// TryLock takes no lock on this platform (see [Acquire]) and reports
+// success.
+func TryLock(*os.File) (bool, error) { return true, nil }
+
+// Unlock does nothing on this platform.
+func Unlock(*os.File) error { return nil }

@@ -141,3 +141,25 @@ func TestHolder(t *testing.T) {
 	require.NoError(t, err, "Acquire waits out a probe")
 	require.NoError(t, l.Release())
 }
+
+// TryLock excludes a second open file of the same path, in this process
+// too, until Unlock.
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	a, err := os.Create(path)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := os.Open(path)
+	require.NoError(t, err)
+	defer b.Close()
+	ok, err := TryLock(a)
+	require.NoError(t, err)
+	require.True(t, ok)
+	ok, err = TryLock(b)
+	require.NoError(t, err)
+	require.False(t, ok, "held by the other open file")
+	require.NoError(t, Unlock(a))
+	ok, err = TryLock(b)
+	require.NoError(t, err)
+	require.True(t, ok, "free after Unlock")
+}

@@ -107,3 +107,22 @@ func flock(f *os.File, how int) error {
 		}
 	}
 }
+
+// TryLock takes an exclusive advisory lock (flock) on f without waiting:
+// false, with a nil error, when another open file holds it. The kernel
+// releases it when f is closed or the process dies. It is the one flock
+// of the project: directory locks, the exporter's manifest and compaction
+// locks, the ccusage harness's install lock.
+func TryLock(f *os.File) (bool, error) {
+	err := flock(f, unix.LOCK_EX|unix.LOCK_NB)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, unix.EWOULDBLOCK):
+		return false, nil
+	}
+	return false, err
+}
+
+// Unlock releases the lock [TryLock] took on f.
+func Unlock(f *os.File) error { return flock(f, unix.LOCK_UN) }

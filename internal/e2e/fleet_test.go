@@ -357,7 +357,7 @@ func TestFleet_NodeRestartLosesAndDoublesNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	_, err = db.Exec(export.DuckDBInit(out))
+	_, err = db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out}))
 	require.NoError(t, err)
 	var rows, keys int
 	require.NoError(t, db.QueryRow(fmt.Sprintf(

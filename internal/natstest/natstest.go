@@ -37,12 +37,6 @@ func WithServerName(name string) Option {
 	return func(o *server.Options) { o.ServerName = name }
 }
 
-// WithStoreDir sets the JetStream store directory instead of a fresh
-// tb.TempDir(), to start a server on state another one left.
-func WithStoreDir(dir string) Option {
-	return func(o *server.Options) { o.StoreDir = dir }
-}
-
 // Server is a restartable in-process nats-server. Its client port and
 // store directory stay the same across [Server.Restart], so clients
 // reconnect and JetStream data survives. Methods are safe for concurrent

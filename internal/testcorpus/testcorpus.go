@@ -1,5 +1,5 @@
 // Package testcorpus makes transcript trees for tests: generated sessions
-// of every format (benchmarks/corpusgen) and the shapes that real Claude
+// of every format (internal/corpusgen) and the shapes that real Claude
 // Code folders hold and generators do not: compaction and side-question
 // replays of main-transcript records, and stub files with nothing to
 // count. Test-only: every helper takes a testing.TB and fails it on error.
@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
 )
 
 // Generate writes a generated tree of about size bytes under a new

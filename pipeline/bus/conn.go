@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
+
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/internal/retry"
 )
 
 // Connection defaults.
@@ -229,16 +231,7 @@ func connOptions(name string, minWait, maxWait time.Duration, logger *slog.Logge
 // per attempt, capped at maxWait, with ±20% jitter so that a fleet of
 // tailers does not reconnect in lockstep.
 func backoff(n int, minWait, maxWait time.Duration) time.Duration {
-	d := minWait
-	for i := 1; i < n && d < maxWait; i++ {
-		d *= 2
-	}
-	d = min(d, maxWait)
-	jitter := time.Duration(rand.Int64N(int64(d)/5 + 1))
-	if rand.IntN(2) == 0 {
-		return d - jitter
-	}
-	return d + jitter
+	return retry.Jitter(retry.Delay(n, minWait, maxWait))
 }
 
 // errText renders a possibly nil error for a log attribute.

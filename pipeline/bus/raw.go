@@ -152,17 +152,17 @@ func DecodeRaw(header nats.Header, data, buf []byte) (RawChunk, error) {
 	}
 	var c RawChunk
 	if err := json.Unmarshal(data[:nl], &c); err != nil {
-		return RawChunk{}, fmt.Errorf("%w: %v", ErrRawChunk, err)
+		return RawChunk{}, fmt.Errorf("%w: %w", ErrRawChunk, err)
 	}
 	n, err := s2.DecodedLen(data[nl+1:])
 	if err != nil {
-		return RawChunk{}, fmt.Errorf("%w: %v", ErrRawChunk, err)
+		return RawChunk{}, fmt.Errorf("%w: %w", ErrRawChunk, err)
 	}
 	if cap(buf) < n {
 		buf = make([]byte, n)
 	}
 	if c.Data, err = s2.Decode(buf[:n], data[nl+1:]); err != nil {
-		return RawChunk{}, fmt.Errorf("%w: %v", ErrRawChunk, err)
+		return RawChunk{}, fmt.Errorf("%w: %w", ErrRawChunk, err)
 	}
 	if err := c.validate(); err != nil {
 		return RawChunk{}, err

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,3 +140,14 @@ func TestConsumer_Raw(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A raw chunk whose header line is not JSON is an ErrRawChunk that keeps
+// the JSON decoder's error as its cause.
+func TestDecodeRaw_KeepsCause(t *testing.T) {
+	msgs, err := bus.RawMsgs("sp", rawChunk([]byte("a\n")), 0)
+	require.NoError(t, err)
+	_, err = bus.DecodeRaw(msgs[0].Header, []byte("{\n"), nil)
+	require.ErrorIs(t, err, bus.ErrRawChunk)
+	var se *json.SyntaxError
+	require.ErrorAs(t, err, &se, "the cause is kept: %v", err)
+}

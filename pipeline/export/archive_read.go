@@ -169,7 +169,7 @@ func decodeManifestLines(data []byte, name string) (segs []Segment, bad []*Segme
 		}
 		var s Segment
 		if err := json.Unmarshal(line, &s); err != nil {
-			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", name, n+1), Err: fmt.Errorf("%w: %v", ErrManifest, err)})
+			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", name, n+1), Err: fmt.Errorf("%w: %w", ErrManifest, err)})
 			continue
 		}
 		segs = append(segs, s)

@@ -878,7 +878,7 @@ const (
 func openMergeSource(in mergeInput, cfg CompactConfig) (*mergeSource, error) {
 	f, err := os.Open(in.path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrCompactInput, err)
+		return nil, fmt.Errorf("%w: %w", ErrCompactInput, err)
 	}
 	s := &mergeSource{path: in.path, temp: in.temp, f: f, rows: in.rows}
 	if err := s.open(in.bytes, cfg); err != nil {

@@ -149,7 +149,7 @@ func (c *compactor) mergeRemote(ctx context.Context, g compactGroup, cfg BucketC
 	for _, f := range g.files {
 		data, _, err := cfg.Bucket.Get(ctx, f.Path)
 		if errors.Is(err, objstore.ErrNotExist) {
-			return g.merge(), fmt.Errorf("%w: %v", ErrCompactInput, err)
+			return g.merge(), fmt.Errorf("%w: %w", ErrCompactInput, err)
 		}
 		if err != nil {
 			return g.merge(), err

@@ -2,9 +2,10 @@ package export
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/internal/fsutil"
 )
 
 // tmpPrefix and tmpSuffix mark a file being written: hidden, and not
@@ -27,25 +28,8 @@ func isTmp(base string) bool {
 // write, fsync, rename, fsync dir. An error after the rename (the
 // directory's fsync) wraps [ErrNotDurable]: the new content is in place.
 func writeFileAtomic(dir, name string, data []byte) error {
-	tmp := filepath.Join(dir, tmpName(name))
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if e := f.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("rename %s: %w", tmp, err)
+	if err := fsutil.Replace(dir, name, tmpName(name), data); err != nil {
+		return err
 	}
 	if err := afterRename(dir, name); err != nil {
 		return fmt.Errorf("%w: %s: %w", ErrNotDurable, filepath.Join(dir, name), err)
@@ -59,17 +43,4 @@ var afterRename = func(dir, name string) error { return syncDir(dir) }
 
 // syncDir fsyncs a directory, making the names created, renamed or
 // removed in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open directory %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if e := d.Close(); err == nil {
-		err = e
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
+func syncDir(dir string) error { return fsutil.SyncDir(dir) }

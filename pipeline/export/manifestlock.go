@@ -129,7 +129,7 @@ func tryLockFile(dir, name string) (l *fileLock, ok bool, err error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("open lock file: %w", err)
 	}
-	ok, err = tryFlock(f)
+	ok, err = dirlock.TryLock(f)
 	if err != nil || !ok {
 		f.Close()
 		if err != nil {
@@ -154,7 +154,7 @@ func (l *fileLock) unlock() error {
 	}
 	f := l.f
 	l.f = nil
-	err := funlock(f)
+	err := dirlock.Unlock(f)
 	if e := f.Close(); err == nil {
 		err = e
 	}

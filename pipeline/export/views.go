@@ -10,14 +10,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
-// DuckDBInit returns a DuckDB SQL script that defines the views entries,
-// api_calls and sessions over the Parquet files under dir, priced with the
-// embedded price table ([price.Default]). It is [DuckDBScript] with
-// nothing but the directory set.
-func DuckDBInit(dir string) string {
-	return DuckDBScript(ViewConfig{Dir: dir})
-}
-
 // ViewConfig configures [DuckDBScript].
 type ViewConfig struct {
 	// Dir is the output root of a [Writer]: the views read every

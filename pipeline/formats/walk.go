@@ -147,7 +147,7 @@ type walker struct {
 // path adds what one path given names.
 func (w *walker) path(p string) error {
 	info, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) && isGlob(p) {
+	if errors.Is(err, fs.ErrNotExist) && HasMeta(p) {
 		return w.glob(p)
 	}
 	if err != nil {
@@ -171,7 +171,12 @@ func (w *walker) path(p string) error {
 	return nil
 }
 
-func isGlob(p string) bool { return strings.ContainsAny(p, "*?[{") }
+// HasMeta reports whether p holds a character a glob pattern
+// (doublestar's, as [Walk] and the tailer's watches read one) treats
+// specially: '*', '?', '[', '{', or the escape '\'. Such a path is a
+// pattern unless a file or directory of that very name exists. It is the
+// one rule of the offline commands, the tailer and their PATH checks.
+func HasMeta(p string) bool { return strings.ContainsAny(p, `*?[{\`) }
 
 // glob adds the files and directories that pattern matches.
 func (w *walker) glob(pattern string) error {

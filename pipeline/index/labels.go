@@ -131,11 +131,6 @@ func (l labelSet) toMap() map[string]string {
 // labelGroupPrefix starts a group_by value that groups by a label.
 const labelGroupPrefix = "label:"
 
-// ByLabel returns the dimension of the label name, e.g. ByLabel("team")
-// is "label:team": usage grouped by the value of that label of each
-// call's entry, "" for calls without it.
-func ByLabel(name string) GroupBy { return GroupBy(labelGroupPrefix + name) }
-
 // Label returns the label name of a label dimension, and false for the
 // other dimensions.
 func (g GroupBy) Label() (string, bool) {

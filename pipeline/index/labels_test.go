@@ -159,7 +159,7 @@ func TestIndexer_Labels(t *testing.T) {
 		var fired []string
 		for _, e := range ix.Alerts(0) {
 			require.Equal(t, "team-spend", e.Rule)
-			require.Equal(t, alert.LabelScope("team"), e.Scope)
+			require.Equal(t, alert.Scope("label:team"), e.Scope)
 			fired = append(fired, e.Key)
 		}
 		// A windowed key re-arms when its window empties (the corpus
@@ -207,8 +207,8 @@ func TestAggregator_LabelsStored(t *testing.T) {
 	got := mustNew(t, index.Config{Pricer: price.Default(), Store: st})
 
 	for _, q := range []index.UsageQuery{
-		{GroupBy: index.ByLabel("team")},
-		{GroupBy: index.ByLabel("cost_centre")},
+		{GroupBy: index.GroupBy("label:team")},
+		{GroupBy: index.GroupBy("label:cost_centre")},
 		{GroupBy: index.ByDay, Labels: map[string]string{"team": "research"}},
 	} {
 		w, err := mem.Usage(q)

@@ -138,7 +138,8 @@ func floorDiv(a, b int64) int64 {
 }
 
 // GroupBy is a dimension of [Aggregator.Usage]: one of the constants, or
-// a label ([ByLabel]).
+// a label: "label:<name>", usage grouped by the value of that label of
+// each call's entry, "" for calls without it.
 type GroupBy string
 
 // The dimensions usage can be grouped by.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/internal/fsutil"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -152,36 +153,12 @@ func (c *Checkpoints) Save(states []FileState) error {
 
 // writeAtomic writes data to dir/name through a synced temporary file and
 // a rename, then syncs the directory so that the rename is durable.
-func writeAtomic(dir, name string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, name+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("create temporary checkpoint: %w", err)
+func writeAtomic(dir, name string, data []byte) error {
+	if err := fsutil.Replace(dir, name, name+".tmp-*", data); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write checkpoint: %w", err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("sync checkpoint: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("close checkpoint: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("rename checkpoint: %w", err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("open state directory: %w", err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("sync state directory: %w", err)
+	if err := fsutil.SyncDir(dir); err != nil {
+		return fmt.Errorf("save checkpoint: %w", err)
 	}
 	return nil
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/internal/retry"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
 
@@ -369,11 +370,7 @@ func (b *backoff) due(now time.Time) bool { return !now.Before(b.next) }
 // failed records a failure at now and returns when to try again.
 func (b *backoff) failed(now time.Time, period time.Duration) time.Time {
 	b.failures++
-	wait := period << min(b.failures-1, 30)
-	if wait <= 0 || wait > maxSaveBackoff {
-		wait = maxSaveBackoff
-	}
-	b.next = now.Add(wait)
+	b.next = now.Add(retry.Delay(b.failures, period, maxSaveBackoff))
 	return b.next
 }
 

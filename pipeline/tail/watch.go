@@ -66,7 +66,7 @@ func newWatchSet(given []string) watchSet {
 		case err == nil:
 			w.file = p
 			w.pats = []pattern{newPattern(quoteMeta(filepath.ToSlash(p)))}
-		case !hasMeta(p):
+		case !formats.HasMeta(p):
 			// Not there yet: a file, or a directory, may appear.
 			q := quoteMeta(filepath.ToSlash(p))
 			w.pats = []pattern{newPattern(q), newPattern(q + "/**")}
@@ -101,12 +101,9 @@ func newPattern(pat string) pattern {
 	return p
 }
 
-// hasMeta reports whether path holds glob characters.
-func hasMeta(path string) bool { return strings.ContainsAny(path, `*?[{\`) }
-
 // quoteMeta escapes the glob characters of a literal path.
 func quoteMeta(path string) string {
-	if !hasMeta(path) {
+	if !formats.HasMeta(path) {
 		return path
 	}
 	var b strings.Builder

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/logtest"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 )
 
 // logTo returns a config change that logs to buf.
@@ -182,4 +183,21 @@ func TestWatchSet_LeftOut(t *testing.T) {
 			require.Equal(t, tc.left, left)
 		})
 	}
+}
+
+// The tailer's watches and the offline commands' Walk read a PATH by one
+// rule (formats.HasMeta): a name that exists is that file, even when it
+// holds the escape '\\'.
+func TestWatchSet_SameGlobRuleAsWalk(t *testing.T) {
+	dir := t.TempDir()
+	given := filepath.Join(dir, `c\d.jsonl`)
+	require.NoError(t, os.WriteFile(given, []byte("{}\n"), 0o644))
+	var live []string
+	ws := newWatchSet([]string{given})
+	ws.walk(func(p string, _ os.FileInfo, _ int) { live = append(live, p) }, func(string) {}, func(err error) { t.Error(err) })
+	require.Equal(t, []string{given}, live, "tailer")
+	found, err := formats.Walk([]string{given}, func(err error) { t.Error(err) })
+	require.NoError(t, err, "Walk")
+	require.Len(t, found, 1, "Walk")
+	require.Equal(t, given, found[0].Path, "Walk")
 }

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
 )
 
 func main() {

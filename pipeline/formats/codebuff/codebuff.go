@@ -61,7 +61,7 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %v", parse.ErrBadField, err))
+		return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %w", parse.ErrBadField, err))
 	}
 	if end := int(dec.InputOffset()); len(bytes.TrimSpace(raw[end:])) > 0 {
 		return dst, parse.Fail(&p.cfg, line, end, fmt.Errorf("%w: more than one value", parse.ErrBadField))

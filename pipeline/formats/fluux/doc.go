@@ -30,8 +30,9 @@
 //     id survives the rename of history.jsonl into sessions/. A file
 //     without a header (which Fluux never writes) gets the session id
 //     "<jid dir>/<file stem>", where the jid directory is the parent
-//     directory, or the grandparent for files under sessions/ (see
-//     [IsTranscriptPath]); such an id changes when /new renames the file.
+//     directory, or the grandparent for files under sessions/ (a
+//     transcript path is <jid>/history.jsonl or <jid>/sessions/YYYYMMDD-HHMMSS.jsonl);
+//     such an id changes when /new renames the file.
 //     With no usable directory the id is the file stem alone, and "-" for
 //     a nameless stream. A second header later in a file starts a new
 //     session from that line on.

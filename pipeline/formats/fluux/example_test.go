@@ -32,17 +32,3 @@ func Example() {
 	// alice@example.com/2025-02-08T19:00:00Z def-456 kind=message role=assistant meta=false text=""
 	// alice@example.com/2025-02-08T19:00:00Z L4 kind=message role=user meta=true text=""
 }
-
-func ExampleIsTranscriptPath() {
-	for _, p := range []string{
-		"data/memory/alice@example.com/history.jsonl",
-		"data/memory/alice@example.com/sessions/20250208-190000.jsonl",
-		"data/memory/alice@example.com/knowledge.jsonl",
-	} {
-		fmt.Println(fluux.IsTranscriptPath(p), p)
-	}
-	// Output:
-	// true data/memory/alice@example.com/history.jsonl
-	// true data/memory/alice@example.com/sessions/20250208-190000.jsonl
-	// false data/memory/alice@example.com/knowledge.jsonl
-}

@@ -11,17 +11,12 @@ const historyName = "history.jsonl"
 // archiveDir is the directory of archived sessions inside a JID directory.
 const archiveDir = "sessions"
 
-// IsTranscriptPath reports whether path names a Fluux Agent transcript:
-// <jid>/history.jsonl or <jid>/sessions/YYYYMMDD-HHMMSS.jsonl, where the
-// JID directory's name contains '@'. knowledge.jsonl and every other file of
-// the memory directory are not transcripts. Only the path is inspected;
-// detection from content is package formats' Decoder.
-func IsTranscriptPath(path string) bool {
-	return jidDir(path) != ""
-}
-
 // jidDir returns the name of the JID directory of a transcript path, or ""
-// when path is not a transcript path.
+// when path is not one. A transcript path is <jid>/history.jsonl or
+// <jid>/sessions/YYYYMMDD-HHMMSS.jsonl, where the JID directory's name
+// contains '@'; knowledge.jsonl and every other file of the memory
+// directory are not transcripts. Only the path is inspected; detection
+// from content is package formats' Decoder.
 func jidDir(path string) string {
 	dir, name := filepath.Split(path)
 	dir = filepath.Clean(dir)

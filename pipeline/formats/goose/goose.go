@@ -221,7 +221,7 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 	var j rowJSON
 	d := json.NewDecoder(bytes.NewReader(line.Bytes))
 	if err := d.Decode(&j); err != nil {
-		return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %v", parse.ErrBadField, err))
+		return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %w", parse.ErrBadField, err))
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: data after the session", parse.ErrBadField))

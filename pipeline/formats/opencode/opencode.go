@@ -140,7 +140,7 @@ func (p *Parser) Parse(dst []schema.Entry, line jsonl.Line) ([]schema.Entry, err
 	if probe.Data != nil {
 		var r Row
 		if jerr := json.Unmarshal(b, &r); jerr != nil {
-			return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %v", parse.ErrBadField, jerr))
+			return dst, parse.Fail(&p.cfg, line, 0, fmt.Errorf("%w: %w", parse.ErrBadField, jerr))
 		}
 		e, err = p.Row(&r)
 	} else {
@@ -235,7 +235,7 @@ func decodeMessage(data []byte, m *message) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.UseNumber()
 	if err := d.Decode(m); err != nil {
-		return fmt.Errorf("%w: %v", ErrRow, err)
+		return fmt.Errorf("%w: %w", ErrRow, err)
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return fmt.Errorf("%w: data after the message", ErrRow)

@@ -13,7 +13,7 @@ import (
 // fired/armed state.
 type Scope string
 
-// The scopes. A label scope is written "label:<name>" (see [LabelScope]).
+// The scopes. A label scope is written "label:<name>" (e.g. "label:team": keyed by the value of the entry label team).
 const (
 	ScopeSession Scope = "session" // key: SessionKey (format/host/id); running totals, fires once per session
 	ScopeHost    Scope = "host"    // key: the host the entry was read on
@@ -24,10 +24,6 @@ const (
 )
 
 const labelPrefix = "label:"
-
-// LabelScope returns the scope keyed by the value of the entry label name,
-// e.g. LabelScope("team") is "label:team".
-func LabelScope(name string) Scope { return Scope(labelPrefix + name) }
 
 // Label returns the label name of a label scope, and false for the other
 // scopes.

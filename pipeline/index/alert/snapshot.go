@@ -103,7 +103,7 @@ func (e *Evaluator) Snapshot() ([]byte, error) {
 func (e *Evaluator) Restore(data []byte) ([]Event, error) {
 	var s snapshot
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshot, err)
+		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
 	}
 	if s.Version != SnapshotVersion {
 		return nil, fmt.Errorf("%w: %d (this version reads %d)", ErrSnapshotVersion, s.Version, SnapshotVersion)

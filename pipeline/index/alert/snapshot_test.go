@@ -234,3 +234,13 @@ func TestEvaluator_ReloadFileInvalidKeepsRules(t *testing.T) {
 	require.Empty(t, evs)
 	require.Equal(t, 2000.0, e.Rules()[0].Above)
 }
+
+// A snapshot that is not JSON is an ErrSnapshot that keeps the decoder's
+// error as its cause.
+func TestEvaluator_RestoreKeepsCause(t *testing.T) {
+	e := mustEvaluator(t, newClock(at(10, 0)), restartRules)
+	_, err := e.Restore([]byte("{"))
+	require.ErrorIs(t, err, ErrSnapshot)
+	var se *json.SyntaxError
+	require.ErrorAs(t, err, &se, "the cause is kept: %v", err)
+}

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
+
 	"net/http"
 	"net/url"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/internal/retry"
 )
 
 // Defaults of [WebhookConfig].
@@ -181,7 +183,7 @@ func (w *Webhook) post(ctx context.Context, ev Event, body []byte) (time.Duratio
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.cfg.URL, bytes.NewReader(body))
 	if err != nil {
-		return 0, fmt.Errorf("%w: %v", ErrWebhookPermanent, err)
+		return 0, fmt.Errorf("%w: %w", ErrWebhookPermanent, err)
 	}
 	for k, vs := range w.cfg.Header {
 		for _, v := range vs {
@@ -227,10 +229,5 @@ func (w *Webhook) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter > 0 {
 		return min(retryAfter, w.cfg.MaxBackoff)
 	}
-	d := w.cfg.MinBackoff << min(attempt-1, 30)
-	if d <= 0 || d > w.cfg.MaxBackoff {
-		d = w.cfg.MaxBackoff
-	}
-	jitter := 0.8 + 0.4*rand.Float64()
-	return time.Duration(float64(d) * jitter)
+	return retry.Jitter(retry.Delay(attempt, w.cfg.MinBackoff, w.cfg.MaxBackoff))
 }

@@ -1,6 +1,7 @@
-package app
+package doctor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,9 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 	"golang.org/x/sys/unix"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
@@ -64,9 +68,9 @@ import (
 // Set Command and Env, call [Doctor.Parse], then [Doctor.Check].
 type Doctor struct {
 	// Command is the command checked, from [LookupCommand].
-	Command Command
+	Command app.Command
 	// Env is the environment the command would read (os.Getenv).
-	Env Env
+	Env app.Env
 	// ProcRoot is the proc file system; default "/proc". Tests give a
 	// fake tree.
 	ProcRoot string
@@ -76,14 +80,14 @@ type Doctor struct {
 	// JSON asks for the results as JSON; set by Parse from -json.
 	JSON bool
 
-	nats     *NATS
-	logging  *Logging
-	tailer   *Tailer   // tailer, run
-	indexer  *Indexer  // indexer serve, run
-	exporter *Exporter // exporter serve, run
-	compact  *Compact  // exporter compact
-	paths    []string  // run's PATHs
-	config   *Config
+	nats     *app.NATS
+	logging  *app.Logging
+	tailer   *app.Tailer   // tailer, run
+	indexer  *app.Indexer  // indexer serve, run
+	exporter *app.Exporter // exporter serve, run
+	compact  *app.Compact  // exporter compact
+	paths    []string      // run's PATHs
+	config   *app.Config
 	cfgErr   error
 }
 
@@ -171,31 +175,31 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 	env := d.Env
 	switch d.Command.Name {
 	case "run":
-		var r Run
+		var r app.Run
 		r.Register(fs, env)
 		d.nats, d.logging, d.tailer, d.indexer, d.exporter = &r.NATS, &r.Logging, &r.Tailer, &r.Indexer, &r.Exporter
 	case "tailer", "indexer serve", "exporter serve":
-		var dm Daemon
-		own := func(*flag.FlagSet, Env) {}
+		var dm app.Daemon
+		own := func(*flag.FlagSet, app.Env) {}
 		switch d.Command.Name {
 		case "tailer":
-			d.tailer = new(Tailer)
+			d.tailer = new(app.Tailer)
 			own = d.tailer.Register
 		case "indexer serve":
-			d.indexer = new(Indexer)
+			d.indexer = new(app.Indexer)
 			own = d.indexer.Register
 		default:
-			d.exporter = new(Exporter)
+			d.exporter = new(app.Exporter)
 			own = d.exporter.Register
 		}
-		dm.register(fs, env, own)
+		dm.Register(fs, env, own)
 		d.nats, d.logging = &dm.NATS, &dm.Logging
 	case "exporter compact":
-		d.compact = new(Compact)
+		d.compact = new(app.Compact)
 		d.compact.Register(fs, env)
 		d.nats, d.logging = &d.compact.NATS, &d.compact.Logging
 	default:
-		return UsageError{Msg: fmt.Sprintf("no checks for command %q", d.Command.Name)}
+		return app.UsageError{Msg: fmt.Sprintf("no checks for command %q", d.Command.Name)}
 	}
 	if fs.Lookup("json") == nil {
 		fs.Bool("json", false, "print the results as a JSON array")
@@ -210,12 +214,12 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 			usage()
 		}
 	}
-	cfg, err := ParseFlags(fs, d.Command.Name, args, env)
+	cfg, err := app.ParseFlags(fs, d.Command.Name, args, env)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return err
 	case err != nil && onCommandLine:
-		return UsageError{Msg: err.Error()}
+		return app.UsageError{Msg: err.Error()}
 	}
 	d.config, d.cfgErr = cfg, err
 	if d.Command.Name == "run" {
@@ -224,12 +228,12 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 	d.JSON = fs.Lookup("json").Value.String() == "true"
 	if fs.NArg() > 0 {
 		if d.Command.Name != "run" {
-			return UsageError{Msg: fmt.Sprintf("unexpected arguments %q (%s takes none)", fs.Args(), d.Command.Title())}
+			return app.UsageError{Msg: fmt.Sprintf("unexpected arguments %q (%s takes none)", fs.Args(), d.Command.Title())}
 		}
 		d.paths = fs.Args()
 	}
 	if d.Timeout <= 0 {
-		return UsageError{Msg: fmt.Sprintf("-timeout %s: want a positive duration", d.Timeout)}
+		return app.UsageError{Msg: fmt.Sprintf("-timeout %s: want a positive duration", d.Timeout)}
 	}
 	return nil
 }
@@ -277,7 +281,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 	const name = "config"
 	if d.cfgErr != nil {
 		short := strings.TrimSuffix(strings.TrimPrefix(d.Command.Name, "exporter compact"), " serve")
-		r.add(CheckFail, name, fmt.Sprintf("correct the place named (sessionpipe config %s shows the values read; docs/CONFIG.md lists the keys)", orDefault(short, "compact")),
+		r.add(CheckFail, name, fmt.Sprintf("correct the place named (sessionpipe config %s shows the values read; docs/CONFIG.md lists the keys)", cmp.Or(short, "compact")),
 			"%s", strings.ReplaceAll(d.cfgErr.Error(), "\n", "; "))
 		return false
 	}
@@ -286,7 +290,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 	} else {
 		n := 0
 		for _, st := range d.config.Settings {
-			if st.Source.Kind == FromFile {
+			if st.Source.Kind == app.FromFile {
 				n++
 			}
 		}
@@ -306,22 +310,22 @@ func (d *Doctor) checkConfig(r *report) bool {
 		}
 	}
 	if t := d.tailer; t != nil {
-		if t.contentErr != nil {
-			fail("SESSIONPIPE_CONTENT=full|redacted|metadata", t.contentErr)
+		if t.ContentErr() != nil {
+			fail("SESSIONPIPE_CONTENT=full|redacted|metadata", t.ContentErr())
 		}
-		if t.Labels.err != nil {
-			fail("SESSIONPIPE_LABELS=key=value,key2=value2", t.Labels.err)
+		if t.LabelsErr() != nil {
+			fail("SESSIONPIPE_LABELS=key=value,key2=value2", t.LabelsErr())
 		}
 		if t.FromStart && t.FromEnd {
 			fail("give one of -from-start and -from-end", errors.New("-from-start and -from-end exclude each other"))
 		}
 	}
 	if ix := d.indexer; ix != nil {
-		if ix.HTTP != "" && ix.Token == "" && !IsLoopback(ix.HTTP) {
+		if ix.HTTP != "" && ix.Token == "" && !app.IsLoopback(ix.HTTP) {
 			fail("-token SECRET (env SESSIONPIPE_TOKEN), or -http 127.0.0.1:7474",
 				fmt.Errorf("-http %s is not a loopback address and no -token is set: the indexer refuses to start", ix.HTTP))
 		}
-		if _, err := LoadPrices(ix.Prices); err != nil {
+		if _, err := indexcmd.LoadPrices(ix.Prices); err != nil {
 			fail("correct or remove -prices (env SESSIONPIPE_PRICES)", err)
 		}
 		if ix.Rules != "" {
@@ -342,7 +346,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 // the tailer walks them ([tail.SurveyWatches]).
 func (d *Doctor) checkWatches(r *report) *tail.Survey {
 	const name = "watch"
-	globs, defaults, err := Watches(d.tailer.Watch, d.paths, d.Env)
+	globs, defaults, err := app.Watches(d.tailer.Watch, d.paths, d.Env)
 	if err != nil {
 		r.add(CheckFail, name, "give -watch DIR (or PATH to run)", "%v", err)
 		return &tail.Survey{}
@@ -366,7 +370,7 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 		total += len(w.Files)
 		switch {
 		case len(w.Files) > 0:
-			r.ok(name, "%s: %s", w.Watch, count(len(w.Files), "transcript file"))
+			r.ok(name, "%s: %s", w.Watch, app.Count(len(w.Files), "transcript file"))
 		case defaults && !w.Waits:
 			absent = append(absent, w.Watch)
 		case w.Waits:
@@ -399,10 +403,10 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 			"%d of %d transcript files cannot be opened for reading: %s", len(bad), total, firstFew(bad))
 	}
 	if len(sv.LeftOut) > 0 {
-		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
+		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", app.Count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
 	}
 	if len(sv.Databases) > 0 {
-		r.ok(name, "%s polled (agents' SQLite databases: %s)", count(len(sv.Databases), "database"), firstFew(sv.Databases))
+		r.ok(name, "%s polled (agents' SQLite databases: %s)", app.Count(len(sv.Databases), "database"), firstFew(sv.Databases))
 	}
 	if len(sv.Errors) > 0 {
 		errs := make([]string, len(sv.Errors))
@@ -436,10 +440,10 @@ func (d *Doctor) dirs() []doctorDir {
 	data := d.nats.DataDir
 	dirs := []doctorDir{{"data directory", data, "-data-dir", true}}
 	if t := d.tailer; t != nil {
-		dirs = append(dirs, doctorDir{"tailer checkpoints", orDefault(t.StateDir, filepath.Join(data, "tailer")), "-state-dir", false})
+		dirs = append(dirs, doctorDir{"tailer checkpoints", cmp.Or(t.StateDir, filepath.Join(data, "tailer")), "-state-dir", false})
 	}
 	if ix := d.indexer; ix != nil {
-		dirs = append(dirs, doctorDir{"indexer state", orDefault(ix.StateDir, filepath.Join(data, "indexer")), "-index-dir", false})
+		dirs = append(dirs, doctorDir{"indexer state", cmp.Or(ix.StateDir, filepath.Join(data, "indexer")), "-index-dir", false})
 	}
 	if x := d.exporter; x != nil {
 		out, archive := x.Dirs(data)
@@ -449,7 +453,7 @@ func (d *Doctor) dirs() []doctorDir {
 		}
 	}
 	if c := d.compact; c != nil {
-		dirs = append(dirs, doctorDir{"Parquet", orDefault(c.Out, filepath.Join(data, "parquet")), "-out", true})
+		dirs = append(dirs, doctorDir{"Parquet", cmp.Or(c.Out, filepath.Join(data, "parquet")), "-out", true})
 	}
 	return dirs
 }
@@ -458,7 +462,7 @@ func (d *Doctor) dirs() []doctorDir {
 // names a corrupt or missing table, or a state that cannot be read.
 func (d *Doctor) checkIndexState(r *report) {
 	const name = "state"
-	dir, err := filepath.Abs(orDefault(d.indexer.StateDir, filepath.Join(d.nats.DataDir, "indexer")))
+	dir, err := filepath.Abs(cmp.Or(d.indexer.StateDir, filepath.Join(d.nats.DataDir, "indexer")))
 	if err != nil {
 		return // reported by checkDirs
 	}
@@ -481,7 +485,7 @@ func (d *Doctor) checkIndexState(r *report) {
 			"indexer state %s has layout %d, this version reads layout %d (sessions keyed by format, host and id)", dir, sum.Layout, index.StoreLayout)
 	default:
 		r.ok(name, "indexer state %s reads back: %s in %s, %s, applied up to stream sequence %d",
-			dir, count(sum.Tables, "table"), HumanBytes(sum.Bytes), count(sum.Keys, "record"), sum.Seq)
+			dir, app.Count(sum.Tables, "table"), app.HumanBytes(sum.Bytes), app.Count(sum.Keys, "record"), sum.Seq)
 	}
 }
 
@@ -532,7 +536,7 @@ func (d *Doctor) checkDirs(r *report) {
 // credentials may list it, and its manifest reads.
 func (d *Doctor) checkBucket(r *report, dd doctorDir) {
 	const name = "bucket"
-	s3 := new(S3)
+	s3 := new(app.S3)
 	if d.exporter != nil {
 		s3 = &d.exporter.S3
 	} else if d.compact != nil {
@@ -540,7 +544,7 @@ func (d *Doctor) checkBucket(r *report, dd doctorDir) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	b, err := s3.Open(ctx, dd.path)
+	b, err := exportcmd.OpenBucket(ctx, s3, dd.path)
 	if err != nil {
 		r.add(CheckFail, name, "create the bucket, or correct "+dd.flag+", -s3-endpoint, -s3-region and the credentials (AWS_ACCESS_KEY_ID, AWS_PROFILE, the instance role)",
 			"%s %s: %v", dd.what, dd.path, err)
@@ -654,7 +658,7 @@ func (d *Doctor) checkInotify(r *report, sv *tail.Survey) {
 		r.ok(name, "skipped: -poll (rescans only, no file notifications)")
 		return
 	}
-	root := orDefault(d.ProcRoot, "/proc")
+	root := cmp.Or(d.ProcRoot, "/proc")
 	limit, err := readProcInt(filepath.Join(root, "sys", "fs", "inotify", "max_user_watches"))
 	if err != nil {
 		r.add(CheckWarn, name, "check that "+root+" is mounted, or run with -poll", "%v", err)
@@ -665,11 +669,11 @@ func (d *Doctor) checkInotify(r *report, sv *tail.Survey) {
 	fix := fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d, and keep it: echo fs.inotify.max_user_watches=%d | sudo tee /etc/sysctl.d/90-sessionpipe.conf; or run with -poll", want, want)
 	switch {
 	case n > limit:
-		r.add(CheckFail, name, fix, "the tailer would watch %s, above fs.inotify.max_user_watches %d: changes in the others are seen only by rescans (-rescan)", count(n, "directory"), limit)
+		r.add(CheckFail, name, fix, "the tailer would watch %s, above fs.inotify.max_user_watches %d: changes in the others are seen only by rescans (-rescan)", app.Count(n, "directory"), limit)
 	case n > limit/2:
-		r.add(CheckWarn, name, fix, "the tailer would watch %s, more than half of fs.inotify.max_user_watches %d (shared by every program of this user)", count(n, "directory"), limit)
+		r.add(CheckWarn, name, fix, "the tailer would watch %s, more than half of fs.inotify.max_user_watches %d (shared by every program of this user)", app.Count(n, "directory"), limit)
 	default:
-		r.ok(name, "the tailer would watch %s of fs.inotify.max_user_watches %d", count(n, "directory"), limit)
+		r.ok(name, "the tailer would watch %s of fs.inotify.max_user_watches %d", app.Count(n, "directory"), limit)
 	}
 	instances, err := readProcInt(filepath.Join(root, "sys", "fs", "inotify", "max_user_instances"))
 	if err != nil {
@@ -784,7 +788,7 @@ func (d *Doctor) checkDisk(r *report) {
 		}
 		free, size := int64(st.Bavail)*int64(st.Bsize), int64(st.Blocks)*int64(st.Bsize)
 		share := float64(free) / float64(max(size, 1))
-		msg := fmt.Sprintf("%s free of %s (%.0f%%) on the file system of %s %s", HumanBytes(free), HumanBytes(size), 100*share, dd.what, path)
+		msg := fmt.Sprintf("%s free of %s (%.0f%%) on the file system of %s %s", app.HumanBytes(free), app.HumanBytes(size), 100*share, dd.what, path)
 		fix := "free space there, or choose a directory on another file system with " + dd.flag
 		switch {
 		case free < diskFailBytes:
@@ -795,18 +799,6 @@ func (d *Doctor) checkDisk(r *report) {
 			r.ok(name, "%s", msg)
 		}
 	}
-}
-
-// count says "1 message", "2 messages", "3 directories".
-func count[N int | int64 | uint64](n N, noun string) string {
-	switch {
-	case n == 1:
-	case strings.HasSuffix(noun, "y"):
-		noun = noun[:len(noun)-1] + "ies"
-	case !strings.HasSuffix(noun, "ed"):
-		noun += "s"
-	}
-	return fmt.Sprintf("%d %s", n, noun)
 }
 
 // shellWord quotes s for a POSIX shell when it needs it.

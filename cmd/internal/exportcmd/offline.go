@@ -1,4 +1,4 @@
-package app
+package exportcmd
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
@@ -37,7 +38,7 @@ type OfflineExport struct {
 	Temp         string // where the temporary stream lives; "" the system's
 	// S3 configures Out and Archive given as s3://bucket/prefix; nil
 	// takes the SDK's defaults.
-	S3 *S3
+	S3 *app.S3
 }
 
 // OfflineResult sums up an offline export.
@@ -68,7 +69,7 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	if o.Archive != "" && filepath.Clean(o.Archive) == filepath.Clean(o.Out) {
 		return OfflineResult{}, fmt.Errorf("the output and the archive are the same directory %s", o.Out)
 	}
-	pc, ac, err := o.S3.Outputs(ctx, o.Out, o.Archive)
+	pc, ac, err := Outputs(ctx, o.S3, o.Out, o.Archive)
 	if err != nil {
 		return OfflineResult{}, err
 	}
@@ -84,26 +85,26 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n := NATS{DataDir: tmp, Port: -1, Stream: bus.StreamConfig{FirstSeq: high + 1}}
+	n := app.NATS{DataDir: tmp, Port: -1, Stream: bus.StreamConfig{FirstSeq: high + 1}}
 	b, err := n.Connect(ctx, "sessionpipe-export", log)
 	if err != nil {
 		return OfflineResult{}, err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 
-	t := Tailer{
+	t := app.Tailer{
 		Watch: o.Paths, Static: true, StateDir: filepath.Join(tmp, "tailer"), Host: o.Host,
 		Content: o.Content, Archive: o.Archive != "", MaxLineBytes: o.MaxLineBytes,
 		MaxOpenFiles: tail.DefaultMaxOpenFiles, Rescan: tail.DefaultRescanInterval, Drain: time.Minute,
 	}
-	rt, err := StartTailer(ctx, &t, &n, b, func(string) string { return "" }, log, nil)
+	rt, err := app.StartTailer(ctx, &t, &n, b, func(string) string { return "" }, log, nil)
 	if err != nil {
 		return OfflineResult{}, err
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
 		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
-		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
+		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + app.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
 		Archive:       export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
 	})
 	if err != nil {
@@ -131,7 +132,7 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 
 // waitExported waits until the tailer published every file and the
 // exporter committed every message of the stream.
-func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b *Bus, stream string) error {
+func waitExported(ctx context.Context, rt *app.RunningTailer, ex *export.Exporter, b *app.Bus, stream string) error {
 	s, err := b.JS.Stream(ctx, stream)
 	if err != nil {
 		return err
@@ -143,7 +144,7 @@ func waitExported(ctx context.Context, rt *RunningTailer, ex *export.Exporter, b
 // (idle, nothing in flight) and caughtUp reports that the consumers have
 // taken all of it, twice in a row 50 ms apart: nothing was on its way in
 // between. caughtUp's errors are retried until ctx ends.
-func WaitSettled(ctx context.Context, rt *RunningTailer, caughtUp func(ctx context.Context) (bool, error)) error {
+func WaitSettled(ctx context.Context, rt *app.RunningTailer, caughtUp func(ctx context.Context) (bool, error)) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	quiet := 0
@@ -195,7 +196,7 @@ func offlineProgress(ctx context.Context, tl *tail.Tailer, ex *export.Exporter, 
 		case <-t.C:
 			s, e := tl.Metrics().Snapshot(), ex.Stats()
 			fmt.Fprintf(w, "\r\033[K%s, %s read, %s entries published, %s rows in %s",
-				Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(e.Rows), Count(e.Files, "Parquet file"))
+				app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), app.Thousands(e.Rows), app.Count(e.Files, "Parquet file"))
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package indexcmd
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
@@ -19,7 +20,7 @@ import (
 // columns: ids cut to 13 characters, the token counters as one total, the
 // host only when the sessions are of several; wide prints every column
 // and whole ids. Every value that came from a transcript is made
-// [Printable].
+// [app.Printable].
 func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 	rows := slices.Clone(all)
 	slices.SortStableFunc(rows, func(a, b index.Session) int { return a.LastTS.Compare(b.LastTS) })
@@ -29,7 +30,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 	}
 	id, mods := short, func(m []string) string { return cutModels(m, 40) }
 	if wide {
-		id, mods = Printable, func(m []string) string { return ModelList(m, true) }
+		id, mods = app.Printable, func(m []string) string { return ModelList(m, true) }
 	}
 	var head []string
 	head = append(head, "SESSION", "AGENT")
@@ -49,18 +50,18 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 		cells = append(cells, strconv.FormatInt(s.Turns, 10))
 		if wide {
 			cells = append(cells, fmt.Sprintf("%d/%d", s.UserMessages, s.AssistantMessages), strconv.FormatInt(s.APICalls, 10),
-				fmt.Sprintf("%d/%d", s.ToolCalls, s.ToolErrors), Thousands(s.InputTokens), Thousands(s.OutputTokens),
-				Thousands(s.CacheReadTokens), Thousands(s.CacheWriteTokens), Thousands(s.TotalTokens))
+				fmt.Sprintf("%d/%d", s.ToolCalls, s.ToolErrors), app.Thousands(s.InputTokens), app.Thousands(s.OutputTokens),
+				app.Thousands(s.CacheReadTokens), app.Thousands(s.CacheWriteTokens), app.Thousands(s.TotalTokens))
 		} else {
-			cells = append(cells, strconv.FormatInt(s.APICalls, 10), Thousands(s.TotalTokens))
+			cells = append(cells, strconv.FormatInt(s.APICalls, 10), app.Thousands(s.TotalTokens))
 		}
-		lines = append(lines, append(cells, Dollars(s.CostUSD, unpriced), m))
+		lines = append(lines, append(cells, app.Dollars(s.CostUSD, unpriced), m))
 	}
 	var t index.Session
 	var unpriced int64
 	for i := range rows {
 		s := &rows[i]
-		first := []string{id(s.SessionID), Printable(string(s.Format))}
+		first := []string{id(s.SessionID), app.Printable(string(s.Format))}
 		if hosts {
 			first = append(first, short(s.Host))
 		}
@@ -114,7 +115,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 		return err
 	}
 	if unpriced > 0 {
-		if _, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", Count(unpriced, "API call"), isAre(unpriced)); err != nil {
+		if _, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", app.Count(unpriced, "API call"), isAre(unpriced)); err != nil {
 			return err
 		}
 	}
@@ -130,21 +131,21 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 }
 
 // cutModels returns the models joined, cut at n characters, made
-// [Printable].
+// [app.Printable].
 func cutModels(m []string, n int) string {
 	s := strings.Join(m, ",")
 	if head, cut := firstRunes(s, n); cut {
-		return Printable(head) + "…"
+		return app.Printable(head) + "…"
 	}
-	return Printable(s)
+	return app.Printable(s)
 }
 
-// short returns id, cut to its first 13 characters, made [Printable].
+// short returns id, cut to its first 13 characters, made [app.Printable].
 func short(id string) string {
 	if head, cut := firstRunes(id, 13); cut {
-		return Printable(head) + "…"
+		return app.Printable(head) + "…"
 	}
-	return Printable(id)
+	return app.Printable(id)
 }
 
 // firstRunes returns the first n characters of s (a byte of invalid
@@ -159,51 +160,6 @@ func firstRunes(s string, n int) (string, bool) {
 	return s, false
 }
 
-// Printable returns s safe to print on a terminal: each C0 control
-// character (ESC, CR, NUL, tab, newline, ...), DEL, C1 control character
-// and byte of invalid UTF-8 becomes its Go escape (\x1b, \r, \x00, \t,
-// \x7f, \u009b, \xff, as %q writes them), so that text from a transcript
-// can neither drive the terminal (move the cursor, clear the screen, set
-// the title) nor break a table's lines and columns. Everything else,
-// backslashes included, is kept: the result is for reading, not for
-// parsing back. JSON output needs none of this; it escapes these itself.
-func Printable(s string) string {
-	i := 0
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if unprintable(r, n) {
-			break
-		}
-		i += n
-	}
-	if i == len(s) {
-		return s
-	}
-	var b strings.Builder
-	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case unprintable(r, n):
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
-
-// unprintable reports whether the rune r, n bytes long, is a C0 or C1
-// control character, DEL, or a byte of invalid UTF-8.
-func unprintable(r rune, n int) bool {
-	return r < 0x20 || r >= 0x7f && r < 0xa0 || r == utf8.RuneError && n == 1
-}
-
 func day(t time.Time) string {
 	if t.IsZero() {
 		return "-"
@@ -212,57 +168,24 @@ func day(t time.Time) string {
 }
 
 // models returns the models joined, cut at 40 characters, made
-// [Printable].
+// [app.Printable].
 func models(m []string) string {
 	s := strings.Join(m, ",")
 	if head, cut := firstRunes(s, 40); cut {
 		head, _ = firstRunes(head, 39)
-		return Printable(head) + "…"
+		return app.Printable(head) + "…"
 	}
-	return Printable(s)
-}
-
-// Thousands formats n with comma separators.
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// HumanBytes formats n as B, KB, MB or GB (powers of 1000).
-func HumanBytes(n int64) string {
-	switch {
-	case n >= 1e9:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
-	case n >= 1e6:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	case n >= 1e3:
-		return fmt.Sprintf("%.1f KB", float64(n)/1e3)
-	}
-	return fmt.Sprintf("%d B", n)
+	return app.Printable(s)
 }
 
 // WriteUsageTable prints usage rows as an aligned table with a total row.
-// The keys are made [Printable].
+// The keys are made [app.Printable].
 func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", Printable(strings.ToUpper(by)))
+	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", app.Printable(strings.ToUpper(by)))
 	var t index.UsageRow
 	for _, r := range rows {
-		key := Printable(r.Key)
+		key := app.Printable(r.Key)
 		if key == "" {
 			key = "(none)"
 		}
@@ -270,8 +193,8 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 		if r.UnpricedCalls > 0 {
 			cost += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", key, Thousands(r.Calls), Thousands(r.InputTokens), Thousands(r.OutputTokens),
-			Thousands(r.CacheReadTokens), Thousands(r.CacheWriteTokens), Thousands(r.TotalTokens), cost)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", key, app.Thousands(r.Calls), app.Thousands(r.InputTokens), app.Thousands(r.OutputTokens),
+			app.Thousands(r.CacheReadTokens), app.Thousands(r.CacheWriteTokens), app.Thousands(r.TotalTokens), cost)
 		t.Calls += r.Calls
 		t.InputTokens += r.InputTokens
 		t.OutputTokens += r.OutputTokens
@@ -285,20 +208,20 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	if t.UnpricedCalls > 0 {
 		cost += "*"
 	}
-	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", Thousands(t.Calls), Thousands(t.InputTokens), Thousands(t.OutputTokens),
-		Thousands(t.CacheReadTokens), Thousands(t.CacheWriteTokens), Thousands(t.TotalTokens), cost)
+	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", app.Thousands(t.Calls), app.Thousands(t.InputTokens), app.Thousands(t.OutputTokens),
+		app.Thousands(t.CacheReadTokens), app.Thousands(t.CacheWriteTokens), app.Thousands(t.TotalTokens), cost)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if t.UnpricedCalls > 0 {
-		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost.\n", Count(t.UnpricedCalls, "API call"), isAre(t.UnpricedCalls))
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost.\n", app.Count(t.UnpricedCalls, "API call"), isAre(t.UnpricedCalls))
 		return err
 	}
 	return nil
 }
 
 // WriteAlertsTable prints alerts, newest first, one per line, their
-// values made [Printable].
+// values made [app.Printable].
 func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tRULE\tSCOPE\tKEY\tMETRIC\tVALUE\tTHRESHOLD\tHOST")
@@ -306,37 +229,19 @@ func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 		key := short(e.Key)
 		if e.Scope == alert.ScopeSession && e.SessionID != "" {
 			// The key is format/host/id: the host has its column.
-			key = Printable(string(e.Format)) + " " + short(e.SessionID)
+			key = app.Printable(string(e.Format)) + " " + short(e.SessionID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), Printable(e.Rule), Printable(string(e.Scope)),
-			key, Printable(string(e.Metric)), e.Value, e.Threshold, Printable(e.Host))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), app.Printable(e.Rule), app.Printable(string(e.Scope)),
+			key, app.Printable(string(e.Metric)), e.Value, e.Threshold, app.Printable(e.Host))
 	}
 	return tw.Flush()
 }
 
-// Count returns n and noun, the noun in its plural form unless n is 1
-// ("1 API call", "2 API calls", "3 entries").
-func Count[N int | int64 | uint64](n N, noun string) string { return count(n, noun) }
-
-// Dollars formats a cost in dollars for a table: two decimals, or four
-// for a cost under a cent that is not zero (0.0019, not 0.00), and a "*"
-// when some calls were not priced.
-func Dollars(v float64, unpriced bool) string {
-	s := fmt.Sprintf("%.2f", v)
-	if v > 0 && v < 0.005 {
-		s = fmt.Sprintf("%.4f", v)
-	}
-	if unpriced {
-		s += "*"
-	}
-	return s
-}
-
-// ModelList returns the models joined by commas, made [Printable]; cut
+// ModelList returns the models joined by commas, made [app.Printable]; cut
 // at 40 characters unless whole is set.
 func ModelList(m []string, whole bool) string {
 	if whole {
-		return Printable(strings.Join(m, ","))
+		return app.Printable(strings.Join(m, ","))
 	}
 	return models(m)
 }

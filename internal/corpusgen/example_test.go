@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sessionpipe/sessionpipe/benchmarks/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
 )
 
 // A corpus of about 1 KB lines of the three formats, held in memory.

@@ -1,4 +1,4 @@
-package app
+package main
 
 import (
 	"context"
@@ -6,17 +6,18 @@ import (
 	"io"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
 
-// RunStatus shows, on one terminal line redrawn every second, what
+// runStatus shows, on one terminal line redrawn every second, what
 // `sessionpipe run` does: while the tailer has a backlog, the backfill's
 // progress; then the live status: entries per second, sessions active
 // today, spend today, alerts fired, Parquet rows written. It returns when
 // ctx ends, clearing the line.
-func RunStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Indexer, ex *export.Exporter) {
+func runStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Indexer, ex *export.Exporter) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	start := time.Now()
@@ -43,13 +44,13 @@ func RunStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Inde
 			if backfill && s.LagBytes > 0 && !tl.Idle() && still < 2 {
 				secs := now.Sub(start).Seconds()
 				fmt.Fprintf(w, "\r\033[Kbackfill: %s, %s read, %s entries published (%s/s), %s to go",
-					Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), Thousands(int64(float64(s.AckedEntries)/secs)), HumanBytes(s.LagBytes))
+					app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), app.Thousands(int64(float64(s.AckedEntries)/secs)), app.HumanBytes(s.LagBytes))
 				continue
 			}
 			if backfill {
 				backfill = false
 				fmt.Fprintf(w, "\r\033[Kbackfill done: %s, %s, %s entries in %s\n",
-					Count(s.Files, "file"), HumanBytes(s.Bytes), Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
+					app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
 			}
 			fmt.Fprintf(w, "\r\033[K%s", liveLine(now, rate, ix, ex))
 		}
@@ -62,7 +63,7 @@ func liveLine(now time.Time, rate float64, ix *index.Indexer, ex *export.Exporte
 	today := now.UTC().Truncate(24 * time.Hour)
 	sessions := "?"
 	if page, next, err := ix.Query(index.SessionQuery{Since: today, Limit: index.MaxLimit}); err == nil {
-		sessions = Thousands(int64(len(page)))
+		sessions = app.Thousands(int64(len(page)))
 		if next != "" {
 			sessions += "+"
 		}
@@ -75,5 +76,5 @@ func liveLine(now time.Time, rate float64, ix *index.Indexer, ex *export.Exporte
 	}
 	st, es := ix.Stats(), ex.Stats()
 	return fmt.Sprintf("live: %s entries/s · %s sessions today · $%.2f today · %d alerts · %s rows in Parquet",
-		Thousands(int64(rate+0.5)), sessions, spend, st.Alerts, Thousands(es.Rows))
+		app.Thousands(int64(rate+0.5)), sessions, spend, st.Alerts, app.Thousands(es.Rows))
 }

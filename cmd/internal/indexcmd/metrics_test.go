@@ -1,9 +1,12 @@
-package app
+package indexcmd_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,24 +16,35 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 )
 
-// gatherText renders g in the text exposition format.
-func gatherText(tb testing.TB, g prometheus.Gatherer) string {
-	tb.Helper()
-	mfs, err := g.Gather()
-	require.NoError(tb, err)
-	var b strings.Builder
-	for _, mf := range mfs {
-		_, err := expfmt.MetricFamilyToText(&b, mf)
-		require.NoError(tb, err)
-	}
-	return b.String()
+// scrape GETs url and returns the status and body.
+func scrape(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// parseTailerFlags parses the tailer's flags as the tailer does.
+func parseTailerFlags(t *testing.T, env map[string]string, args ...string) (*app.Tailer, error) {
+	t.Helper()
+	var tl app.Tailer
+	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	tl.Register(fs, func(k string) string { return env[k] })
+	return &tl, fs.Parse(args)
 }
 
 // The metric families each daemon served before its metrics moved to
@@ -128,7 +142,7 @@ func requireSeries(t *testing.T, daemon, text, want string) {
 // indexed (an alert fires) and exported.
 func TestDaemons_Metrics(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	n := &NATS{DataDir: t.TempDir(), Port: -1}
+	n := &app.NATS{DataDir: t.TempDir(), Port: -1}
 	b, err := n.Connect(t.Context(), "metrics", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close(context.WithoutCancel(t.Context())) })
@@ -159,15 +173,15 @@ func TestDaemons_Metrics(t *testing.T) {
 		runs = append(runs, func() error { return <-done })
 	}
 
-	ri, err := StartIndexer(&Indexer{HTTP: "127.0.0.1:0", Name: "indexer", Rules: rules}, n, b, log)
+	ri, err := indexcmd.StartIndexer(&app.Indexer{HTTP: "127.0.0.1:0", Name: "indexer", Rules: rules}, n, b, log)
 	require.NoError(t, err)
 	start(ri.Run)
-	re, err := StartExporter(&Exporter{Name: "exporter", Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}, n, b, log)
+	re, err := exportcmd.StartExporter(&app.Exporter{Name: "exporter", Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}, n, b, log)
 	require.NoError(t, err)
 	start(re.Run)
 	tf, err := parseTailerFlags(t, nil, "-watch", watch, "-host", "h", "-metrics", "127.0.0.1:0", "-state-dir", t.TempDir())
 	require.NoError(t, err)
-	rt, err := StartTailer(ctx, tf, n, b, func(string) string { return "" }, log, nil)
+	rt, err := app.StartTailer(ctx, tf, n, b, func(string) string { return "" }, log, nil)
 	require.NoError(t, err)
 	start(rt.Run)
 
@@ -181,7 +195,7 @@ func TestDaemons_Metrics(t *testing.T) {
 	scrapes := make(map[string]string)
 	natstest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
 		for daemon, url := range urls {
-			code, text := fetch(t, url)
+			code, text := scrape(t, url)
 			if code != 200 {
 				return fmt.Errorf("%s: %d %s", daemon, code, text)
 			}
@@ -249,7 +263,7 @@ var docRow = regexp.MustCompile("(?m)^\\| `(sessionpipe_[a-z_]+)` \\| ([a-z]+) \
 // that daemon, and every family the table says a daemon serves is served.
 func requireDocumented(t *testing.T, scrapes map[string]string) {
 	t.Helper()
-	doc, err := os.ReadFile("../../docs/metrics.md")
+	doc, err := os.ReadFile("../../../docs/metrics.md")
 	require.NoError(t, err)
 	rows := docRow.FindAllStringSubmatch(string(doc), -1)
 	require.NotEmpty(t, rows)

@@ -1,4 +1,4 @@
-package app
+package exportcmd
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -50,8 +51,8 @@ func waitHealth(t *testing.T, url string, code int, want string) {
 func TestStartExporter_Health(t *testing.T) {
 	ns := natstest.RunServer(t)
 	nc := natstest.Connect(t, ns.URL())
-	b := &Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
-	n := &NATS{DataDir: t.TempDir()}
+	b := &app.Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
+	n := &app.NATS{DataDir: t.TempDir()}
 	_, err := bus.EnsureStream(t.Context(), b.JS, n.Stream)
 	require.NoError(t, err)
 	out := filepath.Join(n.DataDir, "parquet")
@@ -59,7 +60,7 @@ func TestStartExporter_Health(t *testing.T) {
 	block := filepath.Join(out, "format=pi")
 	require.NoError(t, os.WriteFile(block, nil, 0o644))
 
-	x := &Exporter{Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
+	x := &app.Exporter{Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
 	re, err := StartExporter(x, n, b, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
@@ -92,37 +93,4 @@ func TestStartExporter_Health(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, metrics, "\nsessionpipe_http_connections ", "the server's connections are in the metrics")
 	require.Contains(t, metrics, "sessionpipe_export_commit_errors_total ")
-}
-
-// The indexer's API serves its server's connection metrics, and without
-// a token refuses a Host that is not loopback.
-func TestStartIndexer_ServerMetricsAndHostCheck(t *testing.T) {
-	log := slog.New(slog.DiscardHandler)
-	n := &NATS{DataDir: t.TempDir(), Port: -1}
-	b, err := n.Connect(t.Context(), "indexer", log)
-	require.NoError(t, err)
-	t.Cleanup(func() { b.Close(context.WithoutCancel(t.Context())) })
-	ri, err := StartIndexer(&Indexer{HTTP: "127.0.0.1:0", Name: "indexer"}, n, b, log)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
-	done := make(chan error, 1)
-	go func() { done <- ri.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	base := "http://" + ri.API.Addr()
-	waitHealth(t, base+"/healthz", http.StatusOK, `"status":"ok"`)
-	code, metrics := fetch(t, base+"/metrics")
-	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, metrics, "\nsessionpipe_http_connections ")
-	require.Contains(t, metrics, "sessionpipe_index_applied_seq ")
-
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/api/sessions", nil)
-	require.NoError(t, err)
-	req.Host = "attacker.example"
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	resp.Body.Close()
-	require.Equal(t, http.StatusMisdirectedRequest, resp.StatusCode)
 }

@@ -1,0 +1,100 @@
+package exportcmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+)
+
+// RunningExporter is an exporter wired to its metrics endpoint.
+type RunningExporter struct {
+	Exporter *export.Exporter
+	Metrics  *app.Server // nil without -metrics
+	Out      string
+	Archive  string
+}
+
+// StartExporter builds the exporter the flags describe on the bus b.
+func StartExporter(x *app.Exporter, n *app.NATS, b *app.Bus, log *slog.Logger) (*RunningExporter, error) {
+	if x.MemoryLimit > 0 {
+		debug.SetMemoryLimit(x.MemoryLimit << 20)
+	}
+	out, archive := x.Dirs(n.DataDir)
+	if out == archive {
+		return nil, fmt.Errorf("-out and -archive-dir are the same directory %s", out)
+	}
+	pc, ac, err := Outputs(context.Background(), &x.S3, out, archive)
+	if err != nil {
+		return nil, err
+	}
+	reg := x.Registry
+	if reg == nil {
+		reg = app.NewRegistry()
+	}
+	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+app.Version()
+	ex, err := export.NewExporter(export.ExporterConfig{
+		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
+		Parquet: pc, Archive: ac, Registry: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", app.MetricsHandler(reg, log))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		code, msg := exporterHealth(ex, b.Conn)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(code)
+		fmt.Fprintln(w, msg)
+	})
+	srv, err := app.ListenWithMetrics(x.Metrics, mux, reg)
+	if err != nil {
+		return nil, err
+	}
+	if srv != nil {
+		log.Info("exporter metrics", "url", "http://"+srv.Addr()+"/metrics")
+	}
+	return &RunningExporter{Exporter: ex, Metrics: srv, Out: out, Archive: archive}, nil
+}
+
+// exporterHealth is the answer of the exporter's /healthz: 503 saying
+// why while NATS is disconnected or its commits fail (a full disk), 200
+// "ok" or "standing by" otherwise.
+func exporterHealth(ex *export.Exporter, nc *nats.Conn) (int, string) {
+	var problems []string
+	if nc != nil && nc.Status() != nats.CONNECTED {
+		problems = append(problems, "nats: "+strings.ToLower(nc.Status().String()))
+	}
+	if err := ex.Health().Err(); err != nil {
+		problems = append(problems, err.Error())
+	}
+	switch {
+	case len(problems) > 0:
+		return http.StatusServiceUnavailable, "failing: " + strings.Join(problems, "; ")
+	case !ex.Stats().Active:
+		return http.StatusOK, "standing by"
+	}
+	return http.StatusOK, "ok"
+}
+
+// Run exports until ctx ends, then commits what is open.
+func (re *RunningExporter) Run(ctx context.Context) error {
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() { serveErr = re.Metrics.Run(sctx) })
+	err := re.Exporter.Run(ctx)
+	stop()
+	wg.Wait()
+	return errors.Join(err, serveErr)
+}

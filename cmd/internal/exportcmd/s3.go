@@ -1,0 +1,64 @@
+package exportcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+)
+
+// S3Config returns the objstore configuration of the bucket loc names.
+func S3Config(s *app.S3, loc string) objstore.Config {
+	return objstore.Config{
+		URL: loc, Endpoint: s.Endpoint, Region: s.Region, PathStyle: s.PathStyle, Profile: s.Profile,
+		SSE: s.SSE, SSEKMSKeyID: s.SSEKMSKeyID, StorageClass: s.StorageClass,
+	}
+}
+
+// OpenBucket opens the bucket loc names and checks that it exists and the
+// credentials may use it (an error saying which at start); a local
+// directory gives nil, nil.
+func OpenBucket(ctx context.Context, s *app.S3, loc string) (*objstore.Bucket, error) {
+	if !objstore.IsURL(loc) {
+		return nil, nil
+	}
+	var cfg objstore.Config
+	if s != nil {
+		cfg = S3Config(s, loc)
+	} else {
+		cfg = objstore.Config{URL: loc}
+	}
+	b, err := objstore.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := b.Check(cctx); err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	return b, nil
+}
+
+// Outputs opens, with the flags s (nil: the defaults), the Parquet output out and the archive (archive "" for
+// none), each a directory or a bucket, into the writers' configurations.
+func Outputs(ctx context.Context, s *app.S3, out, archive string) (export.Config, export.ArchiveConfig, error) {
+	pc := export.Config{Dir: out}
+	ac := export.ArchiveConfig{Dir: archive}
+	var err error
+	if pc.Bucket, err = OpenBucket(ctx, s, out); err != nil {
+		return pc, ac, err
+	}
+	if s != nil {
+		pc.SpoolDir = s.Spool
+	}
+	if archive != "" {
+		if ac.Bucket, err = OpenBucket(ctx, s, archive); err != nil {
+			return pc, ac, err
+		}
+	}
+	return pc, ac, nil
+}
