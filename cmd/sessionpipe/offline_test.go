@@ -105,16 +105,11 @@ func TestSessions_GlobPath(t *testing.T) {
 	require.Contains(t, stderr, "no file matches")
 }
 
-// buildSessionpipe builds the command into a directory others can read.
+// buildSessionpipe returns the command, built once for the package's
+// tests in a directory others can read (sharedBinary).
 func buildSessionpipe(tb testing.TB) string {
 	tb.Helper()
-	dir := tb.TempDir()
-	require.NoError(tb, os.Chmod(dir, 0o755))
-	require.NoError(tb, os.Chmod(filepath.Dir(dir), 0o755))
-	bin := filepath.Join(dir, "sessionpipe")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(tb, err, "%s", out)
-	return bin
+	return sharedBinary(tb)
 }
 
 // A path the user named that cannot be read is an error exit, not an
