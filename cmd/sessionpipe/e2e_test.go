@@ -36,13 +36,11 @@ import (
 // API's aggregates, the alerts, the Parquet read by DuckDB) compared with
 // what the offline `sessionpipe sessions` computes from the files.
 
-// buildE2EBinary compiles this command into a temporary directory.
+// buildE2EBinary returns this command, built once for the package's tests
+// (sharedBinary).
 func buildE2EBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sessionpipe")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
+	return sharedBinary(t)
 }
 
 // e2eHost is the host name both the live run and the offline command

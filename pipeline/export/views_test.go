@@ -98,6 +98,14 @@ func kiloDB(tb testing.TB, rowsFile string) string {
 // and checks that the sessions view holds exactly what `sessionpipe
 // sessions` computes on the same files: the same sessions in the same
 // order, every counter, every token field and the cost to the last bit.
+//
+// All samples go into one export, read by one run of the views (one per
+// sample took most of this package's time): each sample is read as if
+// by a host of its own, and its record, message and API call ids carry
+// that host's name, so that no sample's records count in another's
+// sessions (a record seen on two hosts counts once, on purpose). Each
+// sample's sessions are then compared with what the Go aggregator makes
+// of that sample alone.
 func TestDuckDBInit_Samples(t *testing.T) {
 	all := samples(t)
 	names := make([]string, 0, len(all))
@@ -108,11 +116,16 @@ func TestDuckDBInit_Samples(t *testing.T) {
 	formatsSeen := map[string]bool{}
 	var sessions, turns, tokens, calls int64
 	var cost float64
-	for _, name := range names {
+	var union []schema.Entry
+	wants := map[string][]index.Session{} // by sample, under its host
+	hosts := map[string]string{}          // sample's host by name
+	for i, name := range names {
 		entries := offlineEntries(t, all[name]...)
 		if len(entries) == 0 {
 			continue // nothing valid in the case: no Parquet to read
 		}
+		host := fmt.Sprintf("test-host-%03d", i)
+		isolateSample(entries, host)
 		want := goSessions(entries, price.Default())
 		for _, s := range want {
 			formatsSeen[string(s.Format)] = true
@@ -122,12 +135,33 @@ func TestDuckDBInit_Samples(t *testing.T) {
 			calls += s.APICalls
 			cost += s.CostUSD
 		}
+		wants[name], hosts[name] = want, host
+		union = append(union, entries...)
+	}
+	dir := t.TempDir()
+	exportTo(t, dir, union, 1)
+	db := openViews(t, export.DuckDBInit(dir))
+	byHost := map[string][]sessionRow{}
+	for _, r := range viewSessions(t, db) {
+		byHost[r.Host] = append(byHost[r.Host], r)
+	}
+	var withSessions, inViews []string // no session on a host of no sample, or of a sample without one
+	for name, want := range wants {
+		if len(want) > 0 {
+			withSessions = append(withSessions, hosts[name])
+		}
+	}
+	for host := range byHost {
+		inViews = append(inViews, host)
+	}
+	require.ElementsMatch(t, withSessions, inViews, "hosts of the sessions view")
+	for _, name := range names {
+		want, ok := wants[name]
+		if !ok {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			exportTo(t, dir, entries, 1)
-			db := openViews(t, export.DuckDBInit(dir))
-			requireSameSessions(t, want, viewSessions(t, db))
+			requireSameSessions(t, want, byHost[hosts[name]])
 		})
 	}
 	// The comparison covers every format and real numbers.
@@ -137,6 +171,27 @@ func TestDuckDBInit_Samples(t *testing.T) {
 	require.Greater(t, calls, int64(1000))
 	require.Greater(t, tokens, int64(10_000_000))
 	require.Greater(t, cost, 10.0)
+}
+
+// isolateSample makes entries a sample of their own in an export shared
+// with other samples: they are read on host, and their record, message
+// and API call ids (which count once across hosts) are prefixed with it.
+// Ids that are absent stay absent (an entry without a message id or a
+// usage key counts differently); within the sample every id keeps its
+// order and its equalities.
+func isolateSample(entries []schema.Entry, host string) {
+	prefix := host + "/"
+	for i := range entries {
+		e := &entries[i]
+		e.Host = host
+		e.EntryID = prefix + e.EntryID
+		if e.MessageID != "" {
+			e.MessageID = prefix + e.MessageID
+		}
+		if e.UsageKey != "" {
+			e.UsageKey = prefix + e.UsageKey
+		}
+	}
 }
 
 // TestDuckDBInit_Generated compares the views with the Go aggregator on

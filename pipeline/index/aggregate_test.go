@@ -78,6 +78,7 @@ func one(t *testing.T, a *Aggregator, id string) Session {
 }
 
 func TestAggregator_SplitResponseCountsOnceWithLargestTotal(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s1", path: "s1.jsonl"}
 	u := func(out int64) schema.Usage {
 		return schema.Usage{Input: 3, Output: out, CacheRead: 100, CacheWrite: 50}
@@ -109,6 +110,7 @@ func TestAggregator_SplitResponseCountsOnceWithLargestTotal(t *testing.T) {
 // An entry shortened to fit a message (the tailer's bus.FitEntryMsg)
 // keeps the count of the tool calls it left out: they count.
 func TestAggregator_OmittedToolCallsCount(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s1", path: "s1.jsonl"}
 	es := []schema.Entry{
 		b.user("u1", at(0), "hello"),
@@ -145,6 +147,7 @@ func resumed() (orig, copy []schema.Entry) {
 }
 
 func TestAggregator_ResumedCopiesCountInTheOriginal(t *testing.T) {
+	t.Parallel()
 	orig, cp := resumed()
 	for _, order := range []string{"original first", "copy first"} {
 		t.Run(order, func(t *testing.T) {
@@ -169,6 +172,7 @@ func TestAggregator_ResumedCopiesCountInTheOriginal(t *testing.T) {
 }
 
 func TestAggregator_Idempotent(t *testing.T) {
+	t.Parallel()
 	orig, cp := resumed()
 	a := NewAggregator(flatPricer{"m": true})
 	addAll(a, orig, cp)
@@ -178,6 +182,7 @@ func TestAggregator_Idempotent(t *testing.T) {
 }
 
 func TestAggregator_OrderIndependentTotals(t *testing.T) {
+	t.Parallel()
 	orig, cp := resumed()
 	a := NewAggregator(flatPricer{"m": true})
 	addAll(a, orig, cp)
@@ -201,6 +206,7 @@ func TestAggregator_OrderIndependentTotals(t *testing.T) {
 }
 
 func TestAggregator_Turns(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatFluux, session: "room/1", path: "history.jsonl"}
 	meta := b.user("meta", at(2), "<system-reminder>")
 	meta.Meta = true
@@ -229,6 +235,7 @@ func TestAggregator_Turns(t *testing.T) {
 }
 
 func TestAggregator_Unpriced(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatM4dtimes, session: "u", path: "u.jsonl"}
 	e := b.assistant("a", at(0), "m1", schema.Usage{Input: 5, Output: 5})
 	e.Model = "mystery-model"
@@ -242,6 +249,7 @@ func TestAggregator_Unpriced(t *testing.T) {
 }
 
 func TestAggregator_RecordedCostWins(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatPi, session: "p", path: "p.jsonl"}
 	e := b.assistant("a", at(0), "", schema.Usage{Input: 5, Output: 5})
 	e.Model = "unknown-to-table"
@@ -255,6 +263,7 @@ func TestAggregator_RecordedCostWins(t *testing.T) {
 }
 
 func TestAggregator_ForkCopyTieGoesToParent(t *testing.T) {
+	t.Parallel()
 	// A verbatim fork copy: same ids and timestamps; the child names its
 	// parent; both headers at the same second.
 	p := &builder{format: schema.FormatPi, session: "parent", path: "parent.jsonl"}
@@ -276,6 +285,7 @@ func TestAggregator_ForkCopyTieGoesToParent(t *testing.T) {
 }
 
 func TestAggregator_CopyFlagCountsNothing(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatCodex, session: "child", path: "c.jsonl"}
 	replay := b.assistant("L2", at(0), "", schema.Usage{Input: 100})
 	replay.Copy = true
@@ -290,6 +300,7 @@ func TestAggregator_CopyFlagCountsNothing(t *testing.T) {
 }
 
 func TestAggregator_SubagentsAndCompactions(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	var es []schema.Entry
 	for i, agent := range []string{"a1", "a1", "a2", ""} {
@@ -309,6 +320,7 @@ func TestAggregator_SubagentsAndCompactions(t *testing.T) {
 }
 
 func TestAggregator_PlanAndImplementation(t *testing.T) {
+	t.Parallel()
 	mk := func(session, prompt string) []schema.Entry {
 		b := &builder{format: schema.FormatClaudeCode, session: session, path: session + ".jsonl"}
 		e := b.user(session+"-u", at(len(session)), prompt)
@@ -341,6 +353,7 @@ func bothOrders(t *testing.T, x, y []schema.Entry) []Session {
 // sidechain lines with the same ids and timestamps; such a replay never
 // takes a record from the main transcript, whichever arrives first.
 func TestAggregator_SidechainReplayNeverTakesTheMainRecord(t *testing.T) {
+	t.Parallel()
 	m := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	main := []schema.Entry{m.user("u1", at(0), "go"), m.assistant("a1", at(1), "msg1", schema.Usage{Input: 5})}
 	main[1].ToolCalls = []schema.ToolCall{{ID: "t1", Name: "Bash"}, {ID: "t2", Name: "Read"}}
@@ -364,6 +377,7 @@ func TestAggregator_SidechainReplayNeverTakesTheMainRecord(t *testing.T) {
 // file after gateway compaction) may start a turn in one file and not in
 // the other: the occurrence chosen does not depend on arrival order.
 func TestAggregator_SameSessionCopiesTieByPosition(t *testing.T) {
+	t.Parallel()
 	live := &builder{format: schema.FormatPi, session: "s", path: "s.jsonl"}
 	bak := &builder{format: schema.FormatPi, session: "s", path: "s.jsonl.bak.1"}
 	x := []schema.Entry{bak.user("u0", at(0), "first"), bak.user("u1", at(1), "second, same turn")}
@@ -376,6 +390,7 @@ func TestAggregator_SameSessionCopiesTieByPosition(t *testing.T) {
 // Session fields chosen among several files (title, cwd, slug) follow a
 // rule on timestamps and positions, not on arrival.
 func TestAggregator_SessionFieldsDoNotDependOnArrival(t *testing.T) {
+	t.Parallel()
 	a := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s/subagents/agent-x.jsonl"}
 	x := []schema.Entry{a.user("u1", at(0), "hi"), a.entry("t1", at(5), schema.KindSummary, "")}
@@ -393,6 +408,7 @@ func TestAggregator_SessionFieldsDoNotDependOnArrival(t *testing.T) {
 // Sums saturate instead of wrapping, and cost is kept in integer
 // nano-dollars so that its sum is exact in any order.
 func TestAggregator_SumsSaturate(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	a := NewAggregator(flatPricer{"m": true})
 	for i := range 3 {
@@ -407,6 +423,7 @@ func TestAggregator_SumsSaturate(t *testing.T) {
 }
 
 func TestAggregator_Usage(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	x := b.assistant("a1", at(0), "m1", schema.Usage{Input: 10, Output: 1})
 	y := b.assistant("a2", at(3600), "m2", schema.Usage{Input: 20, Output: 2})
@@ -440,6 +457,7 @@ func TestAggregator_Usage(t *testing.T) {
 }
 
 func TestAggregator_QueryRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	a := NewAggregator(nil)
 	_, _, err := a.Query(SessionQuery{Cursor: "not-a-cursor!"})
 	require.ErrorContains(t, err, "not a cursor this server returned")

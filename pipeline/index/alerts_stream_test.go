@@ -18,6 +18,7 @@ import (
 // sessionpipe's settings when missing, kept as it is (the differences
 // logged) when an operator changed it.
 func TestEnsureAlertStream_KeepsExistingSettings(t *testing.T) {
+	t.Parallel()
 	srv := natstest.RunServer(t)
 	js := natstest.JetStream(t, natstest.Connect(t, srv.URL()))
 	ctx := t.Context()

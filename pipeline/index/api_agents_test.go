@@ -18,6 +18,7 @@ import (
 // agents: a row each, with the calls and tokens their sessions count
 // (the samples of testdata/corpus/generated/qwen and kimi).
 func TestIndexer_API_UsageByFormatNewAgents(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus/generated/qwen", "../../testdata/corpus/generated/kimi")
 	stream := interleave(files, rand.New(rand.NewPCG(3, 3)))
 	js := newStream(t, bus.StreamConfig{})

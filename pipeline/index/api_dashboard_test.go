@@ -20,6 +20,7 @@ import (
 // to the same total as without, in any time zone; tz and bucket are
 // checked, naming the parameter.
 func TestIndexer_APIForTheDashboard(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(9, 9))))

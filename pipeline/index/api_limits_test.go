@@ -69,6 +69,7 @@ func readyIndexer(t *testing.T, entries []*schema.Entry) *index.Indexer {
 // that a web page whose name was pointed at 127.0.0.1 (DNS rebinding)
 // cannot read it; with a token, the token is the check.
 func TestIndexer_APIHostCheck(t *testing.T) {
+	t.Parallel()
 	ix := readyIndexer(t, callsOfModels(3))
 	open := ix.Handler(index.APIConfig{Addr: "127.0.0.1:7474"})
 	for _, host := range []string{"localhost", "localhost:7474", "LocalHost.:7474", "127.0.0.1:7474", "127.0.0.9", "[::1]:7474", "[::1]", ""} {
@@ -104,6 +105,7 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 // The scheme of an Authorization header is case-insensitive (RFC 7235);
 // the token is not.
 func TestIndexer_APIBearerScheme(t *testing.T) {
+	t.Parallel()
 	ix := readyIndexer(t, callsOfModels(3))
 	h := ix.Handler(index.APIConfig{Token: "s3cret"})
 	for _, tc := range []struct {
@@ -129,6 +131,7 @@ func TestIndexer_APIBearerScheme(t *testing.T) {
 // as if it had not been given: a cursor this server did not return, a
 // label filter with a raw ';' (which Go's query parser drops).
 func TestIndexer_APIBadParameters(t *testing.T) {
+	t.Parallel()
 	entries := callsOfModels(5)
 	for i, e := range entries {
 		e.SessionID = fmt.Sprintf("s%d", i)
@@ -222,6 +225,7 @@ func openStream(t *testing.T, srv *httptest.Server) (status int, r *bufio.Reader
 // request gets 429 with a JSON error; a stream closed gives its place
 // back.
 func TestIndexer_APIEventStreamLimits(t *testing.T) {
+	t.Parallel()
 	ix := readyIndexer(t, callsOfModels(3))
 
 	t.Run("PerClient", func(t *testing.T) {
@@ -265,6 +269,7 @@ func TestIndexer_APIEventStreamLimits(t *testing.T) {
 // sets a deadline per write. Here the server's is 1ns, past before the
 // handler runs.
 func TestIndexer_APIEventStreamOutlivesWriteTimeout(t *testing.T) {
+	t.Parallel()
 	js := newStream(t, bus.StreamConfig{})
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
 	srv := httptest.NewUnstartedServer(ix.Handler(index.APIConfig{}))
@@ -286,6 +291,7 @@ func TestIndexer_APIEventStreamOutlivesWriteTimeout(t *testing.T) {
 // /healthz answers 503 saying why while NATS is disconnected, and after
 // the indexer stopped; 200 otherwise.
 func TestIndexer_HealthFollowsNATS(t *testing.T) {
+	t.Parallel()
 	ns := natstest.RunServer(t)
 	js := natstest.JetStream(t, natstest.Connect(t, ns.URL()))
 	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
@@ -339,6 +345,7 @@ var tokensLine = regexp.MustCompile(`(?m)^sessionpipe_tokens_total\{host="([^"]*
 // gauge saying how many were folded. The models chosen keep their series
 // from one scrape to the next.
 func TestIndexer_MetricsBoundSeries(t *testing.T) {
+	t.Parallel()
 	const models = 2000
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, callsOfModels(models))

@@ -37,6 +37,7 @@ func getJSON(t *testing.T, srv *httptest.Server, path, token string, v any) int 
 }
 
 func TestIndexer_API(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
 	js := newStream(t, bus.StreamConfig{})

@@ -30,6 +30,7 @@ func parseFile(tb testing.TB, path string) []schema.Entry {
 // streamed response is the largest and counts: its output and its cache
 // write.
 func TestAggregator_CacheWriteBreakdownOfZeros(t *testing.T) {
+	t.Parallel()
 	es := parseFile(t, "../formats/claude/testdata/cache-write-breakdown/input.jsonl")
 	a := NewAggregator(price.Default())
 	addAll(a, es)
@@ -57,6 +58,7 @@ func TestAggregator_CacheWriteBreakdownOfZeros(t *testing.T) {
 // assistant messages, and they do not end a turn. Entries written before
 // the parser made them events still carry them as messages.
 func TestAggregator_SyntheticNoticeIsNoReply(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name string
 		kind schema.Kind
@@ -96,6 +98,7 @@ func TestAggregator_SyntheticNoticeIsNoReply(t *testing.T) {
 // agent's copy (even when the main file is gone) and microcompactions do
 // not count.
 func TestAggregator_CompactionsOfTheConversation(t *testing.T) {
+	t.Parallel()
 	main := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	boundary := func(b *builder, id string, sec int) schema.Entry {
 		e := b.entry(id, at(sec), schema.KindCompaction, schema.RoleSystem)
@@ -141,6 +144,7 @@ func TestAggregator_CompactionsOfTheConversation(t *testing.T) {
 // repeats (but for the new compaction), and a copy counts only its own
 // lines.
 func TestAggregator_RepeatedHistoryCountsOnce(t *testing.T) {
+	t.Parallel()
 	gen := func() string {
 		dir := t.TempDir()
 		_, err := corpusgen.WriteTree(t.Context(), corpusgen.TreeConfig{
@@ -203,6 +207,7 @@ func readTree(tb testing.TB, dir string) [][]schema.Entry {
 // background existed: stored facts read the same, background round-trips,
 // and an unknown flag is a corrupt record.
 func TestOriginCodec_Flags(t *testing.T) {
+	t.Parallel()
 	for _, o := range []origin{{}, {sidechain: true}, {background: true}, {sidechain: true, background: true, line: 7, agent: "a"}} {
 		var e encoder
 		e.origin(&o)
@@ -228,6 +233,7 @@ func TestOriginCodec_Flags(t *testing.T) {
 // on longer than the copy. The shared calls count in the original, in
 // either arrival order; the copy counts its own.
 func TestAggregator_BackgroundCopyTakesNothingFromItsOriginal(t *testing.T) {
+	t.Parallel()
 	o := &builder{format: schema.FormatClaudeCode, session: "orig", path: "orig.jsonl"}
 	c := &builder{format: schema.FormatClaudeCode, session: "bg", path: "bg.jsonl"}
 	shared := func(b *builder) []schema.Entry {

@@ -15,6 +15,7 @@ import (
 // start with the offset; a Bucket splits each group by day or hour; the
 // total sums the selected calls' nano-dollars.
 func TestAggregator_UsageInTimeZone(t *testing.T) {
+	t.Parallel()
 	b := &builder{format: schema.FormatClaudeCode, session: "s", path: "s.jsonl"}
 	late := time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC)
 	x := b.assistant("a1", late, "m1", schema.Usage{Input: 10, Output: 1})
@@ -60,6 +61,7 @@ func rowKeys(rows []UsageRow) []string {
 // title, slug or a model; Parent selects a session's children; Count
 // counts what the filters select, whatever the page.
 func TestAggregator_QuerySearchAndCount(t *testing.T) {
+	t.Parallel()
 	var all []schema.Entry
 	for i, id := range []string{"alpha-1", "beta-2", "gamma-3"} {
 		b := &builder{format: schema.FormatClaudeCode, session: id, path: id + ".jsonl"}
@@ -105,6 +107,7 @@ func TestAggregator_QuerySearchAndCount(t *testing.T) {
 // counted, and a session whose figures changed is listed with the new
 // ones, in the order they give.
 func TestAggregator_ListingFollowsCommits(t *testing.T) {
+	t.Parallel()
 	st, err := OpenStore(StoreConfig{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
@@ -141,6 +144,7 @@ func TestAggregator_ListingFollowsCommits(t *testing.T) {
 // before (winter), and the end of the day of the change to summer time
 // is 23 hours after its start.
 func TestParseTime_DaysOfTheZone(t *testing.T) {
+	t.Parallel()
 	berlin, err := parseTZ("Europe/Berlin")
 	require.NoError(t, err)
 	since, err := parseTime("since", "2026-03-02", false, berlin)

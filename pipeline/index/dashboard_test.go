@@ -74,6 +74,7 @@ func sha256CSP(s string) string {
 // strict policy; it loads nothing from elsewhere, every API path its
 // script fetches answers 200 on a live indexer, and its script parses.
 func TestIndexer_Dashboard(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(7, 7))))

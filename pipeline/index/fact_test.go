@@ -10,6 +10,7 @@ import (
 // boundaries, and on nothing else. (It does not record their types: no
 // map of facts mixes identities of different shapes.)
 func TestKeyer(t *testing.T) {
+	t.Parallel()
 	k := newKeyer(1)
 	key := func(fields ...any) factKey {
 		h := k.start()
@@ -48,6 +49,7 @@ func TestKeyer(t *testing.T) {
 // Keys are a function of the seed and the identity only: a persisted
 // state resumed by another process with the same seed finds its facts.
 func TestKeyer_DeterministicPerSeed(t *testing.T) {
+	t.Parallel()
 	a, b, c := newKeyer(42), newKeyer(42), newKeyer(43)
 	for _, k := range []*keyer{a, b, c} {
 		k.start().string("claude:msg_01:req_01")

@@ -79,6 +79,7 @@ func refOf(s index.Session) index.SessionRef {
 // it by format, host and id; and the API finds a session by a bare id only
 // when one session has it, answering 409 with the candidates otherwise.
 func TestIndexer_SessionIdentity(t *testing.T) {
+	t.Parallel()
 	want, files := offlineByHost(t)
 	refs := make([]index.SessionRef, 0, len(want))
 	for _, s := range want {
@@ -209,6 +210,7 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 // The Aggregator finds the sessions of an id, in memory as in a store,
 // cached or not.
 func TestAggregator_Find(t *testing.T) {
+	t.Parallel()
 	_, files := offlineByHost(t)
 	want := []index.SessionRef{
 		{Format: schema.FormatClaudeCode, Host: "a", SessionID: "session-alpha"},
@@ -267,6 +269,7 @@ func viaJSON(t *testing.T, s index.Session) index.Session {
 // the rebuilt state without rebuilding again. doctor's CheckStore reports
 // the layout.
 func TestIndexer_RebuildsAStateOfLayout1(t *testing.T) {
+	t.Parallel()
 	want, _ := offlineByHost(t)
 	var entries []*schema.Entry
 	for _, host := range identityHosts {
@@ -310,6 +313,7 @@ func TestIndexer_RebuildsAStateOfLayout1(t *testing.T) {
 
 // An Aggregator refuses a store of another layout.
 func TestAggregator_RefusesAnotherLayout(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/identity/layout1")))
 	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
@@ -328,6 +332,7 @@ func TestAggregator_RefusesAnotherLayout(t *testing.T) {
 // file of the same name on two hosts is two conversations (its ids are
 // per host) and counts on each.
 func TestAggregator_CopyOnTwoHosts(t *testing.T) {
+	t.Parallel()
 	claude := "testdata/identity/a/claude"
 	m4d := "testdata/identity/a/m4dtimes"
 	for _, order := range [][]string{{"a", "b"}, {"b", "a"}} {

@@ -102,6 +102,7 @@ func waitApplied(t *testing.T, ix *index.Indexer, seq uint64) {
 // stored again). The indexer's sessions equal those of an in-memory
 // Aggregator over the same files.
 func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, testcorpus.Generate(t, 1<<20, 31), "../../testdata/corpus")
 	rng := rand.New(rand.NewPCG(3, 4))
 	stream := interleave(files, rng)
@@ -170,6 +171,7 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 // the stream before they were indexed are counted as a gap and the rest
 // is indexed.
 func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(1, 1)))
 	js := newStream(t, bus.StreamConfig{})
@@ -223,6 +225,7 @@ func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 // with its id, kept in the recent list, and neither refires nor is lost
 // across a restart.
 func TestIndexer_Alerts(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
 	mem := mustNew(t, index.Config{})
@@ -273,6 +276,7 @@ func TestIndexer_Alerts(t *testing.T) {
 // counts exactly what the stream holds: a handover counts nothing twice
 // and misses nothing.
 func TestIndexer_ActiveAndStandby(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus", testcorpus.Generate(t, 1<<20, 17))
 	stream := interleave(files, rand.New(rand.NewPCG(2, 2)))
 	mem := mustNew(t, index.Config{})
@@ -319,6 +323,7 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 // the indexer rebuild its state from the stream instead of failing at
 // every start or counting from a broken base.
 func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(4, 4)))
 	mem := mustNew(t, index.Config{})
@@ -365,6 +370,7 @@ func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
 // publish on) whose body names another host is skipped, not filed under
 // the other host.
 func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
+	t.Parallel()
 	js := newStream(t, bus.StreamConfig{})
 	e := schema.Entry{Format: schema.FormatPi, Host: "host-b", SessionID: "s", EntryID: "e1", Kind: schema.KindMessage,
 		Role: schema.RoleUser, Text: "forged", TS: time.Now()}
@@ -393,6 +399,7 @@ func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
 // suppressed, with its reason, by Indexer.SuppressedAlerts and
 // /api/alerts, so a rule tried on history says what it would have done.
 func TestIndexer_AlertsOnHistorySuppressedAndListed(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, "../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
 	mem := mustNew(t, index.Config{})

@@ -51,6 +51,7 @@ func labelled(t *testing.T) []*schema.Entry {
 // is labelled by its session here, so usage by team must be the sum of
 // the sessions of each team.
 func TestIndexer_Labels(t *testing.T) {
+	t.Parallel()
 	stream := labelled(t)
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: team-spend\n    scope: label:team\n    metric: total_tokens\n    above: 1000\n    window: 366d\n"))
 	require.NoError(t, err)
@@ -183,6 +184,7 @@ func TestIndexer_Labels(t *testing.T) {
 // as the one that built it, and usage by a label is the same whatever
 // the order the files arrive in.
 func TestAggregator_LabelsStored(t *testing.T) {
+	t.Parallel()
 	stream := labelled(t)
 	mem := mustNew(t, index.Config{Pricer: price.Default()})
 	for _, e := range stream {

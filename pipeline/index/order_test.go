@@ -73,6 +73,7 @@ func addShuffled(a *index.Aggregator, files [][]schema.Entry, rng *rand.Rand) {
 // generated sessions with resumed and forked copies and with compaction
 // and side-question replays.
 func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
+	t.Parallel()
 	gen := testcorpus.Generate(t, 3<<20, 7)
 
 	table := price.Default()

@@ -49,6 +49,7 @@ func pricedCalls() []*schema.Entry {
 // calls and cost by price source, that a recorded 0 is not a price, that
 // a local call costs 0 by rule and that an unknown model stays unpriced.
 func TestAggregator_PriceSources(t *testing.T) {
+	t.Parallel()
 	a := mustNew(t, index.Config{Pricer: price.Default()})
 	for _, e := range pricedCalls() {
 		a.Add(e)
@@ -72,6 +73,7 @@ func TestAggregator_PriceSources(t *testing.T) {
 // the stream and every call is repriced, with the override as its source;
 // a restart with the same table rebuilds nothing.
 func TestIndexer_RepricesOnNewTable(t *testing.T) {
+	t.Parallel()
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, pricedCalls())
 	dir := t.TempDir()
@@ -117,6 +119,7 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 // discard a state whose first messages left the stream: its calls keep
 // their costs, and new calls take the new table.
 func TestIndexer_RepriceNeedsHistory(t *testing.T) {
+	t.Parallel()
 	js := newStream(t, bus.StreamConfig{})
 	calls := pricedCalls()
 	last := publish(t, js, calls[:4])

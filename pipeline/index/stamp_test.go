@@ -38,6 +38,7 @@ func parseStampTimes(t *testing.T) []time.Time {
 // Stamps name every time in order, keep fact keys (nano is UnixNano,
 // wrapped as ever), and read what states written before hold.
 func TestStamp(t *testing.T) {
+	t.Parallel()
 	times := parseStampTimes(t)
 	require.False(t, stampOf(time.Time{}).known())
 	require.Equal(t, time.Time{}, stamp{}.time())

@@ -45,6 +45,7 @@ func interleave(files [][]schema.Entry, rng *rand.Rand) []*schema.Entry {
 // of an in-memory Aggregator over the same stream: nothing counted twice,
 // nothing missed.
 func TestAggregator_StoreResumesExactly(t *testing.T) {
+	t.Parallel()
 	files := readFiles(t, testcorpus.Generate(t, 2<<20, 21), "../../testdata/corpus")
 	table := price.Default()
 	for seed := range uint64(3) {
@@ -212,6 +213,7 @@ func requireSameTurns(t *testing.T, want, got *index.Aggregator) {
 // Plans and implementations are linked in pages of a stored state too,
 // through the slug index, whatever is cached.
 func TestAggregator_StoredPlanLinks(t *testing.T) {
+	t.Parallel()
 	st, err := index.OpenStore(index.StoreConfig{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()

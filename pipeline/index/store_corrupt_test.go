@@ -20,6 +20,7 @@ import (
 // exiting: the numbers equal those of the whole stream, and the broken
 // state is kept beside for a post-mortem.
 func TestIndexer_CorruptTableRebuilds(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		damage func(t *testing.T, sst string)

@@ -20,6 +20,7 @@ import (
 // refuses everything after it (pebble may hold in memory what is not on
 // disk), and Close returns the failure.
 func TestStore_FailedWriteFailsTheStore(t *testing.T) {
+	t.Parallel()
 	var full atomic.Bool
 	inject := errorfs.InjectorFunc(func(op errorfs.Op) error {
 		if full.Load() && op.Kind.ReadOrWrite() == errorfs.OpIsWrite && op.Kind != errorfs.OpFileClose && op.Kind != errorfs.OpRemove {

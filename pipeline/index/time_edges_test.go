@@ -59,6 +59,7 @@ func edgeEntries(t *testing.T) ([]*schema.Entry, []time.Time) {
 // from its state and through its API, now agrees with the offline
 // aggregation (which is right) over every time a timestamp names.
 func TestIndexer_TimeAtTheEdges(t *testing.T) {
+	t.Parallel()
 	entries, times := edgeEntries(t)
 	mem := mustNew(t, index.Config{Turns: true})
 	for _, e := range entries {

@@ -129,6 +129,7 @@ func alertIDs(t *testing.T, ix *index.Indexer) []string {
 // the indexer stops: the restarted indexer, with a working webhook, POSTs
 // every one of them, each with its id as Idempotency-Key.
 func TestIndexer_WebhookDeliversAfterRestart(t *testing.T) {
+	t.Parallel()
 	for _, fail := range []string{"503", "hang"} {
 		t.Run("webhook="+fail, func(t *testing.T) {
 			stream, rules := webhookSetup(t)
@@ -166,6 +167,7 @@ func TestIndexer_WebhookDeliversAfterRestart(t *testing.T) {
 // it did not accept are, once each, and the alerts of the restarted
 // indexer follow.
 func TestIndexer_WebhookDeliveredNotSentAgain(t *testing.T) {
+	t.Parallel()
 	_, rules := webhookSetup(t)
 	files := readFiles(t, "../../testdata/corpus")
 	rng := rand.New(rand.NewPCG(9, 9))

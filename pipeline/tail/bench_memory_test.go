@@ -123,13 +123,10 @@ func daemonMemory(b *testing.B, bin, dir string, entries int64) {
 	b.ReportMetric(backfill/n, "backfill-s")
 }
 
-// buildTailerTB builds cmd/tailer into a temporary directory.
+// buildTailerTB returns cmd/tailer, built once (sharedTailer).
 func buildTailerTB(tb testing.TB) string {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "tailer")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sessionpipe/sessionpipe/cmd/tailer").CombinedOutput()
-	require.NoError(tb, err, "go build cmd/tailer:\n%s", out)
-	return bin
+	return sharedTailer(tb)
 }
 
 // scrape reads the metrics at url.

@@ -234,15 +234,11 @@ func newTestStream(t *testing.T, srv *natstest.Server) *observer {
 	return newObserver(js)
 }
 
-// buildTailer builds cmd/tailer into a temporary directory.
+// buildTailer returns cmd/tailer, built once for the package's tests
+// (sharedTailer).
 func buildTailer(t *testing.T) string {
 	t.Helper()
-	gobin, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command is needed to build cmd/tailer")
-	bin := filepath.Join(t.TempDir(), "tailer")
-	out, err := exec.Command(gobin, "build", "-o", bin, "github.com/sessionpipe/sessionpipe/cmd/tailer").CombinedOutput()
-	require.NoError(t, err, "go build cmd/tailer:\n%s", out)
-	return bin
+	return sharedTailer(t)
 }
 
 // daemon runs cmd/tailer as a subprocess, over and over on the same

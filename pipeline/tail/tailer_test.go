@@ -389,6 +389,7 @@ func TestTailer_NATSOutage(t *testing.T) {
 }
 
 func TestTailer_ManyFiles(t *testing.T) {
+	t.Parallel() // a server and directories of its own
 	n := 10000
 	if testing.Short() {
 		n = 1000
