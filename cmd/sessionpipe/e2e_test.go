@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -333,8 +334,41 @@ func TestE2E_RunFollowsWritesAndAgreesWithOffline(t *testing.T) {
 		require.Equal(t, 1, strings.Count(string(metrics), "\n# TYPE "+name+" "), "run's /metrics: %s", name)
 	}
 
+	// The exporter may lag the indexer (on a loaded machine by seconds):
+	// stopped earlier, it commits what it took, and the rest waits in the
+	// stream for the next start. Parquet is compared once it committed
+	// what the indexer applied.
+	natstest.CheckFor(t, 60*time.Second, 100*time.Millisecond, func() error {
+		m := scrapeMetrics(t, api)
+		if m["sessionpipe_export_committed_seq"] < m["sessionpipe_index_applied_seq"] {
+			return fmt.Errorf("exporter committed up to %v, indexer applied %v", m["sessionpipe_export_committed_seq"], m["sessionpipe_index_applied_seq"])
+		}
+		return nil
+	})
 	r.stop(t)
 	requireParquet(t, filepath.Join(data, "parquet"), truncated, final)
+}
+
+// scrapeMetrics returns the unlabelled samples of api's /metrics.
+func scrapeMetrics(t *testing.T, api string) map[string]float64 {
+	t.Helper()
+	resp, err := http.Get(api + "/metrics")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	m := map[string]float64{}
+	for line := range strings.Lines(string(body)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok || strings.HasPrefix(name, "#") || strings.Contains(name, "{") {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			m[name] = v
+		}
+	}
+	return m
 }
 
 // requireParquet requires the Parquet under out, read with the views of
