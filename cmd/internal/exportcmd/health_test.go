@@ -2,13 +2,10 @@ package exportcmd
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,33 +13,10 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/webtest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-// fetch GETs url and returns the status and body.
-func fetch(t *testing.T, url string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
-}
-
-// waitHealth waits until url answers code with a body holding want.
-func waitHealth(t *testing.T, url string, code int, want string) {
-	t.Helper()
-	natstest.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
-		if c, body := fetch(t, url); c != code || !strings.Contains(body, want) {
-			return fmt.Errorf("%d %q, want %d %q", c, body, code, want)
-		}
-		return nil
-	})
-}
 
 // The exporter's /healthz answers 503 saying why while its commits fail
 // (here a file stands where a partition's directory goes, as a full disk
@@ -71,25 +45,25 @@ func TestStartExporter_Health(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 	health := "http://" + re.Metrics.Addr() + "/healthz"
-	waitHealth(t, health, http.StatusOK, "ok")
+	webtest.WaitFor(t, health, http.StatusOK, "ok")
 
 	e := schema.Entry{Format: schema.FormatPi, Host: "host-a", Path: "/home/u/.pi/s.jsonl", Line: 1, SessionID: "s", EntryID: "e1",
 		Kind: schema.KindMessage, Role: schema.RoleUser, Text: "hello", TS: time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)}
 	_, err = b.JS.PublishMsg(t.Context(), bus.EntryMsg(n.Stream.WithDefaults().Prefix, &e, nil))
 	require.NoError(t, err)
-	waitHealth(t, health, http.StatusServiceUnavailable, "commits failed in a row")
-	_, body := fetch(t, health)
+	webtest.WaitFor(t, health, http.StatusServiceUnavailable, "commits failed in a row")
+	_, body := webtest.Get(t, health)
 	require.Contains(t, body, "format=pi", "the body says what fails")
 
 	require.NoError(t, os.Remove(block))
-	waitHealth(t, health, http.StatusOK, "ok")
+	webtest.WaitFor(t, health, http.StatusOK, "ok")
 
 	ns.Stop()
-	waitHealth(t, health, http.StatusServiceUnavailable, "failing: nats: ")
+	webtest.WaitFor(t, health, http.StatusServiceUnavailable, "failing: nats: ")
 	ns.Start(t)
-	waitHealth(t, health, http.StatusOK, "ok")
+	webtest.WaitFor(t, health, http.StatusOK, "ok")
 
-	code, metrics := fetch(t, "http://"+re.Metrics.Addr()+"/metrics")
+	code, metrics := webtest.Get(t, "http://"+re.Metrics.Addr()+"/metrics")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, metrics, "\nsessionpipe_http_connections ", "the server's connections are in the metrics")
 	require.Contains(t, metrics, "sessionpipe_export_commit_errors_total ")

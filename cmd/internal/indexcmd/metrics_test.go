@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,20 +21,8 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/app"
 	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/webtest"
 )
-
-// scrape GETs url and returns the status and body.
-func scrape(t *testing.T, url string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
-}
 
 // parseTailerFlags parses the tailer's flags as the tailer does.
 func parseTailerFlags(t *testing.T, env map[string]string, args ...string) (*app.Tailer, error) {
@@ -195,7 +182,7 @@ func TestDaemons_Metrics(t *testing.T) {
 	scrapes := make(map[string]string)
 	natstest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
 		for daemon, url := range urls {
-			code, text := scrape(t, url)
+			code, text := webtest.Get(t, url)
 			if code != 200 {
 				return fmt.Errorf("%s: %d %s", daemon, code, text)
 			}
