@@ -3,6 +3,7 @@ package index_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -209,33 +210,57 @@ func TestDashboard_Browser(t *testing.T) {
 	require.Equal(t, "?range=all", eval[string](t, ctx, `location.search`), "opens on the range where the data is")
 	require.Equal(t, "times in "+tz, eval[string](t, ctx, `document.getElementById('tz-note').textContent`))
 
-	// checkTotals compares the cards and the first page of sessions with
-	// the API's answers for the same range, to the cent.
-	checkTotals := func() {
-		t.Helper()
+	// totalsDiffer compares the cards and the first page of sessions with
+	// the API's answers for the same range, to the cent, and says where
+	// they differ. The page refreshes its parts with requests of their
+	// own, so right after a change one may show it before another.
+	totalsDiffer := func() error {
 		var u usageAnswer
 		api("/api/usage?group_by=model&bucket=day&tz="+url.QueryEscape(tz), &u)
-		require.Equal(t, usdText(u.Total.CostUSD), eval[string](t, ctx, `document.getElementById('spend').textContent`), "spend")
-		require.Equal(t, thousands(strconv.FormatInt(u.Total.TotalTokens, 10))+" tokens", eval[string](t, ctx, `document.getElementById('tokens').title`), "tokens")
-		require.Equal(t, thousands(strconv.FormatInt(u.Total.Calls, 10)), eval[string](t, ctx, `document.getElementById('calls').textContent`), "API calls")
 		var sum float64
 		for _, r := range u.Rows {
 			sum += r.CostUSD
 		}
-		require.InDelta(t, u.Total.CostUSD, sum, 1e-6, "the chart's rows sum to the total")
-		var page sessionsAnswer
-		api("/api/sessions?limit=25&tz="+url.QueryEscape(tz), &page)
-		require.NotNil(t, page.Total)
-		require.Equal(t, thousands(strconv.Itoa(*page.Total)), eval[string](t, ctx, `document.getElementById('sessions-count').textContent`), "sessions")
-		cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#sessions tbody tr')].map((tr) => tr.cells[8].textContent)`)
-		require.Len(t, cells, len(page.Sessions))
-		for i, s := range page.Sessions {
-			if s.UnpricedCalls == 0 {
-				require.Equal(t, usdText(s.CostUSD), cells[i], "session %s", s.SessionID)
-			} else {
-				require.Contains(t, cells[i], "unpriced", "session %s", s.SessionID)
+		if math.Abs(u.Total.CostUSD-sum) > 1e-6 {
+			return fmt.Errorf("the chart's rows sum to %v, the total is %v", sum, u.Total.CostUSD)
+		}
+		for _, c := range []struct{ what, want, js string }{
+			{"spend", usdText(u.Total.CostUSD), `document.getElementById('spend').textContent`},
+			{"tokens", thousands(strconv.FormatInt(u.Total.TotalTokens, 10)) + " tokens", `document.getElementById('tokens').title`},
+			{"API calls", thousands(strconv.FormatInt(u.Total.Calls, 10)), `document.getElementById('calls').textContent`},
+		} {
+			if got := eval[string](t, ctx, c.js); got != c.want {
+				return fmt.Errorf("%s: the page shows %q, the API %q", c.what, got, c.want)
 			}
 		}
+		var page sessionsAnswer
+		api("/api/sessions?limit=25&tz="+url.QueryEscape(tz), &page)
+		if page.Total == nil {
+			return fmt.Errorf("the API's first page has no total")
+		}
+		if got, want := eval[string](t, ctx, `document.getElementById('sessions-count').textContent`), thousands(strconv.Itoa(*page.Total)); got != want {
+			return fmt.Errorf("sessions: the page shows %q, the API %q", got, want)
+		}
+		cells := eval[[]string](t, ctx, `[...document.querySelectorAll('#sessions tbody tr')].map((tr) => tr.cells[8].textContent)`)
+		if len(cells) != len(page.Sessions) {
+			return fmt.Errorf("the page lists %d sessions, the API's page %d", len(cells), len(page.Sessions))
+		}
+		for i, s := range page.Sessions {
+			if s.UnpricedCalls == 0 && cells[i] != usdText(s.CostUSD) {
+				return fmt.Errorf("session %s: the page shows %s, the API %s", s.SessionID, cells[i], usdText(s.CostUSD))
+			}
+			if s.UnpricedCalls != 0 && !strings.Contains(cells[i], "unpriced") {
+				return fmt.Errorf("session %s: the page shows %q, the API has unpriced calls", s.SessionID, cells[i])
+			}
+		}
+		return nil
+	}
+	// checkTotals waits until the page shows the API's figures: a part
+	// of the page whose request is still on its way shows the previous
+	// range's or state's.
+	checkTotals := func() {
+		t.Helper()
+		natstest.CheckFor(t, browserCeiling, 20*time.Millisecond, totalsDiffer)
 	}
 	checkTotals()
 	screenshot(t, ctx, shots, "overview")
@@ -266,17 +291,10 @@ func TestDashboard_Browser(t *testing.T) {
 		shown := time.Since(start)
 		t.Logf("MEASURED: an appended line showed on the page %s after it was written (goal 2 s)", shown.Round(time.Millisecond))
 		require.Less(t, shown, browserCeiling)
-		// The page refreshes at most once a second: let the last refresh
-		// land, then the figures are the API's again.
-		natstest.CheckFor(t, browserCeiling, 20*time.Millisecond, func() error {
-			var u usageAnswer
-			api("/api/usage?group_by=model&tz="+url.QueryEscape(tz), &u)
-			if got := eval[string](t, ctx, `document.getElementById('spend').textContent`); got != usdText(u.Total.CostUSD) {
-				return fmt.Errorf("the page shows %s, the API %s", got, usdText(u.Total.CostUSD))
-			}
-			return nil
-		})
-		checkTotals()
+		// The page refreshes at most once a second, each part with its
+		// own request: let the last refreshes land, then every figure is
+		// the API's again (the cards, the list, each session's cost).
+		natstest.CheckFor(t, browserCeiling, 20*time.Millisecond, totalsDiffer)
 
 		took := waitFor(t, ctx, "the alert", `[...document.querySelectorAll('#alerts tbody td')].some((td) => td.textContent === 'big-session')`)
 		t.Logf("MEASURED: the alert showed %s after the line was shown", took.Round(time.Millisecond))
