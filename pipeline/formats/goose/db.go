@@ -5,14 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/sqlitedb"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
-
-	_ "modernc.org/sqlite" // pure Go SQLite
 )
 
 // DatabaseName is the name Goose gives its database.
@@ -79,27 +77,9 @@ type DB struct {
 // never immutable) and checks that it is one, else an error wrapping
 // [ErrNotDatabase].
 func Open(ctx context.Context, path string) (*DB, error) {
-	f, err := os.Open(path)
+	db, conn, err := sqlitedb.Open(ctx, path, ErrNotDatabase)
 	if err != nil {
 		return nil, err
-	}
-	var h [16]byte
-	n, _ := f.Read(h[:])
-	f.Close()
-	if n < len(h) || string(h[:]) != "SQLite format 3\x00" {
-		return nil, fmt.Errorf("%w: %s: no SQLite header", ErrNotDatabase, path)
-	}
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(),
-		RawQuery: "mode=ro&_pragma=busy_timeout(5000)&_pragma=query_only(1)"}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	d := &DB{path: path, db: db, conn: conn}
 	if err := d.inspect(ctx); err != nil {
@@ -111,21 +91,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // inspect builds the query from the columns the sessions table has.
 func (d *DB) inspect(ctx context.Context) error {
-	have := map[string]bool{}
-	tr, err := d.conn.QueryContext(ctx, "SELECT name FROM pragma_table_info('sessions')")
+	have, err := sqlitedb.Columns(ctx, d.conn, d.path, "sessions")
 	if err != nil {
-		return fmt.Errorf("read schema of %s: %w", d.path, err)
-	}
-	defer tr.Close()
-	for tr.Next() {
-		var c string
-		if err := tr.Scan(&c); err != nil {
-			return fmt.Errorf("read schema of %s: %w", d.path, err)
-		}
-		have[c] = true
-	}
-	if err := tr.Err(); err != nil {
-		return fmt.Errorf("read schema of %s: %w", d.path, err)
+		return err
 	}
 	if !have["id"] || !have["model_config_json"] {
 		return fmt.Errorf("%w: %s: no sessions(id, model_config_json) table", ErrNotDatabase, d.path)

@@ -5,14 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/sqlitedb"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
-
-	_ "modernc.org/sqlite" // pure Go SQLite: the tailer stays one static binary
 )
 
 // ErrNotDatabase reports a file that is not an OpenCode database: not
@@ -22,7 +20,7 @@ var ErrNotDatabase = errors.New("opencode: not an OpenCode database")
 // BusyTimeout is how long a read waits for a writer's lock (SQLite's
 // busy_timeout, in ms). In WAL mode a reader never waits for a writer
 // but while the WAL is reset; it never blocks the writer.
-const BusyTimeout = 5000
+const BusyTimeout = sqlitedb.BusyTimeout
 
 // IsDatabaseName reports whether a file name is one OpenCode gives its
 // database: opencode.db, or opencode-<channel>.db for the other release
@@ -66,20 +64,9 @@ type DB struct {
 // and checks that it is an OpenCode database, else an error wrapping
 // [ErrNotDatabase].
 func Open(ctx context.Context, path string) (*DB, error) {
-	if err := checkHeader(path); err != nil {
+	db, conn, err := sqlitedb.Open(ctx, path, ErrNotDatabase)
+	if err != nil {
 		return nil, err
-	}
-	u := url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(),
-		RawQuery: fmt.Sprintf("mode=ro&_pragma=busy_timeout(%d)&_pragma=query_only(1)", BusyTimeout)}
-	db, err := sql.Open("sqlite", u.String())
-	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	db.SetMaxOpenConns(1)
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	d := &DB{path: path, db: db, conn: conn}
 	if err := d.inspect(ctx); err != nil {
@@ -91,40 +78,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 
 // IsSQLite reports whether the file at path starts with SQLite's header
 // ("SQLite format 3\x00"); false when it cannot be read.
-func IsSQLite(path string) bool { return checkHeader(path) == nil }
-
-// checkHeader reports a file that does not start as a SQLite database.
-func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	var h [16]byte
-	if n, _ := f.Read(h[:]); n < len(h) || string(h[:]) != "SQLite format 3\x00" {
-		return fmt.Errorf("%w: %s: no SQLite header", ErrNotDatabase, path)
-	}
-	return nil
-}
+func IsSQLite(path string) bool { return sqlitedb.IsSQLite(path) }
 
 // inspect reads the columns of message and session.
 func (d *DB) inspect(ctx context.Context) error {
-	cols := func(table string) (map[string]bool, error) {
-		rows, err := d.conn.QueryContext(ctx, "SELECT name FROM pragma_table_info(?)", table)
-		if err != nil {
-			return nil, fmt.Errorf("read schema of %s: %w", d.path, err)
-		}
-		defer rows.Close()
-		m := make(map[string]bool)
-		for rows.Next() {
-			var n string
-			if err := rows.Scan(&n); err != nil {
-				return nil, fmt.Errorf("read schema of %s: %w", d.path, err)
-			}
-			m[n] = true
-		}
-		return m, rows.Err()
-	}
+	cols := func(table string) (map[string]bool, error) { return sqlitedb.Columns(ctx, d.conn, d.path, table) }
 	m, err := cols("message")
 	if err != nil {
 		return err
