@@ -90,12 +90,27 @@ func waitFor(t *testing.T, ctx context.Context, what, expr string) time.Duration
 	start := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, browserCeiling)
 	defer cancel()
-	_, err := chromedp.Run(wctx, chromedp.Poll[bool]("Boolean("+expr+")", chromedp.WithPollingInterval(10*time.Millisecond)))
+	var err error
+	for {
+		_, err = chromedp.Run(wctx, chromedp.Poll[bool]("Boolean("+expr+")", chromedp.WithPollingInterval(10*time.Millisecond)))
+		// A document replacing another (a navigation's commit) destroys
+		// the execution context a poll runs in: poll again in the new one.
+		if err == nil || wctx.Err() != nil || !contextReplaced(err) {
+			break
+		}
+	}
 	if err != nil {
 		body, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 2000)`))
 		t.Fatalf("waiting for %s (%s): %v; the page says:\n%s", what, expr, err, body)
 	}
 	return time.Since(start)
+}
+
+// contextReplaced reports the errors of an evaluation whose JavaScript
+// context went away with its document.
+func contextReplaced(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Cannot find context with specified id") || strings.Contains(msg, "Execution context was destroyed")
 }
 
 func eval[T any](t *testing.T, ctx context.Context, expr string) T {
