@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 )
 
 // benchCorpora are the corpora of BenchmarkDecode: about 64 MB of the

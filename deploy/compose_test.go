@@ -12,21 +12,21 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/compose-spec/compose-go/v2/cli"
+	composecli "github.com/compose-spec/compose-go/v2/cli"
 	"github.com/compose-spec/compose-go/v2/types"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 // loadCompose loads ../docker-compose.yml with the compose-spec loader,
 // with env as its only environment (no .env, no process environment).
 func loadCompose(t *testing.T, env ...string) (*types.Project, error) {
 	t.Helper()
-	opts, err := cli.NewProjectOptions([]string{"../docker-compose.yml"},
-		cli.WithWorkingDirectory(".."), cli.WithEnv(env), cli.WithResolvedPaths(true))
+	opts, err := composecli.NewProjectOptions([]string{"../docker-compose.yml"},
+		composecli.WithWorkingDirectory(".."), composecli.WithEnv(env), composecli.WithResolvedPaths(true))
 	require.NoError(t, err)
-	return cli.ProjectFromOptions(t.Context(), opts)
+	return composecli.ProjectFromOptions(t.Context(), opts)
 }
 
 // mount returns the service's mount at target.
@@ -124,11 +124,11 @@ func TestCompose_Services(t *testing.T) {
 		require.Equal(t, "serve", s.Command[1])
 		fs := flag.NewFlagSet(name, flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		var n app.NATS
+		var n cli.NATS
 		n.Register(fs, func(k string) string { return env(s, k) })
 		switch s.Command[0] {
 		case "indexer":
-			var ix app.Indexer
+			var ix cli.Indexer
 			ix.Register(fs, func(k string) string { return env(s, k) })
 			require.NoError(t, fs.Parse(s.Command[2:]))
 			require.Equal(t, token, ix.Token, "a token, as an API on 0.0.0.0 requires")
@@ -137,7 +137,7 @@ func TestCompose_Services(t *testing.T) {
 			require.Equal(t, ix.HTTP, fmt.Sprintf("0.0.0.0:%d", s.Ports[0].Target))
 			require.NotNil(t, s.HealthCheck)
 		case "exporter":
-			var ex app.Exporter
+			var ex cli.Exporter
 			ex.Register(fs, func(k string) string { return env(s, k) })
 			require.NoError(t, fs.Parse(s.Command[2:]))
 			// Parquet and the archive in the bucket the S3 service creates

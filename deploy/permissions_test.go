@@ -18,8 +18,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -233,7 +233,7 @@ func TestHub_Permissions(t *testing.T) {
 	})
 }
 
-// TestHub_Tailer runs the real tailer (internal/app, as cmd/tailer wires
+// TestHub_Tailer runs the real tailer (internal/cli, as cmd/tailer wires
 // it) on a Claude Code transcript through a tailer identity, started as
 // deploy/README.md tells a user to: the identity's settings as the
 // environment, `-tls-ca ca.pem -replicas 3`. It connects with the
@@ -257,8 +257,8 @@ func TestHub_Tailer(t *testing.T) {
 	id := h.tailers["build.01"]
 	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
 	var (
-		n  app.NATS
-		tl app.Tailer
+		n  cli.NATS
+		tl cli.Tailer
 	)
 	getenv := func(k string) string { return id[k] }
 	n.Register(fs, getenv)
@@ -271,7 +271,7 @@ func TestHub_Tailer(t *testing.T) {
 	b, err := n.Connect(ctx, "tailer", slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close(context.Background()) })
-	rt, err := app.StartTailer(ctx, &tl, &n, b, getenv, slog.New(slog.DiscardHandler), nil)
+	rt, err := cli.StartTailer(ctx, &tl, &n, b, getenv, slog.New(slog.DiscardHandler), nil)
 	require.NoError(t, err)
 	runCtx, stop := context.WithCancel(ctx)
 	runErr := make(chan error, 1)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ccusage.sh: install the pinned ccusage release and run it offline and
-# hermetically on one transcript root, the way internal/ccusage does in tests.
+# hermetically on one transcript root, the way internal/testutil/ccusage does in tests.
 #
 #   scripts/ccusage.sh claude|codex|pi|openclaw ROOT [REPORT] [ARGS...]
 #   scripts/ccusage.sh path        # install if needed, print the binary path

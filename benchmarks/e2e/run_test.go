@@ -26,8 +26,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -40,7 +40,7 @@ var (
 
 // BenchmarkRun measures `sessionpipe run` (the binary, in a child process,
 // so that its peak RSS is its own) backfilling a generated mixed corpus
-// (internal/corpusgen: every generated format, resumed and forked
+// (internal/testutil/corpusgen: every generated format, resumed and forked
 // copies) with the embedded JetStream server, the indexer and the
 // exporter, and, in the same benchmark run on the same corpus, the
 // `tailer` binary alone publishing into an in-process server. It reports:

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
@@ -30,16 +30,16 @@ share the directory.
 Flags:
 `
 
-func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+func compact(ctx context.Context, args []string, env cli.Env, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("exporter compact", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, compactUsage)
 		fs.PrintDefaults()
 	}
-	var c app.Compact
+	var c cli.Compact
 	c.Register(fs, env)
-	if _, err := app.ParseFlags(fs, "exporter compact", args, env); err != nil {
+	if _, err := cli.ParseFlags(fs, "exporter compact", args, env); err != nil {
 		return err
 	}
 	n, logs := &c.NATS, &c.Logging
@@ -76,7 +76,7 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 	start := time.Now()
 	cc := export.CompactConfig{
 		Dir: dir, MinAge: *minAge, TargetBytes: *target, MinFiles: *minFiles, MemoryBytes: *memory,
-		DryRun: *dryRun, LockTimeout: c.LockTimeout, WriterVersion: "sessionpipe " + app.Version(), Logger: log,
+		DryRun: *dryRun, LockTimeout: c.LockTimeout, WriterVersion: "sessionpipe " + cli.Version(), Logger: log,
 	}
 	var st export.CompactStats
 	if strings.HasPrefix(dir, "s3://") {
@@ -105,8 +105,8 @@ func compact(ctx context.Context, args []string, env app.Env, stdout, stderr io.
 		verb = "would merge"
 	}
 	fmt.Fprintf(stderr, "exporter: %s %d files of %d partitions into %d (%s → %s, %s rows, %d duplicates dropped) in %s",
-		verb, st.FilesIn, st.Partitions, st.FilesOut, app.HumanBytes(st.BytesIn), app.HumanBytes(st.BytesOut),
-		app.Thousands(st.RowsOut), st.Duplicates, time.Since(start).Round(time.Millisecond))
+		verb, st.FilesIn, st.Partitions, st.FilesOut, cli.HumanBytes(st.BytesIn), cli.HumanBytes(st.BytesOut),
+		cli.Thousands(st.RowsOut), st.Duplicates, time.Since(start).Round(time.Millisecond))
 	if st.Skipped > 0 {
 		fmt.Fprintf(stderr, "; %d merges skipped (see the log)", st.Skipped)
 	}

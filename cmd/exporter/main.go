@@ -19,7 +19,7 @@ import (
 	"os"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 const usage = `exporter writes a sessionpipe stream as Parquet (for DuckDB) and keeps a
@@ -49,15 +49,15 @@ Flags:
 `
 
 func main() {
-	app.Main("exporter", func(ctx context.Context, args []string, env app.Env) error {
+	cli.Main("exporter", func(ctx context.Context, args []string, env cli.Env) error {
 		return run(ctx, args, env, os.Stdout, os.Stderr)
 	})
 }
 
 // usageError is a command line mistake (exit code 2).
-type usageError = app.UsageError
+type usageError = cli.UsageError
 
-func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, env cli.Env, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usageError{Msg: "no command given"}
@@ -71,7 +71,7 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 	case "health":
 		return health(ctx, rest, stdout, stderr)
 	case "version", "-version", "--version":
-		_, err := fmt.Fprintln(stdout, app.VersionLine("exporter"))
+		_, err := fmt.Fprintln(stdout, cli.VersionLine("exporter"))
 		return err
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
@@ -81,10 +81,10 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 	return usageError{Msg: fmt.Sprintf("unknown command %q", cmd)}
 }
 
-func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, env cli.Env, stderr io.Writer) error {
 	var (
-		d  app.Daemon
-		ex app.Exporter
+		d  cli.Daemon
+		ex cli.Exporter
 	)
 	d.Usage = serveUsage
 	if err := d.Parse("exporter serve", args, env, stderr, ex.Register, "directories are given with -out and -archive-dir"); err != nil {

@@ -28,7 +28,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
@@ -60,15 +60,15 @@ Flags:
 `
 
 func main() {
-	app.Main("indexer", func(ctx context.Context, args []string, env app.Env) error {
+	cli.Main("indexer", func(ctx context.Context, args []string, env cli.Env) error {
 		return run(ctx, args, env, os.Stdout, os.Stderr)
 	})
 }
 
 // usageError is a command line mistake (exit code 2).
-type usageError = app.UsageError
+type usageError = cli.UsageError
 
-func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writer) error {
+func run(ctx context.Context, args []string, env cli.Env, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return usageError{Msg: "no command given"}
@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 	case "sessions", "session", "usage", "alerts":
 		return query(ctx, cmd, rest, env, stdout, stderr)
 	case "version", "-version", "--version":
-		_, err := fmt.Fprintln(stdout, app.VersionLine("indexer"))
+		_, err := fmt.Fprintln(stdout, cli.VersionLine("indexer"))
 		return err
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
@@ -90,10 +90,10 @@ func run(ctx context.Context, args []string, env app.Env, stdout, stderr io.Writ
 	return usageError{Msg: fmt.Sprintf("unknown command %q", cmd)}
 }
 
-func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
+func serve(ctx context.Context, args []string, env cli.Env, stderr io.Writer) error {
 	var (
-		d  app.Daemon
-		ix app.Indexer
+		d  cli.Daemon
+		ix cli.Indexer
 	)
 	d.Usage = serveUsage
 	if err := d.Parse("indexer serve", args, env, stderr, ix.Register, ""); err != nil {
@@ -112,10 +112,10 @@ func serve(ctx context.Context, args []string, env app.Env, stderr io.Writer) er
 }
 
 // query prints what the API of a running indexer answers.
-func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, stderr io.Writer) error {
+func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	api := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+app.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
+	api := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+cli.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
 	token := fs.String("token", env("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
 	asJSON := fs.Bool("json", false, "print the API's JSON")
 	wide := fs.Bool("wide", false, "every column and whole ids (sessions; the table fits 120 columns without it)")
@@ -190,7 +190,7 @@ func query(ctx context.Context, cmd string, args []string, env app.Env, stdout, 
 			return err
 		}
 		if page.NextCursor != "" {
-			fmt.Fprintf(stdout, "more: -cursor %s\n", app.Printable(page.NextCursor))
+			fmt.Fprintf(stdout, "more: -cursor %s\n", cli.Printable(page.NextCursor))
 		}
 	case "session":
 		var s struct {
@@ -260,26 +260,26 @@ func get(ctx context.Context, u string, v url.Values, token string) ([]byte, err
 		}
 		if json.Unmarshal(body, &e) == nil && e.Error != "" {
 			if resp.StatusCode == http.StatusConflict && len(e.Candidates) > 0 {
-				return nil, fmt.Errorf("%w: %s: %s", errAmbiguous, resp.Status, app.Printable(e.Error))
+				return nil, fmt.Errorf("%w: %s: %s", errAmbiguous, resp.Status, cli.Printable(e.Error))
 			}
-			return nil, fmt.Errorf("%s: %s", resp.Status, app.Printable(e.Error))
+			return nil, fmt.Errorf("%s: %s", resp.Status, cli.Printable(e.Error))
 		}
-		return nil, fmt.Errorf("%s", app.Printable(resp.Status))
+		return nil, fmt.Errorf("%s", cli.Printable(resp.Status))
 	}
 	return body, nil
 }
 
 // writeTurns prints a session's turns, each prompt on one line, cut at
-// 72 characters and made [app.Printable].
+// 72 characters and made [cli.Printable].
 func writeTurns(w io.Writer, turns []index.Turn) error {
 	for i, t := range turns {
 		prompt := strings.Join(strings.Fields(t.Prompt), " ")
 		if prompt == "" {
 			prompt = "(no prompt)"
 		}
-		prompt = app.Printable(cut(prompt, 72))
+		prompt = cli.Printable(cut(prompt, 72))
 		fmt.Fprintf(w, "%3d  %s  %s  %s tokens  $%s  %s\n", i+1, t.Start.UTC().Format("2006-01-02 15:04:05"),
-			app.Count(t.APICalls, "call"), app.Thousands(t.TotalTokens), app.Dollars(t.CostUSD, false), prompt)
+			cli.Count(t.APICalls, "call"), cli.Thousands(t.TotalTokens), cli.Dollars(t.CostUSD, false), prompt)
 	}
 	return nil
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
 )
@@ -59,8 +59,8 @@ func runAlerts(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	if !*r.shared.quiet {
-		fmt.Fprintf(stderr, "sessionpipe: %s over %s: %s would fire\n", app.Count(len(rules), "rule"),
-			app.Count(len(calls), "API call"), app.Count(len(events), "alert"))
+		fmt.Fprintf(stderr, "sessionpipe: %s over %s: %s would fire\n", cli.Count(len(rules), "rule"),
+			cli.Count(len(calls), "API call"), cli.Count(len(events), "alert"))
 	}
 	if *r.asJSON {
 		return writeJSON(stdout, struct {

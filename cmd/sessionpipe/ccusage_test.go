@@ -11,12 +11,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
 // The side-by-side tests run the tool users run today, ccusage 20.0.24
-// (installed from npm by internal/ccusage), on the same transcripts as
+// (installed from npm by internal/testutil/ccusage), on the same transcripts as
 // `sessionpipe sessions --json` and check that both give the same input,
 // output, cache-read and cache-write totals and the same cost to the cent.
 // Every difference is explained by a rule of ccusage's that DESIGN.md does

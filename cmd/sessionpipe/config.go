@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 const configUsage = `Usage: sessionpipe config [COMMAND] [flags]
@@ -29,7 +29,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error
 		if len(args) > 1 {
 			return usageError{fmt.Sprintf("config -reference: unexpected arguments %q", args[1:])}
 		}
-		return app.WriteReference(stdout)
+		return cli.WriteReference(stdout)
 	}
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		fmt.Fprint(stderr, configUsage)
@@ -39,7 +39,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	c, ok := app.LookupCommand(name)
+	c, ok := cli.LookupCommand(name)
 	if !ok {
 		return usageError{fmt.Sprintf("config: unknown command %q (want run, tailer, indexer, exporter or compact)", name)}
 	}
@@ -50,7 +50,7 @@ func runConfig(_ context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "\nFlags of %s:\n", c.Title())
 		fs.PrintDefaults()
 	}
-	cfg, err := app.ParseFlags(fs, c.Name, args, os.Getenv)
+	cfg, err := cli.ParseFlags(fs, c.Name, args, os.Getenv)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/doctor"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 const doctorUsage = `Usage: sessionpipe doctor [COMMAND] [flags] [PATH...]
@@ -60,7 +60,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
-	c, ok := app.LookupCommand(name)
+	c, ok := cli.LookupCommand(name)
 	if !ok {
 		return usageError{fmt.Sprintf("doctor: unknown command %q (want run, tailer, indexer, exporter or compact)", name)}
 	}
@@ -72,7 +72,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.PrintDefaults()
 	}
 	if err := d.Parse(fs, args); err != nil {
-		var ue app.UsageError
+		var ue cli.UsageError
 		if errors.As(err, &ue) {
 			return usageError{"doctor: " + ue.Msg}
 		}

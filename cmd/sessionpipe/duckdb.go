@@ -13,7 +13,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
@@ -42,7 +42,7 @@ Flags:
 func runDuckDB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("duckdb", duckdbUsage, stderr)
 	prices := fs.String("prices", "", "price file overriding the embedded prices (as for sessions; its dated periods are embedded too)")
-	var s3 app.S3
+	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -106,7 +106,7 @@ func hasParquet(dir string) (bool, error) {
 
 // duckDBBucket prints the script over an output in a bucket: the files
 // its manifest lists, through httpfs.
-func duckDBBucket(ctx context.Context, loc string, s3 *app.S3, prices string, stdout, stderr io.Writer) error {
+func duckDBBucket(ctx context.Context, loc string, s3 *cli.S3, prices string, stdout, stderr io.Writer) error {
 	b, err := exportcmd.OpenBucket(ctx, s3, loc)
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)

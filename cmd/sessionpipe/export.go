@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 )
@@ -38,12 +38,12 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	partBytes := fs.Int64("part-bytes", 0, "close a Parquet file when its buffered rows reach this many bytes (default 64 MiB)")
 	maxLine := fs.Int("max-line-bytes", 0, "longest line read (default 128 MiB)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
-	limit := int64(app.DefaultExporterMemoryLimitMiB)
+	limit := int64(cli.DefaultExporterMemoryLimitMiB)
 	if os.Getenv("GOMEMLIMIT") != "" {
 		limit = 0
 	}
 	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
-	var s3 app.S3
+	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -70,7 +70,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(*memoryLimit << 20))
 	}
 	o := exportcmd.OfflineExport{
-		Paths: fs.Args(), Out: *out, Host: app.Hostname(*host), Content: content,
+		Paths: fs.Args(), Out: *out, Host: cli.Hostname(*host), Content: content,
 		PartBytes: *partBytes, MaxLineBytes: *maxLine, S3: &s3,
 	}
 	if !*noArchive {
@@ -79,13 +79,13 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			o.Archive = exportcmd.DefaultOfflineArchive(*out)
 		}
 	}
-	logs := app.Logging{Level: "warn", Format: "text"}
+	logs := cli.Logging{Level: "warn", Format: "text"}
 	log, err := logs.Logger(stderr)
 	if err != nil {
 		return err
 	}
 	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && !*quiet && app.IsTerminal(f) {
+	if f, ok := stderr.(*os.File); ok && !*quiet && cli.IsTerminal(f) {
 		progress = f
 	}
 	res, err := o.Run(ctx, log, progress)
@@ -95,9 +95,9 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if !*quiet {
 		t, e := res.Tail, res.Export
 		fmt.Fprintf(stderr, "sessionpipe: exported %d files (%s, %s lines) in %s: %s rows in %d Parquet files (%s) under %s",
-			t.Files, app.HumanBytes(t.Bytes), app.Thousands(t.Lines), res.Took.Round(1e6), app.Thousands(e.Rows), e.Files, app.HumanBytes(e.Bytes), o.Out)
+			t.Files, cli.HumanBytes(t.Bytes), cli.Thousands(t.Lines), res.Took.Round(1e6), cli.Thousands(e.Rows), e.Files, cli.HumanBytes(e.Bytes), o.Out)
 		if o.Archive != "" {
-			fmt.Fprintf(stderr, "; archive %s in %d segments under %s", app.HumanBytes(e.ArchiveBytes), e.Segments, o.Archive)
+			fmt.Fprintf(stderr, "; archive %s in %d segments under %s", cli.HumanBytes(e.ArchiveBytes), e.Segments, o.Archive)
 		}
 		if t.BadLines > 0 {
 			fmt.Fprintf(stderr, "; %d bad lines (dead letters, not in Parquet)", t.BadLines)

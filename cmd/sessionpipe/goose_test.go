@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 )
 
 // gooseSchema is Goose 1.35's sessions table (schema version 13; the

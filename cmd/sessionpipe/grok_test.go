@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 )
 
 // The Grok Build CLI fixtures of pipeline/formats/grok (generated: no

@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
-	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 )
 
 // hermesHome writes the rows of the hermes package's sessions golden case

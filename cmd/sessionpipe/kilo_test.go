@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 )
 

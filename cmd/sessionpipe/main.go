@@ -30,7 +30,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
 )
 
@@ -74,7 +74,7 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 `
 
 // main stops gracefully on the first SIGINT or SIGTERM and at once on a
-// second (app.SignalContext).
+// second (cli.SignalContext).
 //
 // SESSIONPIPE_CPUPROFILE=FILE writes a CPU profile of the command to FILE
 // (go tool pprof FILE), SESSIONPIPE_TRACE=FILE an execution trace (go tool
@@ -83,15 +83,15 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 // the heap at its largest (sampled each second), for measuring where a
 // command's time and memory go.
 func main() {
-	ctx, stop := app.SignalContext()
-	stopProfile := app.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
-	stopTrace := app.StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
-	stopHeap := app.StartPeakHeapProfile(os.Getenv("SESSIONPIPE_HEAPPROFILE"), os.Stderr)
+	ctx, stop := cli.SignalContext()
+	stopProfile := cli.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
+	stopTrace := cli.StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
+	stopHeap := cli.StartPeakHeapProfile(os.Getenv("SESSIONPIPE_HEAPPROFILE"), os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stopHeap()
 	stopTrace()
 	stopProfile()
-	app.WriteAllocsProfile(os.Getenv("SESSIONPIPE_ALLOCSPROFILE"), os.Stderr)
+	cli.WriteAllocsProfile(os.Getenv("SESSIONPIPE_ALLOCSPROFILE"), os.Stderr)
 	stop()
 	os.Exit(code)
 }

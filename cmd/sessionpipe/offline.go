@@ -12,7 +12,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -59,7 +59,7 @@ func (f offlineFlags) parse(fs *flag.FlagSet, args []string, stderr io.Writer) (
 // parseOr is parse for a command that reads the well-known locations of
 // every agent under $HOME when given no PATH (as `run` does): env is
 // where HOME and the agents' variables are read (nil: no default).
-func (f offlineFlags) parseOr(fs *flag.FlagSet, args []string, stderr io.Writer, env app.Env) (*offline, error) {
+func (f offlineFlags) parseOr(fs *flag.FlagSet, args []string, stderr io.Writer, env cli.Env) (*offline, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -81,16 +81,16 @@ func (f offlineFlags) parseOr(fs *flag.FlagSet, args []string, stderr io.Writer,
 		return nil, usageError{fmt.Sprintf("%s: -max-line-bytes %d is not positive", fs.Name(), *f.maxLine)}
 	}
 	return &offline{
-		paths: paths, host: app.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,
-		maxErrors: *f.maxErrors, progress: !*f.quiet && app.IsTerminal(os.Stderr),
+		paths: paths, host: cli.Hostname(*f.host), stderr: stderr, maxLineBytes: *f.maxLine,
+		maxErrors: *f.maxErrors, progress: !*f.quiet && cli.IsTerminal(os.Stderr),
 	}, nil
 }
 
 // wellKnownPaths returns the well-known locations of every agent under
 // $HOME (those `run` follows by default) that hold at least one file.
 // None is an error that lists where it looked.
-func wellKnownPaths(env app.Env) ([]string, error) {
-	globs, _, err := app.Watches(nil, nil, env)
+func wellKnownPaths(env cli.Env) ([]string, error) {
+	globs, _, err := cli.Watches(nil, nil, env)
 	if err != nil {
 		return nil, err
 	}
@@ -170,10 +170,10 @@ func (o *offline) summary(elapsed time.Duration) {
 	defer o.mu.Unlock()
 	var b strings.Builder
 	fmt.Fprintf(&b, "read %s (%s), %s %s, %s %s in %s",
-		app.Count(st.Files, "file"), app.HumanBytes(st.Bytes), app.Thousands(st.Lines), plural(st.Lines, "line", "lines"),
-		app.Thousands(st.Entries), plural(st.Entries, "entry", "entries"), elapsed.Round(time.Millisecond))
+		cli.Count(st.Files, "file"), cli.HumanBytes(st.Bytes), cli.Thousands(st.Lines), plural(st.Lines, "line", "lines"),
+		cli.Thousands(st.Entries), plural(st.Entries, "entry", "entries"), elapsed.Round(time.Millisecond))
 	if st.Stores > 0 {
-		fmt.Fprintf(&b, "; %s", app.Count(st.Stores, "session metadata file"))
+		fmt.Fprintf(&b, "; %s", cli.Count(st.Stores, "session metadata file"))
 	}
 	if st.Skipped > 0 {
 		fmt.Fprintf(&b, "; %d skipped (not transcripts)", st.Skipped)
@@ -188,7 +188,7 @@ func (o *offline) summary(elapsed time.Duration) {
 		fmt.Fprintf(&b, "; %d unreadable", st.Failed)
 	}
 	if st.BadLines > 0 {
-		fmt.Fprintf(&b, "; %s", app.Count(st.BadLines, "bad line"))
+		fmt.Fprintf(&b, "; %s", cli.Count(st.BadLines, "bad line"))
 		if st.BadLines > int64(o.maxErrors) {
 			fmt.Fprintf(&b, " (%d not shown)", st.BadLines-int64(o.maxErrors))
 		}
@@ -227,7 +227,7 @@ func (o *offline) showProgress() func() {
 				rate := float64(st.Bytes) / time.Since(start).Seconds()
 				o.mu.Lock()
 				fmt.Fprintf(o.stderr, "\r\033[K%d/%d files, %s of %s, %s/s",
-					st.Files+st.Skipped+st.Stores, st.FilesFound, app.HumanBytes(st.Bytes), app.HumanBytes(st.BytesFound), app.HumanBytes(int64(rate)))
+					st.Files+st.Skipped+st.Stores, st.FilesFound, cli.HumanBytes(st.Bytes), cli.HumanBytes(st.BytesFound), cli.HumanBytes(int64(rate)))
 				o.mu.Unlock()
 			}
 		}

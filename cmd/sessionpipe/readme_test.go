@@ -18,8 +18,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/browsertest"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/browsertest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 )
 
 // TestREADME_FirstCommand runs the README's first command as a newcomer

@@ -13,7 +13,7 @@ import (
 	_ "time/tzdata" // --timezone names work on machines without a zoneinfo database
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/report"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -158,7 +158,7 @@ func runCalendar(ctx context.Context, period report.Period, args []string, stdou
 	rows, total, undated := report.Calendar(calls, report.Options{Period: period, Location: r.loc, WeekStart: ws, By: b})
 	if undated.Calls > 0 && !*r.shared.quiet {
 		fmt.Fprintf(stderr, "sessionpipe: %s without a timestamp %s in no %s (they are in the total)\n",
-			app.Count(undated.Calls, "API call"), plural(undated.Calls, "is", "are"), noun)
+			cli.Count(undated.Calls, "API call"), plural(undated.Calls, "is", "are"), noun)
 	}
 	if *r.asJSON {
 		return writeJSON(stdout, struct {
@@ -208,19 +208,19 @@ func writeCalendarTable(w io.Writer, noun string, by report.By, rows []report.Ro
 	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
 	line := func(first []string, t report.Totals) {
 		cells := first
-		cells = append(cells, app.Thousands(t.Calls))
+		cells = append(cells, cli.Thousands(t.Calls))
 		if wide {
-			cells = append(cells, app.Thousands(t.InputTokens), app.Thousands(t.OutputTokens), app.Thousands(t.CacheReadTokens), app.Thousands(t.CacheWriteTokens))
+			cells = append(cells, cli.Thousands(t.InputTokens), cli.Thousands(t.OutputTokens), cli.Thousands(t.CacheReadTokens), cli.Thousands(t.CacheWriteTokens))
 		} else {
-			cells = append(cells, app.Thousands(t.InputTokens+t.OutputTokens), app.Thousands(t.CacheReadTokens+t.CacheWriteTokens))
+			cells = append(cells, cli.Thousands(t.InputTokens+t.OutputTokens), cli.Thousands(t.CacheReadTokens+t.CacheWriteTokens))
 		}
-		cells = append(cells, app.Thousands(t.TotalTokens), app.Dollars(t.CostUSD, t.UnpricedCalls > 0), indexcmd.ModelList(t.Models, wide))
+		cells = append(cells, cli.Thousands(t.TotalTokens), cli.Dollars(t.CostUSD, t.UnpricedCalls > 0), indexcmd.ModelList(t.Models, wide))
 		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
 	}
 	for _, r := range rows {
 		first := []string{r.Period}
 		if by != report.ByNone {
-			first = append(first, app.Printable(orDash(r.Group)))
+			first = append(first, cli.Printable(orDash(r.Group)))
 		}
 		line(first, r.Totals)
 	}
@@ -233,7 +233,7 @@ func writeCalendarTable(w io.Writer, noun string, by report.By, rows []report.Ro
 		return err
 	}
 	if total.UnpricedCalls > 0 {
-		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost\n", app.Count(total.UnpricedCalls, "API call"), plural(total.UnpricedCalls, "is", "are"))
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost\n", cli.Count(total.UnpricedCalls, "API call"), plural(total.UnpricedCalls, "is", "are"))
 		return err
 	}
 	return nil
@@ -295,7 +295,7 @@ func runBlocks(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", b.Start.In(r.loc).Format("2006-01-02 15:04"), b.End.In(r.loc).Format("15:04"), status,
-			app.Thousands(b.Calls), app.Thousands(b.TotalTokens), app.Dollars(b.CostUSD, b.UnpricedCalls > 0), indexcmd.ModelList(b.Models, *r.wide))
+			cli.Thousands(b.Calls), cli.Thousands(b.TotalTokens), cli.Dollars(b.CostUSD, b.UnpricedCalls > 0), indexcmd.ModelList(b.Models, *r.wide))
 	}
 	return tw.Flush()
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 
@@ -39,7 +39,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	since := fs.String("since", "", "only files with lines archived on or after this date (YYYY-MM-DD, UTC)")
 	until := fs.String("until", "", "only what was archived up to this date (YYYY-MM-DD, UTC, inclusive): files as they were then")
 	force := fs.Bool("force", false, "overwrite files that exist under -out")
-	var s3 app.S3
+	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -77,7 +77,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	files, err := export.Restore(ctx, cfg)
 	var lines, bytes, holes int64
 	for _, f := range files {
-		fmt.Fprintf(stdout, "%s\t%s\t%d lines\t%s", app.Printable(f.Host), app.Printable(f.Out), f.Lines, app.HumanBytes(f.Bytes))
+		fmt.Fprintf(stdout, "%s\t%s\t%d lines\t%s", cli.Printable(f.Host), cli.Printable(f.Out), f.Lines, cli.HumanBytes(f.Bytes))
 		if f.Holes > 0 {
 			fmt.Fprintf(stdout, "\t%d lines missing", f.Holes)
 		}
@@ -94,7 +94,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil && !errors.As(err, &damaged) {
 		return err
 	}
-	fmt.Fprintf(stderr, "sessionpipe: restored %d files, %s lines, %s under %s", len(files), app.Thousands(lines), app.HumanBytes(bytes), app.Printable(*out))
+	fmt.Fprintf(stderr, "sessionpipe: restored %d files, %s lines, %s under %s", len(files), cli.Thousands(lines), cli.HumanBytes(bytes), cli.Printable(*out))
 	if holes > 0 {
 		fmt.Fprintf(stderr, "; %d lines missing (too long to archive, never read, or damaged)", holes)
 	}
@@ -111,18 +111,18 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 func writeDamage(w io.Writer, e *export.RestoreError) {
 	fmt.Fprintf(w, "sessionpipe: %d damaged pieces of the archive, skipped:\n", len(e.Damage))
 	for _, d := range e.Damage {
-		fmt.Fprintf(w, "  %s\n", app.Printable(d.Error()))
+		fmt.Fprintf(w, "  %s\n", cli.Printable(d.Error()))
 	}
 	if len(e.Affected) > 0 {
 		fmt.Fprintln(w, "files restored without the lines of damaged chunks, or that may be incomplete:")
 		for _, f := range e.Affected {
-			fmt.Fprintf(w, "  %s\t%s\n", app.Printable(f.Host), app.Printable(f.Out))
+			fmt.Fprintf(w, "  %s\t%s\n", cli.Printable(f.Host), cli.Printable(f.Out))
 		}
 	}
 	if len(e.Lost) > 0 {
 		fmt.Fprintln(w, "files not restored (no line of them could be read):")
 		for _, f := range e.Lost {
-			fmt.Fprintf(w, "  %s\t%s\n", app.Printable(f.Host), app.Printable(f.Path))
+			fmt.Fprintf(w, "  %s\t%s\n", cli.Printable(f.Host), cli.Printable(f.Path))
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -52,9 +52,9 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
 	}
-	var r app.Run
+	var r cli.Run
 	r.Register(fs, os.Getenv)
-	if _, err := app.ParseFlags(fs, "run", args, os.Getenv); err != nil {
+	if _, err := cli.ParseFlags(fs, "run", args, os.Getenv); err != nil {
 		return err
 	}
 	n, t, ixf, exf, logs := &r.NATS, &r.Tailer, &r.Indexer, &r.Exporter, &r.Logging
@@ -63,7 +63,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// A PATH is a watch like -watch: a file, a directory or a glob; one
 	// named without a wildcard must exist.
 	for _, p := range fs.Args() {
-		if err := app.CheckPath(p); err != nil {
+		if err := cli.CheckPath(p); err != nil {
 			return err
 		}
 		t.Watch = append(t.Watch, p)
@@ -85,14 +85,14 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) && !*once {
+	if f, ok := stderr.(*os.File); ok && cli.IsTerminal(f) && !*once {
 		progress = f
 	}
 	// One /metrics for the three stages, on the API's address: the Go
 	// runtime's and the process's metrics once, on the indexer's registry.
 	t.Registry, exf.Registry = prometheus.NewRegistry(), prometheus.NewRegistry()
 	ixf.MoreMetrics = prometheus.Gatherers{t.Registry, exf.Registry}
-	rt, err := app.StartTailer(ctx, t, n, b, os.Getenv, log, nil)
+	rt, err := cli.StartTailer(ctx, t, n, b, os.Getenv, log, nil)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // waitCounted waits until the tailer has published everything it found,
 // the indexer has applied every entry of the stream and the exporter has
 // committed every message, and returns the sessions.
-func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, ex *export.Exporter, js jetstream.JetStream, sc bus.StreamConfig) ([]index.Session, error) {
+func waitCounted(ctx context.Context, rt *cli.RunningTailer, ix *index.Indexer, ex *export.Exporter, js jetstream.JetStream, sc bus.StreamConfig) ([]index.Session, error) {
 	sc = sc.WithDefaults()
 	select {
 	case <-ix.Ready():
@@ -193,7 +193,7 @@ func waitCounted(ctx context.Context, rt *app.RunningTailer, ix *index.Indexer, 
 
 // printWhere says at start where everything is: what is watched, the API,
 // the Parquet and the archive, and how to query them.
-func printWhere(w io.Writer, rt *app.RunningTailer, ri *indexcmd.RunningIndexer, re *exportcmd.RunningExporter) {
+func printWhere(w io.Writer, rt *cli.RunningTailer, ri *indexcmd.RunningIndexer, re *exportcmd.RunningExporter) {
 	var b strings.Builder
 	b.WriteString("sessionpipe run\n")
 	for i, g := range rt.Watch {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/s3test"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 // TestMain_SecondSignalStopsAtOnce: the first SIGINT ends the
@@ -19,7 +19,7 @@ import (
 // drain against a JetStream that is down); the second kills the process.
 func TestMain_SecondSignalStopsAtOnce(t *testing.T) {
 	if os.Getenv("SESSIONPIPE_SIGNAL_CHILD") != "" {
-		ctx, stop := app.SignalContext()
+		ctx, stop := cli.SignalContext()
 		defer stop()
 		os.Stdout.WriteString("ready\n")
 		<-ctx.Done()

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
@@ -44,13 +44,13 @@ func runStatus(ctx context.Context, w io.Writer, tl *tail.Tailer, ix *index.Inde
 			if backfill && s.LagBytes > 0 && !tl.Idle() && still < 2 {
 				secs := now.Sub(start).Seconds()
 				fmt.Fprintf(w, "\r\033[Kbackfill: %s, %s read, %s entries published (%s/s), %s to go",
-					app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), app.Thousands(int64(float64(s.AckedEntries)/secs)), app.HumanBytes(s.LagBytes))
+					cli.Count(s.Files, "file"), cli.HumanBytes(s.Bytes), cli.Thousands(s.AckedEntries), cli.Thousands(int64(float64(s.AckedEntries)/secs)), cli.HumanBytes(s.LagBytes))
 				continue
 			}
 			if backfill {
 				backfill = false
 				fmt.Fprintf(w, "\r\033[Kbackfill done: %s, %s, %s entries in %s\n",
-					app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
+					cli.Count(s.Files, "file"), cli.HumanBytes(s.Bytes), cli.Thousands(s.AckedEntries), now.Sub(start).Round(time.Second))
 			}
 			fmt.Fprintf(w, "\r\033[K%s", liveLine(now, rate, ix, ex))
 		}
@@ -63,7 +63,7 @@ func liveLine(now time.Time, rate float64, ix *index.Indexer, ex *export.Exporte
 	today := now.UTC().Truncate(24 * time.Hour)
 	sessions := "?"
 	if page, next, err := ix.Query(index.SessionQuery{Since: today, Limit: index.MaxLimit}); err == nil {
-		sessions = app.Thousands(int64(len(page)))
+		sessions = cli.Thousands(int64(len(page)))
 		if next != "" {
 			sessions += "+"
 		}
@@ -76,5 +76,5 @@ func liveLine(now time.Time, rate float64, ix *index.Indexer, ex *export.Exporte
 	}
 	st, es := ix.Stats(), ex.Stats()
 	return fmt.Sprintf("live: %s entries/s · %s sessions today · $%.2f today · %d alerts · %s rows in Parquet",
-		app.Thousands(int64(rate+0.5)), sessions, spend, st.Alerts, app.Thousands(es.Rows))
+		cli.Thousands(int64(rate+0.5)), sessions, spend, st.Alerts, cli.Thousands(es.Rows))
 }

@@ -18,8 +18,8 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/top"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -70,7 +70,7 @@ type statusFigures struct {
 
 func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := newFlagSet("statusline", statuslineUsage, stderr)
-	api := fs.String("api", envOr("SESSIONPIPE_API", "http://"+app.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API); empty: read the files")
+	api := fs.String("api", envOr("SESSIONPIPE_API", "http://"+cli.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API); empty: read the files")
 	token := fs.String("token", os.Getenv("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
 	apiTimeout := fs.Duration("api-timeout", 50*time.Millisecond, "how long to wait for the indexer before reading the files")
 	timezone := fs.String("timezone", "", "time zone of \"today\" (default: this machine's, $TZ)")
@@ -121,7 +121,7 @@ func runStatusline(ctx context.Context, args []string, stdin io.Reader, stdout, 
 func statusLine(in hookInput, f statusFigures, now time.Time) string {
 	var parts []string
 	if m := cmp.Or(in.Model.DisplayName, in.Model.ID); m != "" {
-		parts = append(parts, app.Printable(m))
+		parts = append(parts, cli.Printable(m))
 	}
 	star := ""
 	if f.Unpriced {
@@ -143,7 +143,7 @@ func statusLine(in hookInput, f statusFigures, now time.Time) string {
 	return strings.Join(parts, " · ")
 }
 
-func money(v float64) string { return app.Dollars(v, false) }
+func money(v float64) string { return cli.Dollars(v, false) }
 
 // statusFromIndexer asks the indexer: the session's cost, and today's and
 // the last ten hours' usage hour by hour (a block is then known to the
@@ -182,7 +182,7 @@ func statusFromIndexer(ctx context.Context, cfg top.Config, in hookInput, now ti
 		path, q := "/api/sessions/"+url.PathEscape(in.SessionID), url.Values{"format": {string(schema.FormatClaudeCode)}}
 		err := top.Get(ctx, cfg, path, q, &s)
 		if err != nil && strings.Contains(err.Error(), "409") {
-			q.Set("host", app.Hostname(""))
+			q.Set("host", cli.Hostname(""))
 			err = top.Get(ctx, cfg, path, q, &s)
 		}
 		if err == nil {
@@ -218,7 +218,7 @@ func startOfDay(t time.Time, loc *time.Location) time.Time {
 // whole, and the files of the well-known locations written since the
 // earlier of midnight and two block lengths ago: a file not written since
 // holds no call of today or of the current block.
-func statusFromFiles(ctx context.Context, in hookInput, now time.Time, loc *time.Location, table index.Pricer, env app.Env) (statusFigures, error) {
+func statusFromFiles(ctx context.Context, in hookInput, now time.Time, loc *time.Location, table index.Pricer, env cli.Env) (statusFigures, error) {
 	f := statusFigures{Source: "files"}
 	day := startOfDay(now, loc)
 	since := earlier(day, now.Add(-2*report.BlockLength))
@@ -239,7 +239,7 @@ func statusFromFiles(ctx context.Context, in hookInput, now time.Time, loc *time
 			}
 		}
 	}
-	if globs, _, err := app.Watches(nil, nil, env); err == nil {
+	if globs, _, err := cli.Watches(nil, nil, env); err == nil {
 		for _, g := range globs {
 			matches, _ := doublestar.FilepathGlob(g, doublestar.WithFilesOnly())
 			for _, m := range matches {
@@ -256,7 +256,7 @@ func statusFromFiles(ctx context.Context, in hookInput, now time.Time, loc *time
 	}
 	if len(paths) > 0 {
 		fr, err := formats.NewFileReader(formats.FileReaderConfig{
-			Config:      parse.Config{Host: app.Hostname("")},
+			Config:      parse.Config{Host: cli.Hostname("")},
 			OnLineError: func(error) {}, // counted by the reader; a status line has no room for them
 			OnFileError: func(error) {},
 		})

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
-	"github.com/sessionpipe/sessionpipe/internal/top"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -82,7 +82,7 @@ func TestStatusline_FilesAndIndexer(t *testing.T) {
 	require.Equal(t, int64(3), files.Block.Calls)
 
 	line := statusLine(in, files, now)
-	require.True(t, strings.HasPrefix(line, "Sonnet · session $"+app.Dollars(*files.Session, false)+" · today $"), line)
+	require.True(t, strings.HasPrefix(line, "Sonnet · session $"+cli.Dollars(*files.Session, false)+" · today $"), line)
 	require.Contains(t, line, " left, $")
 
 	// The same from a running indexer.

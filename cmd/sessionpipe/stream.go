@@ -15,7 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
 
@@ -55,8 +55,8 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{fmt.Sprintf("stream: unknown command %q (want info or update)", sub)}
 	}
 	var (
-		n       app.NATS
-		logging app.Logging
+		n       cli.NATS
+		logging cli.Logging
 	)
 	fs := flag.NewFlagSet("stream "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -132,7 +132,7 @@ func runStream(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // streamConnect reaches JetStream as the daemons do, without ensuring the
 // stream: with -nats, the server; without, the embedded server's store.
-func streamConnect(ctx context.Context, n *app.NATS, log *slog.Logger) (jetstream.JetStream, func(), error) {
+func streamConnect(ctx context.Context, n *cli.NATS, log *slog.Logger) (jetstream.JetStream, func(), error) {
 	if n.URL == "" {
 		// The server's lifecycle is no news here: its failure to start is
 		// the error returned.
@@ -180,7 +180,7 @@ func writeStreamInfo(w io.Writer, info *jetstream.StreamInfo) error {
 	}
 	fmt.Fprintln(tw, "state")
 	row("messages", st.Msgs)
-	row("bytes", fmt.Sprintf("%d (%s)", st.Bytes, app.HumanBytes(int64(st.Bytes))))
+	row("bytes", fmt.Sprintf("%d (%s)", st.Bytes, cli.HumanBytes(int64(st.Bytes))))
 	row("first_seq", seqAt(st.FirstSeq, st.FirstTime))
 	row("last_seq", seqAt(st.LastSeq, st.LastTime))
 	row("consumers", st.Consumers)

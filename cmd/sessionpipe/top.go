@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/top"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
 )
 
 const topUsage = `Usage: sessionpipe top [flags]
@@ -29,7 +29,7 @@ func runTop(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprint(stderr, topUsage)
 		fs.PrintDefaults()
 	}
-	api := fs.String("api", envOr("SESSIONPIPE_API", "http://"+app.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
+	api := fs.String("api", envOr("SESSIONPIPE_API", "http://"+cli.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
 	token := fs.String("token", os.Getenv("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
 	interval := fs.Duration("interval", 2*time.Second, "refresh period")
 	active := fs.Duration("active", 15*time.Minute, "a session active within this is listed")
@@ -42,7 +42,7 @@ func runTop(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	cfg := top.Config{API: *api, Token: *token, Interval: *interval, Active: *active}
 	out, isFile := stdout.(*os.File)
-	if *once || !isFile || !app.IsTerminal(out) {
+	if *once || !isFile || !cli.IsTerminal(out) {
 		snap := top.Fetch(ctx, cfg)
 		m, _ := top.New(cfg).Update(top.SnapshotMsg(snap))
 		if _, err := io.WriteString(stdout, m.View()); err != nil {

@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -27,7 +27,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, app.VersionLine("sessionpipe"))
+	fmt.Fprintln(stdout, cli.VersionLine("sessionpipe"))
 	for _, s := range price.Snapshots() {
 		fmt.Fprintf(stdout, "prices %-10s snapshot %s (%s)\n", s.Source, s.Date, s.From)
 	}

@@ -11,14 +11,14 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 // run says at start where everything is: what it watches, the dashboard
 // and the API, the Parquet and the archive, and the DuckDB one-liner,
 // with paths quoted for a shell.
 func TestPrintWhere(t *testing.T) {
-	srv, err := app.Listen("127.0.0.1:0", http.NotFoundHandler())
+	srv, err := cli.Listen("127.0.0.1:0", http.NotFoundHandler())
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -27,7 +27,7 @@ func TestPrintWhere(t *testing.T) {
 	})
 	var b bytes.Buffer
 	printWhere(&b,
-		&app.RunningTailer{Watch: []string{"/home/a/.claude/projects/**/*.jsonl", "/srv/agents"}},
+		&cli.RunningTailer{Watch: []string{"/home/a/.claude/projects/**/*.jsonl", "/srv/agents"}},
 		&indexcmd.RunningIndexer{API: srv},
 		&exportcmd.RunningExporter{Out: "/data/my parquet", Archive: "/data/archive"})
 	out := b.String()
@@ -47,7 +47,7 @@ func TestPrintWhere(t *testing.T) {
 
 	// Without an API (-http ""), nothing points at one.
 	b.Reset()
-	printWhere(&b, &app.RunningTailer{Watch: []string{"/w"}}, &indexcmd.RunningIndexer{}, &exportcmd.RunningExporter{Out: "/p"})
+	printWhere(&b, &cli.RunningTailer{Watch: []string{"/w"}}, &indexcmd.RunningIndexer{}, &exportcmd.RunningExporter{Out: "/p"})
 	require.False(t, strings.Contains(b.String(), "http://"), b.String())
 	require.NotContains(t, b.String(), "archive ")
 }

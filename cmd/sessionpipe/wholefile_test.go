@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 )
 
 // The whole-file fixtures of pipeline/formats/amp, droid, gemini and codebuff

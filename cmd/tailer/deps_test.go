@@ -13,7 +13,7 @@ import (
 // The tailer runs on every agent host: its binary links neither the
 // indexer's store (pebble) nor the exporter's Parquet writer and DuckDB
 // views, nor the exporter's S3 client. The command layer it shares with
-// the others (internal/app) must not import them: their wiring lives in
+// the others (internal/cli) must not import them: their wiring lives in
 // cmd/internal/indexcmd, cmd/internal/exportcmd and cmd/internal/doctor.
 func TestTailer_LinksNoIndexerOrExporter(t *testing.T) {
 	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")

@@ -18,7 +18,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 const tailerUsage = `Usage: tailer [flags]
@@ -41,7 +41,7 @@ Flags:
 `
 
 func main() {
-	ctx, stop := app.SignalContext()
+	ctx, stop := cli.SignalContext()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
 	stop()
 	if err != nil {
@@ -53,14 +53,14 @@ func main() {
 	}
 }
 
-func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) error {
-	if len(args) == 1 && app.IsVersionArg(args[0]) {
-		_, err := fmt.Fprintln(os.Stdout, app.VersionLine("tailer"))
+func run(ctx context.Context, args []string, env cli.Env, stderr io.Writer) error {
+	if len(args) == 1 && cli.IsVersionArg(args[0]) {
+		_, err := fmt.Fprintln(os.Stdout, cli.VersionLine("tailer"))
 		return err
 	}
 	var (
-		d app.Daemon
-		t app.Tailer
+		d cli.Daemon
+		t cli.Tailer
 	)
 	d.Usage = tailerUsage
 	if err := d.Parse("tailer", args, env, stderr, t.Register, "files to follow are given with -watch"); err != nil {
@@ -73,8 +73,8 @@ func run(ctx context.Context, args []string, env app.Env, stderr io.Writer) erro
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 	var progress io.Writer
-	if f, ok := stderr.(*os.File); ok && app.IsTerminal(f) {
+	if f, ok := stderr.(*os.File); ok && cli.IsTerminal(f) {
 		progress = f
 	}
-	return app.RunTailer(ctx, &t, &d.NATS, b, env, d.Log, progress)
+	return cli.RunTailer(ctx, &t, &d.NATS, b, env, d.Log, progress)
 }

@@ -138,7 +138,7 @@
 // at once.) A redelivered entry whose partition already has a committed
 // file at or past its sequence is skipped, so a redelivered range never
 // yields a second copy; other entries of the range go to new parts. The
-// directory is locked (internal/dirlock): one Writer per output root.
+// directory is locked (pipeline/dirlock): one Writer per output root.
 //
 // # Commit protocol in a bucket
 //

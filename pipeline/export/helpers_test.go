@@ -15,7 +15,7 @@ import (
 	"github.com/marcboeker/go-duckdb/v2"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 )
 
-// Lock files in the output root, beside the Writer's LOCK (internal/dirlock).
+// Lock files in the output root, beside the Writer's LOCK (pipeline/dirlock).
 // Their leading underscore keeps them out of '<out>/**/*.parquet'.
 const (
 	// ManifestLockName is the file locked around every read-modify-write
@@ -36,7 +36,7 @@ const (
 // (SIGSTOP, a debugger) or hung (a dead disk) keeps it. Each lock opens
 // the file anew, so two goroutines of one process exclude each other too.
 // The holder writes its process id, command and the time it took the
-// lock into the file (as internal/dirlock does), for the error of a
+// lock into the file (as pipeline/dirlock does), for the error of a
 // process that waited too long ([LockHeldError]).
 type fileLock struct {
 	f *os.File

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 )
 
 // A manifest lock held past LockTimeout (an exporter stopped in the middle

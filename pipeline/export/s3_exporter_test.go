@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
-	"github.com/sessionpipe/sessionpipe/internal/s3test"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"

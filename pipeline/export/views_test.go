@@ -19,9 +19,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
-	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
-	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"

@@ -15,7 +15,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 

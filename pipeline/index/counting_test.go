@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
-	"github.com/sessionpipe/sessionpipe/internal/testcorpus"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
-	"github.com/sessionpipe/sessionpipe/internal/opencodetest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/schema"

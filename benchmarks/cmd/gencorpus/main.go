@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 )
 
 func main() {

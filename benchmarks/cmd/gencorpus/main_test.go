@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/corpusgen"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 )
 
 func TestParseSize(t *testing.T) {

@@ -24,8 +24,8 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/dirlock"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
@@ -68,9 +68,9 @@ import (
 // Set Command and Env, call [Doctor.Parse], then [Doctor.Check].
 type Doctor struct {
 	// Command is the command checked, from [LookupCommand].
-	Command app.Command
+	Command cli.Command
 	// Env is the environment the command would read (os.Getenv).
-	Env app.Env
+	Env cli.Env
 	// ProcRoot is the proc file system; default "/proc". Tests give a
 	// fake tree.
 	ProcRoot string
@@ -80,14 +80,14 @@ type Doctor struct {
 	// JSON asks for the results as JSON; set by Parse from -json.
 	JSON bool
 
-	nats     *app.NATS
-	logging  *app.Logging
-	tailer   *app.Tailer   // tailer, run
-	indexer  *app.Indexer  // indexer serve, run
-	exporter *app.Exporter // exporter serve, run
-	compact  *app.Compact  // exporter compact
+	nats     *cli.NATS
+	logging  *cli.Logging
+	tailer   *cli.Tailer   // tailer, run
+	indexer  *cli.Indexer  // indexer serve, run
+	exporter *cli.Exporter // exporter serve, run
+	compact  *cli.Compact  // exporter compact
 	paths    []string      // run's PATHs
-	config   *app.Config
+	config   *cli.Config
 	cfgErr   error
 }
 
@@ -175,31 +175,31 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 	env := d.Env
 	switch d.Command.Name {
 	case "run":
-		var r app.Run
+		var r cli.Run
 		r.Register(fs, env)
 		d.nats, d.logging, d.tailer, d.indexer, d.exporter = &r.NATS, &r.Logging, &r.Tailer, &r.Indexer, &r.Exporter
 	case "tailer", "indexer serve", "exporter serve":
-		var dm app.Daemon
-		own := func(*flag.FlagSet, app.Env) {}
+		var dm cli.Daemon
+		own := func(*flag.FlagSet, cli.Env) {}
 		switch d.Command.Name {
 		case "tailer":
-			d.tailer = new(app.Tailer)
+			d.tailer = new(cli.Tailer)
 			own = d.tailer.Register
 		case "indexer serve":
-			d.indexer = new(app.Indexer)
+			d.indexer = new(cli.Indexer)
 			own = d.indexer.Register
 		default:
-			d.exporter = new(app.Exporter)
+			d.exporter = new(cli.Exporter)
 			own = d.exporter.Register
 		}
 		dm.Register(fs, env, own)
 		d.nats, d.logging = &dm.NATS, &dm.Logging
 	case "exporter compact":
-		d.compact = new(app.Compact)
+		d.compact = new(cli.Compact)
 		d.compact.Register(fs, env)
 		d.nats, d.logging = &d.compact.NATS, &d.compact.Logging
 	default:
-		return app.UsageError{Msg: fmt.Sprintf("no checks for command %q", d.Command.Name)}
+		return cli.UsageError{Msg: fmt.Sprintf("no checks for command %q", d.Command.Name)}
 	}
 	if fs.Lookup("json") == nil {
 		fs.Bool("json", false, "print the results as a JSON array")
@@ -214,12 +214,12 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 			usage()
 		}
 	}
-	cfg, err := app.ParseFlags(fs, d.Command.Name, args, env)
+	cfg, err := cli.ParseFlags(fs, d.Command.Name, args, env)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return err
 	case err != nil && onCommandLine:
-		return app.UsageError{Msg: err.Error()}
+		return cli.UsageError{Msg: err.Error()}
 	}
 	d.config, d.cfgErr = cfg, err
 	if d.Command.Name == "run" {
@@ -228,12 +228,12 @@ func (d *Doctor) Parse(fs *flag.FlagSet, args []string) error {
 	d.JSON = fs.Lookup("json").Value.String() == "true"
 	if fs.NArg() > 0 {
 		if d.Command.Name != "run" {
-			return app.UsageError{Msg: fmt.Sprintf("unexpected arguments %q (%s takes none)", fs.Args(), d.Command.Title())}
+			return cli.UsageError{Msg: fmt.Sprintf("unexpected arguments %q (%s takes none)", fs.Args(), d.Command.Title())}
 		}
 		d.paths = fs.Args()
 	}
 	if d.Timeout <= 0 {
-		return app.UsageError{Msg: fmt.Sprintf("-timeout %s: want a positive duration", d.Timeout)}
+		return cli.UsageError{Msg: fmt.Sprintf("-timeout %s: want a positive duration", d.Timeout)}
 	}
 	return nil
 }
@@ -290,7 +290,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 	} else {
 		n := 0
 		for _, st := range d.config.Settings {
-			if st.Source.Kind == app.FromFile {
+			if st.Source.Kind == cli.FromFile {
 				n++
 			}
 		}
@@ -321,7 +321,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 		}
 	}
 	if ix := d.indexer; ix != nil {
-		if ix.HTTP != "" && ix.Token == "" && !app.IsLoopback(ix.HTTP) {
+		if ix.HTTP != "" && ix.Token == "" && !cli.IsLoopback(ix.HTTP) {
 			fail("-token SECRET (env SESSIONPIPE_TOKEN), or -http 127.0.0.1:7474",
 				fmt.Errorf("-http %s is not a loopback address and no -token is set: the indexer refuses to start", ix.HTTP))
 		}
@@ -346,7 +346,7 @@ func (d *Doctor) checkConfig(r *report) bool {
 // the tailer walks them ([tail.SurveyWatches]).
 func (d *Doctor) checkWatches(r *report) *tail.Survey {
 	const name = "watch"
-	globs, defaults, err := app.Watches(d.tailer.Watch, d.paths, d.Env)
+	globs, defaults, err := cli.Watches(d.tailer.Watch, d.paths, d.Env)
 	if err != nil {
 		r.add(CheckFail, name, "give -watch DIR (or PATH to run)", "%v", err)
 		return &tail.Survey{}
@@ -370,7 +370,7 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 		total += len(w.Files)
 		switch {
 		case len(w.Files) > 0:
-			r.ok(name, "%s: %s", w.Watch, app.Count(len(w.Files), "transcript file"))
+			r.ok(name, "%s: %s", w.Watch, cli.Count(len(w.Files), "transcript file"))
 		case defaults && !w.Waits:
 			absent = append(absent, w.Watch)
 		case w.Waits:
@@ -403,10 +403,10 @@ func (d *Doctor) checkWatches(r *report) *tail.Survey {
 			"%d of %d transcript files cannot be opened for reading: %s", len(bad), total, firstFew(bad))
 	}
 	if len(sv.LeftOut) > 0 {
-		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", app.Count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
+		r.ok(name, "%s under the watches not followed: names not read as transcripts (%s)", cli.Count(len(sv.LeftOut), "file"), firstFew(sv.LeftOut))
 	}
 	if len(sv.Databases) > 0 {
-		r.ok(name, "%s polled (agents' SQLite databases: %s)", app.Count(len(sv.Databases), "database"), firstFew(sv.Databases))
+		r.ok(name, "%s polled (agents' SQLite databases: %s)", cli.Count(len(sv.Databases), "database"), firstFew(sv.Databases))
 	}
 	if len(sv.Errors) > 0 {
 		errs := make([]string, len(sv.Errors))
@@ -485,7 +485,7 @@ func (d *Doctor) checkIndexState(r *report) {
 			"indexer state %s has layout %d, this version reads layout %d (sessions keyed by format, host and id)", dir, sum.Layout, index.StoreLayout)
 	default:
 		r.ok(name, "indexer state %s reads back: %s in %s, %s, applied up to stream sequence %d",
-			dir, app.Count(sum.Tables, "table"), app.HumanBytes(sum.Bytes), app.Count(sum.Keys, "record"), sum.Seq)
+			dir, cli.Count(sum.Tables, "table"), cli.HumanBytes(sum.Bytes), cli.Count(sum.Keys, "record"), sum.Seq)
 	}
 }
 
@@ -536,7 +536,7 @@ func (d *Doctor) checkDirs(r *report) {
 // credentials may list it, and its manifest reads.
 func (d *Doctor) checkBucket(r *report, dd doctorDir) {
 	const name = "bucket"
-	s3 := new(app.S3)
+	s3 := new(cli.S3)
 	if d.exporter != nil {
 		s3 = &d.exporter.S3
 	} else if d.compact != nil {
@@ -669,11 +669,11 @@ func (d *Doctor) checkInotify(r *report, sv *tail.Survey) {
 	fix := fmt.Sprintf("sudo sysctl fs.inotify.max_user_watches=%d, and keep it: echo fs.inotify.max_user_watches=%d | sudo tee /etc/sysctl.d/90-sessionpipe.conf; or run with -poll", want, want)
 	switch {
 	case n > limit:
-		r.add(CheckFail, name, fix, "the tailer would watch %s, above fs.inotify.max_user_watches %d: changes in the others are seen only by rescans (-rescan)", app.Count(n, "directory"), limit)
+		r.add(CheckFail, name, fix, "the tailer would watch %s, above fs.inotify.max_user_watches %d: changes in the others are seen only by rescans (-rescan)", cli.Count(n, "directory"), limit)
 	case n > limit/2:
-		r.add(CheckWarn, name, fix, "the tailer would watch %s, more than half of fs.inotify.max_user_watches %d (shared by every program of this user)", app.Count(n, "directory"), limit)
+		r.add(CheckWarn, name, fix, "the tailer would watch %s, more than half of fs.inotify.max_user_watches %d (shared by every program of this user)", cli.Count(n, "directory"), limit)
 	default:
-		r.ok(name, "the tailer would watch %s of fs.inotify.max_user_watches %d", app.Count(n, "directory"), limit)
+		r.ok(name, "the tailer would watch %s of fs.inotify.max_user_watches %d", cli.Count(n, "directory"), limit)
 	}
 	instances, err := readProcInt(filepath.Join(root, "sys", "fs", "inotify", "max_user_instances"))
 	if err != nil {
@@ -788,7 +788,7 @@ func (d *Doctor) checkDisk(r *report) {
 		}
 		free, size := int64(st.Bavail)*int64(st.Bsize), int64(st.Blocks)*int64(st.Bsize)
 		share := float64(free) / float64(max(size, 1))
-		msg := fmt.Sprintf("%s free of %s (%.0f%%) on the file system of %s %s", app.HumanBytes(free), app.HumanBytes(size), 100*share, dd.what, path)
+		msg := fmt.Sprintf("%s free of %s (%.0f%%) on the file system of %s %s", cli.HumanBytes(free), cli.HumanBytes(size), 100*share, dd.what, path)
 		fix := "free space there, or choose a directory on another file system with " + dd.flag
 		switch {
 		case free < diskFailBytes:

@@ -18,9 +18,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/dirlock"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -43,7 +43,7 @@ func doctorChecks(t *testing.T, command string, env map[string]string, args ...s
 		// Not the default port, which another test may hold.
 		env["SESSIONPIPE_HTTP"] = "127.0.0.1:0"
 	}
-	c, ok := app.LookupCommand(command)
+	c, ok := cli.LookupCommand(command)
 	require.True(t, ok, command)
 	d := Doctor{Command: c, Env: func(k string) string { return env[k] }, ProcRoot: fakeProc(t, 1<<20, 128)}
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
@@ -201,7 +201,7 @@ func TestDoctor_Inotify(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := app.LookupCommand("tailer")
+			c, _ := cli.LookupCommand("tailer")
 			d := Doctor{Command: c, Env: func(k string) string { return map[string]string{"HOME": root}[k] }, ProcRoot: fakeProc(t, tt.limit, 128)}
 			fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 			require.NoError(t, d.Parse(fs, []string{"-watch", root, "-data-dir", t.TempDir()}))
@@ -448,7 +448,7 @@ func TestDoctor_SurveyMatchesTailer(t *testing.T) {
 	for i, w := range snap.Watches {
 		require.Equal(t, watches[i], w.Watch)
 		if w.Files > 0 {
-			requireCheck(t, checks, CheckOK, "watch", w.Watch+": "+app.Count(w.Files, "transcript file"))
+			requireCheck(t, checks, CheckOK, "watch", w.Watch+": "+cli.Count(w.Files, "transcript file"))
 		} else {
 			found := findChecks(checks, "watch", w.Watch+": ")
 			require.Len(t, found, 1, doctorText(checks))
@@ -459,7 +459,7 @@ func TestDoctor_SurveyMatchesTailer(t *testing.T) {
 	require.EqualValues(t, snap.Files, total)
 	require.Positive(t, total)
 	if runtime.GOOS == "linux" {
-		requireCheck(t, checks, CheckOK, "inotify", "the tailer would watch "+app.Count(snap.WatchedDirs, "directory")+" of")
+		requireCheck(t, checks, CheckOK, "inotify", "the tailer would watch "+cli.Count(snap.WatchedDirs, "directory")+" of")
 	}
 }
 
@@ -550,7 +550,7 @@ func TestDoctor_RunOneArchiveSwitch(t *testing.T) {
 	checks = doctorChecks(t, "run", nil, "-data-dir", data, "-nats-port", "-1", "-watch", t.TempDir(), "-archive=false")
 	require.Empty(t, findChecks(checks, "dir", filepath.Join(data, "archive")), doctorText(checks))
 
-	c, ok := app.LookupCommand("run")
+	c, ok := cli.LookupCommand("run")
 	require.True(t, ok)
 	d := Doctor{Command: c, Env: func(string) string { return "" }}
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)

@@ -18,7 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
@@ -80,7 +80,7 @@ type natsProbe struct {
 // options) within d.Timeout.
 func (d *Doctor) connect(ctx context.Context, r *report) (*natsProbe, error) {
 	n := d.nats
-	masked := app.Mask("nats", n.URL)
+	masked := cli.Mask("nats", n.URL)
 	logs := &connErrors{}
 	cctx, cancel := context.WithTimeout(ctx, d.Timeout)
 	defer cancel()
@@ -239,9 +239,9 @@ func (p *natsProbe) checkStream(r *report, d *Doctor, sc bus.StreamConfig, info 
 		r.add(CheckFail, name, "correct -prefix or -stream, or start the indexer or exporter once (they add the subjects)",
 			"stream %s subjects %q lack %q: what the tailer publishes there is refused", sc.Name, info.Config.Subjects, missing)
 	default:
-		r.ok(name, "stream %s: %s, %s, subjects %q", sc.Name, app.Count(info.State.Msgs, "message"), app.HumanBytes(int64(info.State.Bytes)), info.Config.Subjects)
+		r.ok(name, "stream %s: %s, %s, subjects %q", sc.Name, cli.Count(info.State.Msgs, "message"), cli.HumanBytes(int64(info.State.Bytes)), info.Config.Subjects)
 	}
-	reps := fmt.Sprintf("stream %s: %s", sc.Name, app.Count(info.Config.Replicas, "replica"))
+	reps := fmt.Sprintf("stream %s: %s", sc.Name, cli.Count(info.Config.Replicas, "replica"))
 	if c := info.Cluster; c != nil {
 		var behind []string
 		for _, peer := range c.Replicas {
@@ -310,7 +310,7 @@ const doctorFormat = "doctor"
 // wrong last sequence after the server let the publish through.
 func (p *natsProbe) checkPublish(ctx context.Context, r *report, d *Doctor, sc bus.StreamConfig) {
 	const name = "nats"
-	host := app.Hostname(d.tailer.Host)
+	host := cli.Hostname(d.tailer.Host)
 	subjects := []string{bus.EntrySubject(sc.Prefix, host, doctorFormat), bus.DeadSubject(sc.Prefix, host)}
 	if d.archiving() {
 		subjects = append(subjects, bus.RawSubject(sc.Prefix, host))
@@ -378,7 +378,7 @@ func (p *natsProbe) checkServices(ctx context.Context, r *report, d *Doctor, sc 
 		})
 		switch {
 		case v == nil && err == nil:
-			r.ok(name, "consumer %s: %s pending, %s", c, app.Count(info.NumPending, "message"), app.Count(info.NumAckPending, "unacknowledged"))
+			r.ok(name, "consumer %s: %s pending, %s", c, cli.Count(info.NumPending, "message"), cli.Count(info.NumAckPending, "unacknowledged"))
 		case v == nil && errors.Is(err, jetstream.ErrConsumerNotFound):
 			r.ok(name, "consumer %s does not exist yet: created at start", c)
 		default:

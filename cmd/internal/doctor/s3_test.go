@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/s3test"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 )
 
 // doctor exporter checks an output in a bucket: reachable with its

@@ -5,21 +5,21 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 
-// The exporter's flag defaults, written in internal/app so that the
+// The exporter's flag defaults, written in internal/cli so that the
 // tailer knows every command's flags without linking parquet-go, are the
 // exporter's own.
 func TestFlagDefaults(t *testing.T) {
-	require.Equal(t, export.DefaultConsumerName, app.DefaultExporterConsumer)
-	require.EqualValues(t, export.DefaultPartBytes, app.DefaultPartBytes)
-	require.Equal(t, export.DefaultPartAge, app.DefaultPartAge)
-	require.Equal(t, export.DefaultCompactMinAge, app.DefaultCompactMinAge)
-	require.EqualValues(t, export.DefaultCompactTargetBytes, app.DefaultCompactTargetBytes)
-	require.EqualValues(t, export.DefaultCompactMinFiles, app.DefaultCompactMinFiles)
-	require.EqualValues(t, export.DefaultCompactMemoryBytes, app.DefaultCompactMemoryBytes)
-	require.Equal(t, export.DefaultCompactLockTimeout, app.DefaultCompactLockTimeout)
-	require.Equal(t, export.DefaultLeftoverAge, app.DefaultLeftoverAge)
+	require.Equal(t, export.DefaultConsumerName, cli.DefaultExporterConsumer)
+	require.EqualValues(t, export.DefaultPartBytes, cli.DefaultPartBytes)
+	require.Equal(t, export.DefaultPartAge, cli.DefaultPartAge)
+	require.Equal(t, export.DefaultCompactMinAge, cli.DefaultCompactMinAge)
+	require.EqualValues(t, export.DefaultCompactTargetBytes, cli.DefaultCompactTargetBytes)
+	require.EqualValues(t, export.DefaultCompactMinFiles, cli.DefaultCompactMinFiles)
+	require.EqualValues(t, export.DefaultCompactMemoryBytes, cli.DefaultCompactMemoryBytes)
+	require.Equal(t, export.DefaultCompactLockTimeout, cli.DefaultCompactLockTimeout)
+	require.Equal(t, export.DefaultLeftoverAge, cli.DefaultLeftoverAge)
 }

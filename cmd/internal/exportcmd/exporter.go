@@ -12,20 +12,20 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 )
 
 // RunningExporter is an exporter wired to its metrics endpoint.
 type RunningExporter struct {
 	Exporter *export.Exporter
-	Metrics  *app.Server // nil without -metrics
+	Metrics  *cli.Server // nil without -metrics
 	Out      string
 	Archive  string
 }
 
 // StartExporter builds the exporter the flags describe on the bus b.
-func StartExporter(x *app.Exporter, n *app.NATS, b *app.Bus, log *slog.Logger) (*RunningExporter, error) {
+func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (*RunningExporter, error) {
 	if x.MemoryLimit > 0 {
 		debug.SetMemoryLimit(x.MemoryLimit << 20)
 	}
@@ -39,9 +39,9 @@ func StartExporter(x *app.Exporter, n *app.NATS, b *app.Bus, log *slog.Logger) (
 	}
 	reg := x.Registry
 	if reg == nil {
-		reg = app.NewRegistry()
+		reg = cli.NewRegistry()
 	}
-	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+app.Version()
+	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+cli.Version()
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
 		Parquet: pc, Archive: ac, Registry: reg,
@@ -50,14 +50,14 @@ func StartExporter(x *app.Exporter, n *app.NATS, b *app.Bus, log *slog.Logger) (
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", app.MetricsHandler(reg, log))
+	mux.Handle("/metrics", cli.MetricsHandler(reg, log))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
 		code, msg := exporterHealth(ex, b.Conn)
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(code)
 		fmt.Fprintln(w, msg)
 	})
-	srv, err := app.ListenWithMetrics(x.Metrics, mux, reg)
+	srv, err := cli.ListenWithMetrics(x.Metrics, mux, reg)
 	if err != nil {
 		return nil, err
 	}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
-	"github.com/sessionpipe/sessionpipe/internal/webtest"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/webtest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -25,8 +25,8 @@ import (
 func TestStartExporter_Health(t *testing.T) {
 	ns := natstest.RunServer(t)
 	nc := natstest.Connect(t, ns.URL())
-	b := &app.Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
-	n := &app.NATS{DataDir: t.TempDir()}
+	b := &cli.Bus{Conn: nc, JS: natstest.JetStream(t, nc)}
+	n := &cli.NATS{DataDir: t.TempDir()}
 	_, err := bus.EnsureStream(t.Context(), b.JS, n.Stream)
 	require.NoError(t, err)
 	out := filepath.Join(n.DataDir, "parquet")
@@ -34,7 +34,7 @@ func TestStartExporter_Health(t *testing.T) {
 	block := filepath.Join(out, "format=pi")
 	require.NoError(t, os.WriteFile(block, nil, 0o644))
 
-	x := &app.Exporter{Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
+	x := &cli.Exporter{Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
 	re, err := StartExporter(x, n, b, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))

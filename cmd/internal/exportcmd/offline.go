@@ -15,7 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
@@ -38,7 +38,7 @@ type OfflineExport struct {
 	Temp         string // where the temporary stream lives; "" the system's
 	// S3 configures Out and Archive given as s3://bucket/prefix; nil
 	// takes the SDK's defaults.
-	S3 *app.S3
+	S3 *cli.S3
 }
 
 // OfflineResult sums up an offline export.
@@ -85,26 +85,26 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	n := app.NATS{DataDir: tmp, Port: -1, Stream: bus.StreamConfig{FirstSeq: high + 1}}
+	n := cli.NATS{DataDir: tmp, Port: -1, Stream: bus.StreamConfig{FirstSeq: high + 1}}
 	b, err := n.Connect(ctx, "sessionpipe-export", log)
 	if err != nil {
 		return OfflineResult{}, err
 	}
 	defer b.Close(context.WithoutCancel(ctx))
 
-	t := app.Tailer{
+	t := cli.Tailer{
 		Watch: o.Paths, Static: true, StateDir: filepath.Join(tmp, "tailer"), Host: o.Host,
 		Content: o.Content, Archive: o.Archive != "", MaxLineBytes: o.MaxLineBytes,
 		MaxOpenFiles: tail.DefaultMaxOpenFiles, Rescan: tail.DefaultRescanInterval, Drain: time.Minute,
 	}
-	rt, err := app.StartTailer(ctx, &t, &n, b, func(string) string { return "" }, log, nil)
+	rt, err := cli.StartTailer(ctx, &t, &n, b, func(string) string { return "" }, log, nil)
 	if err != nil {
 		return OfflineResult{}, err
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
 		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
-		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + app.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
+		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + cli.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
 		Archive:       export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
 	})
 	if err != nil {
@@ -132,7 +132,7 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 
 // waitExported waits until the tailer published every file and the
 // exporter committed every message of the stream.
-func waitExported(ctx context.Context, rt *app.RunningTailer, ex *export.Exporter, b *app.Bus, stream string) error {
+func waitExported(ctx context.Context, rt *cli.RunningTailer, ex *export.Exporter, b *cli.Bus, stream string) error {
 	s, err := b.JS.Stream(ctx, stream)
 	if err != nil {
 		return err
@@ -144,7 +144,7 @@ func waitExported(ctx context.Context, rt *app.RunningTailer, ex *export.Exporte
 // (idle, nothing in flight) and caughtUp reports that the consumers have
 // taken all of it, twice in a row 50 ms apart: nothing was on its way in
 // between. caughtUp's errors are retried until ctx ends.
-func WaitSettled(ctx context.Context, rt *app.RunningTailer, caughtUp func(ctx context.Context) (bool, error)) error {
+func WaitSettled(ctx context.Context, rt *cli.RunningTailer, caughtUp func(ctx context.Context) (bool, error)) error {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	quiet := 0
@@ -196,7 +196,7 @@ func offlineProgress(ctx context.Context, tl *tail.Tailer, ex *export.Exporter, 
 		case <-t.C:
 			s, e := tl.Metrics().Snapshot(), ex.Stats()
 			fmt.Fprintf(w, "\r\033[K%s, %s read, %s entries published, %s rows in %s",
-				app.Count(s.Files, "file"), app.HumanBytes(s.Bytes), app.Thousands(s.AckedEntries), app.Thousands(e.Rows), app.Count(e.Files, "Parquet file"))
+				cli.Count(s.Files, "file"), cli.HumanBytes(s.Bytes), cli.Thousands(s.AckedEntries), cli.Thousands(e.Rows), cli.Count(e.Files, "Parquet file"))
 		}
 	}
 }

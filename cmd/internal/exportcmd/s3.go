@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
 // S3Config returns the objstore configuration of the bucket loc names.
-func S3Config(s *app.S3, loc string) objstore.Config {
+func S3Config(s *cli.S3, loc string) objstore.Config {
 	return objstore.Config{
 		URL: loc, Endpoint: s.Endpoint, Region: s.Region, PathStyle: s.PathStyle, Profile: s.Profile,
 		SSE: s.SSE, SSEKMSKeyID: s.SSEKMSKeyID, StorageClass: s.StorageClass,
@@ -21,7 +21,7 @@ func S3Config(s *app.S3, loc string) objstore.Config {
 // OpenBucket opens the bucket loc names and checks that it exists and the
 // credentials may use it (an error saying which at start); a local
 // directory gives nil, nil.
-func OpenBucket(ctx context.Context, s *app.S3, loc string) (*objstore.Bucket, error) {
+func OpenBucket(ctx context.Context, s *cli.S3, loc string) (*objstore.Bucket, error) {
 	if !objstore.IsURL(loc) {
 		return nil, nil
 	}
@@ -45,7 +45,7 @@ func OpenBucket(ctx context.Context, s *app.S3, loc string) (*objstore.Bucket, e
 
 // Outputs opens, with the flags s (nil: the defaults), the Parquet output out and the archive (archive "" for
 // none), each a directory or a bucket, into the writers' configurations.
-func Outputs(ctx context.Context, s *app.S3, out, archive string) (export.Config, export.ArchiveConfig, error) {
+func Outputs(ctx context.Context, s *cli.S3, out, archive string) (export.Config, export.ArchiveConfig, error) {
 	pc := export.Config{Dir: out}
 	ac := export.ArchiveConfig{Dir: archive}
 	var err error

@@ -8,19 +8,19 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/webtest"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/webtest"
 )
 
 // The indexer's API serves its server's connection metrics, and without
 // a token refuses a Host that is not loopback.
 func TestStartIndexer_ServerMetricsAndHostCheck(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	n := &app.NATS{DataDir: t.TempDir(), Port: -1}
+	n := &cli.NATS{DataDir: t.TempDir(), Port: -1}
 	b, err := n.Connect(t.Context(), "indexer", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close(context.WithoutCancel(t.Context())) })
-	ri, err := StartIndexer(&app.Indexer{HTTP: "127.0.0.1:0", Name: "indexer"}, n, b, log)
+	ri, err := StartIndexer(&cli.Indexer{HTTP: "127.0.0.1:0", Name: "indexer"}, n, b, log)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	done := make(chan error, 1)

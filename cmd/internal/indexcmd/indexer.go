@@ -13,7 +13,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
@@ -42,15 +42,15 @@ func LoadPrices(path string) (*price.Table, error) {
 // runs the webhook sender).
 type RunningIndexer struct {
 	Indexer *index.Indexer
-	API     *app.Server // nil without -http
+	API     *cli.Server // nil without -http
 	rules   string
 	log     *slog.Logger
 }
 
 // StartIndexer builds the indexer the flags describe on the bus b and
 // opens its API listener; [RunningIndexer.Run] runs them.
-func StartIndexer(ix *app.Indexer, n *app.NATS, b *app.Bus, log *slog.Logger) (*RunningIndexer, error) {
-	if ix.HTTP != "" && ix.Token == "" && !app.IsLoopback(ix.HTTP) {
+func StartIndexer(ix *cli.Indexer, n *cli.NATS, b *cli.Bus, log *slog.Logger) (*RunningIndexer, error) {
+	if ix.HTTP != "" && ix.Token == "" && !cli.IsLoopback(ix.HTTP) {
 		return nil, fmt.Errorf("-http %s is not a loopback address: set -token (or SESSIONPIPE_TOKEN) so that the API is not open to the network", ix.HTTP)
 	}
 	table, err := LoadPrices(ix.Prices)
@@ -80,7 +80,7 @@ func StartIndexer(ix *app.Indexer, n *app.NATS, b *app.Bus, log *slog.Logger) (*
 	}
 	reg := ix.Registry
 	if reg == nil {
-		reg = app.NewRegistry()
+		reg = cli.NewRegistry()
 	}
 	idx, err := index.NewIndexer(index.IndexerConfig{
 		JS: b.JS, Stream: n.Stream, Name: ix.Name, Dir: dir, Pricer: table, Rules: rules, Logger: log,
@@ -93,7 +93,7 @@ func StartIndexer(ix *app.Indexer, n *app.NATS, b *app.Bus, log *slog.Logger) (*
 	// /metrics: the indexer's registry (with its server's metrics), the
 	// API's, and the others'.
 	handler := idx.Handler(index.APIConfig{Token: ix.Token, Addr: ix.HTTP, Logger: log, Metrics: ix.MoreMetrics})
-	api, err := app.ListenWithMetrics(ix.HTTP, handler, reg)
+	api, err := cli.ListenWithMetrics(ix.HTTP, handler, reg)
 	if err != nil {
 		return nil, err
 	}

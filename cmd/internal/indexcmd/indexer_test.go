@@ -14,7 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/logtest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/logtest"
 )
 
 // A SIGHUP while the rules path is a FIFO logs that the rules were not

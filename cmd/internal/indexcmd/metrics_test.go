@@ -19,15 +19,15 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
-	"github.com/sessionpipe/sessionpipe/internal/app"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
-	"github.com/sessionpipe/sessionpipe/internal/webtest"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/webtest"
 )
 
 // parseTailerFlags parses the tailer's flags as the tailer does.
-func parseTailerFlags(t *testing.T, env map[string]string, args ...string) (*app.Tailer, error) {
+func parseTailerFlags(t *testing.T, env map[string]string, args ...string) (*cli.Tailer, error) {
 	t.Helper()
-	var tl app.Tailer
+	var tl cli.Tailer
 	fs := flag.NewFlagSet("tailer", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	tl.Register(fs, func(k string) string { return env[k] })
@@ -129,7 +129,7 @@ func requireSeries(t *testing.T, daemon, text, want string) {
 // indexed (an alert fires) and exported.
 func TestDaemons_Metrics(t *testing.T) {
 	log := slog.New(slog.DiscardHandler)
-	n := &app.NATS{DataDir: t.TempDir(), Port: -1}
+	n := &cli.NATS{DataDir: t.TempDir(), Port: -1}
 	b, err := n.Connect(t.Context(), "metrics", log)
 	require.NoError(t, err)
 	t.Cleanup(func() { b.Close(context.WithoutCancel(t.Context())) })
@@ -160,15 +160,15 @@ func TestDaemons_Metrics(t *testing.T) {
 		runs = append(runs, func() error { return <-done })
 	}
 
-	ri, err := indexcmd.StartIndexer(&app.Indexer{HTTP: "127.0.0.1:0", Name: "indexer", Rules: rules}, n, b, log)
+	ri, err := indexcmd.StartIndexer(&cli.Indexer{HTTP: "127.0.0.1:0", Name: "indexer", Rules: rules}, n, b, log)
 	require.NoError(t, err)
 	start(ri.Run)
-	re, err := exportcmd.StartExporter(&app.Exporter{Name: "exporter", Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}, n, b, log)
+	re, err := exportcmd.StartExporter(&cli.Exporter{Name: "exporter", Metrics: "127.0.0.1:0", NoArchive: true, PartAge: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}, n, b, log)
 	require.NoError(t, err)
 	start(re.Run)
 	tf, err := parseTailerFlags(t, nil, "-watch", watch, "-host", "h", "-metrics", "127.0.0.1:0", "-state-dir", t.TempDir())
 	require.NoError(t, err)
-	rt, err := app.StartTailer(ctx, tf, n, b, func(string) string { return "" }, log, nil)
+	rt, err := cli.StartTailer(ctx, tf, n, b, func(string) string { return "" }, log, nil)
 	require.NoError(t, err)
 	start(rt.Run)
 

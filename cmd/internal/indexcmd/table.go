@@ -10,7 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/sessionpipe/sessionpipe/internal/app"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 )
@@ -20,7 +20,7 @@ import (
 // columns: ids cut to 13 characters, the token counters as one total, the
 // host only when the sessions are of several; wide prints every column
 // and whole ids. Every value that came from a transcript is made
-// [app.Printable].
+// [cli.Printable].
 func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 	rows := slices.Clone(all)
 	slices.SortStableFunc(rows, func(a, b index.Session) int { return a.LastTS.Compare(b.LastTS) })
@@ -30,7 +30,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 	}
 	id, mods := short, func(m []string) string { return cutModels(m, 40) }
 	if wide {
-		id, mods = app.Printable, func(m []string) string { return ModelList(m, true) }
+		id, mods = cli.Printable, func(m []string) string { return ModelList(m, true) }
 	}
 	var head []string
 	head = append(head, "SESSION", "AGENT")
@@ -50,18 +50,18 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 		cells = append(cells, strconv.FormatInt(s.Turns, 10))
 		if wide {
 			cells = append(cells, fmt.Sprintf("%d/%d", s.UserMessages, s.AssistantMessages), strconv.FormatInt(s.APICalls, 10),
-				fmt.Sprintf("%d/%d", s.ToolCalls, s.ToolErrors), app.Thousands(s.InputTokens), app.Thousands(s.OutputTokens),
-				app.Thousands(s.CacheReadTokens), app.Thousands(s.CacheWriteTokens), app.Thousands(s.TotalTokens))
+				fmt.Sprintf("%d/%d", s.ToolCalls, s.ToolErrors), cli.Thousands(s.InputTokens), cli.Thousands(s.OutputTokens),
+				cli.Thousands(s.CacheReadTokens), cli.Thousands(s.CacheWriteTokens), cli.Thousands(s.TotalTokens))
 		} else {
-			cells = append(cells, strconv.FormatInt(s.APICalls, 10), app.Thousands(s.TotalTokens))
+			cells = append(cells, strconv.FormatInt(s.APICalls, 10), cli.Thousands(s.TotalTokens))
 		}
-		lines = append(lines, append(cells, app.Dollars(s.CostUSD, unpriced), m))
+		lines = append(lines, append(cells, cli.Dollars(s.CostUSD, unpriced), m))
 	}
 	var t index.Session
 	var unpriced int64
 	for i := range rows {
 		s := &rows[i]
-		first := []string{id(s.SessionID), app.Printable(string(s.Format))}
+		first := []string{id(s.SessionID), cli.Printable(string(s.Format))}
 		if hosts {
 			first = append(first, short(s.Host))
 		}
@@ -115,7 +115,7 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 		return err
 	}
 	if unpriced > 0 {
-		if _, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", app.Count(unpriced, "API call"), isAre(unpriced)); err != nil {
+		if _, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost (see unpriced_models in -json).\n", cli.Count(unpriced, "API call"), isAre(unpriced)); err != nil {
 			return err
 		}
 	}
@@ -131,21 +131,21 @@ func WriteSessionsTable(w io.Writer, all []index.Session, wide bool) error {
 }
 
 // cutModels returns the models joined, cut at n characters, made
-// [app.Printable].
+// [cli.Printable].
 func cutModels(m []string, n int) string {
 	s := strings.Join(m, ",")
 	if head, cut := firstRunes(s, n); cut {
-		return app.Printable(head) + "…"
+		return cli.Printable(head) + "…"
 	}
-	return app.Printable(s)
+	return cli.Printable(s)
 }
 
-// short returns id, cut to its first 13 characters, made [app.Printable].
+// short returns id, cut to its first 13 characters, made [cli.Printable].
 func short(id string) string {
 	if head, cut := firstRunes(id, 13); cut {
-		return app.Printable(head) + "…"
+		return cli.Printable(head) + "…"
 	}
-	return app.Printable(id)
+	return cli.Printable(id)
 }
 
 // firstRunes returns the first n characters of s (a byte of invalid
@@ -168,24 +168,24 @@ func day(t time.Time) string {
 }
 
 // models returns the models joined, cut at 40 characters, made
-// [app.Printable].
+// [cli.Printable].
 func models(m []string) string {
 	s := strings.Join(m, ",")
 	if head, cut := firstRunes(s, 40); cut {
 		head, _ = firstRunes(head, 39)
-		return app.Printable(head) + "…"
+		return cli.Printable(head) + "…"
 	}
-	return app.Printable(s)
+	return cli.Printable(s)
 }
 
 // WriteUsageTable prints usage rows as an aligned table with a total row.
-// The keys are made [app.Printable].
+// The keys are made [cli.Printable].
 func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", app.Printable(strings.ToUpper(by)))
+	fmt.Fprintf(tw, "%s\tCALLS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tCOST USD\t\n", cli.Printable(strings.ToUpper(by)))
 	var t index.UsageRow
 	for _, r := range rows {
-		key := app.Printable(r.Key)
+		key := cli.Printable(r.Key)
 		if key == "" {
 			key = "(none)"
 		}
@@ -193,8 +193,8 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 		if r.UnpricedCalls > 0 {
 			cost += "*"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", key, app.Thousands(r.Calls), app.Thousands(r.InputTokens), app.Thousands(r.OutputTokens),
-			app.Thousands(r.CacheReadTokens), app.Thousands(r.CacheWriteTokens), app.Thousands(r.TotalTokens), cost)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", key, cli.Thousands(r.Calls), cli.Thousands(r.InputTokens), cli.Thousands(r.OutputTokens),
+			cli.Thousands(r.CacheReadTokens), cli.Thousands(r.CacheWriteTokens), cli.Thousands(r.TotalTokens), cost)
 		t.Calls += r.Calls
 		t.InputTokens += r.InputTokens
 		t.OutputTokens += r.OutputTokens
@@ -208,20 +208,20 @@ func WriteUsageTable(w io.Writer, by string, rows []index.UsageRow) error {
 	if t.UnpricedCalls > 0 {
 		cost += "*"
 	}
-	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", app.Thousands(t.Calls), app.Thousands(t.InputTokens), app.Thousands(t.OutputTokens),
-		app.Thousands(t.CacheReadTokens), app.Thousands(t.CacheWriteTokens), app.Thousands(t.TotalTokens), cost)
+	fmt.Fprintf(tw, "TOTAL\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", cli.Thousands(t.Calls), cli.Thousands(t.InputTokens), cli.Thousands(t.OutputTokens),
+		cli.Thousands(t.CacheReadTokens), cli.Thousands(t.CacheWriteTokens), cli.Thousands(t.TotalTokens), cost)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if t.UnpricedCalls > 0 {
-		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost.\n", app.Count(t.UnpricedCalls, "API call"), isAre(t.UnpricedCalls))
+		_, err := fmt.Fprintf(w, "* %s of models without a price %s not in the cost.\n", cli.Count(t.UnpricedCalls, "API call"), isAre(t.UnpricedCalls))
 		return err
 	}
 	return nil
 }
 
 // WriteAlertsTable prints alerts, newest first, one per line, their
-// values made [app.Printable].
+// values made [cli.Printable].
 func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TIME\tRULE\tSCOPE\tKEY\tMETRIC\tVALUE\tTHRESHOLD\tHOST")
@@ -229,19 +229,19 @@ func WriteAlertsTable(w io.Writer, events []alert.Event) error {
 		key := short(e.Key)
 		if e.Scope == alert.ScopeSession && e.SessionID != "" {
 			// The key is format/host/id: the host has its column.
-			key = app.Printable(string(e.Format)) + " " + short(e.SessionID)
+			key = cli.Printable(string(e.Format)) + " " + short(e.SessionID)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), app.Printable(e.Rule), app.Printable(string(e.Scope)),
-			key, app.Printable(string(e.Metric)), e.Value, e.Threshold, app.Printable(e.Host))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.6g\t%.6g\t%s\n", day(e.Time), cli.Printable(e.Rule), cli.Printable(string(e.Scope)),
+			key, cli.Printable(string(e.Metric)), e.Value, e.Threshold, cli.Printable(e.Host))
 	}
 	return tw.Flush()
 }
 
-// ModelList returns the models joined by commas, made [app.Printable]; cut
+// ModelList returns the models joined by commas, made [cli.Printable]; cut
 // at 40 characters unless whole is set.
 func ModelList(m []string, whole bool) string {
 	if whole {
-		return app.Printable(strings.Join(m, ","))
+		return cli.Printable(strings.Join(m, ","))
 	}
 	return models(m)
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/s3test"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 

@@ -3,7 +3,7 @@ package claude_test
 import (
 	"testing"
 
-	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/ccusage"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"

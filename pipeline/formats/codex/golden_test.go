@@ -3,7 +3,7 @@ package codex_test
 import (
 	"testing"
 
-	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
 )
 

@@ -3,7 +3,7 @@ package grok_test
 import (
 	"testing"
 
-	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/grok"
 )
 

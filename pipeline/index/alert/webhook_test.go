@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/logtest"
-	"github.com/sessionpipe/sessionpipe/internal/natstest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/logtest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 )
 
 // hook is a webhook endpoint whose answer to each request is scripted:

@@ -2,7 +2,7 @@
 // share: splitting a transcript into lines, parsing lines with a fresh
 // parser, the contract every entry and every error must meet, and the
 // parse benchmark. It is for tests only; the golden-file harness is
-// internal/golden.
+// internal/testutil/golden.
 package formattest
 
 import (
@@ -17,7 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/golden"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"

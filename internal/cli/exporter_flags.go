@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"flag"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+)
+
+// Exporter holds the exporter's flags.
+type Exporter struct {
+	Name      string
+	Out       string
+	Archive   string
+	NoArchive bool
+	PartBytes int64
+	PartAge   time.Duration
+	Metrics   string
+	LeaseTTL  time.Duration
+	// MemoryLimit is Go's soft memory limit for the process in MiB (0:
+	// leave it); `sessionpipe run` shares its process and leaves it.
+	MemoryLimit int64
+	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
+	S3 S3
+	// Registry, when set, receives the exporter's metrics, served on
+	// -metrics; nil: a new [NewRegistry].
+	Registry *prometheus.Registry
+}
+
+// DefaultExporterMemoryLimitMiB keeps the exporter's heap near what its
+// writers buffer (export.DefaultMemoryBytes and the archive's) plus one
+// row group being encoded.
+const DefaultExporterMemoryLimitMiB = 240
+
+// Register adds the exporter flags to fs.
+func (x *Exporter) Register(fs *flag.FlagSet, env Env) {
+	x.register(fs, env, true)
+}
+
+// RegisterIn adds the exporter flags that `sessionpipe run` takes.
+func (x *Exporter) RegisterIn(fs *flag.FlagSet, env Env) {
+	x.register(fs, env, false)
+}
+
+func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
+	fs.StringVar(&x.Out, "out", env("SESSIONPIPE_OUT"), "Parquet output directory, or s3://bucket/prefix (env SESSIONPIPE_OUT; default <data-dir>/parquet)")
+	fs.StringVar(&x.Archive, "archive-dir", env("SESSIONPIPE_ARCHIVE_DIR"), "archive of the original lines, zstd segments: a directory or s3://bucket/prefix (env SESSIONPIPE_ARCHIVE_DIR; default <data-dir>/archive)")
+	if daemon { // run has one switch for the archive, the tailer's -archive
+		fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
+	}
+	fs.Int64Var(&x.PartBytes, "part-bytes", DefaultPartBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
+	fs.DurationVar(&x.PartAge, "part-age", DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
+	x.S3.Register(fs, env)
+	if !daemon {
+		return
+	}
+	fs.StringVar(&x.Name, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), DefaultExporterConsumer), "durable consumer name (env SESSIONPIPE_EXPORTER_CONSUMER); exporters of one name run one at a time, the others stand by")
+	fs.StringVar(&x.Metrics, "metrics", orDefault(env("SESSIONPIPE_EXPORTER_METRICS"), "127.0.0.1:0"), "address of /metrics and /healthz (env SESSIONPIPE_EXPORTER_METRICS; port 0: any free port; empty: none)")
+	fs.DurationVar(&x.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an exporter of the same -consumer standing by takes over at most this long after the active one died")
+	limit := int64(DefaultExporterMemoryLimitMiB)
+	if env("GOMEMLIMIT") != "" {
+		limit = 0
+	}
+	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector (0: none; GOMEMLIMIT, when set, wins)")
+}
+
+// Dirs returns the Parquet and archive directories ("" for no archive),
+// defaults applied under dataDir.
+func (x *Exporter) Dirs(dataDir string) (out, archive string) {
+	out = x.Out
+	if out == "" {
+		out = filepath.Join(dataDir, "parquet")
+	}
+	if x.NoArchive {
+		return out, ""
+	}
+	archive = x.Archive
+	if archive == "" {
+		archive = filepath.Join(dataDir, "archive")
+	}
+	return out, archive
+}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"runtime/trace"
+	"sync"
+	"time"
+)
+
+// StartCPUProfile starts a CPU profile written to path and returns the
+// function that stops it and closes the file. An empty path profiles
+// nothing; a profile that cannot start is reported on stderr and the
+// command runs without it.
+func StartCPUProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "cpu profile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(stderr, "cpu profile:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(stderr, "cpu profile:", err)
+		}
+	}
+}
+
+// StartTrace starts an execution trace written to path (go tool trace
+// FILE) and returns the function that stops it; like StartCPUProfile, an
+// empty path traces nothing.
+func StartTrace(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "trace:", err)
+		return func() {}
+	}
+	if err := trace.Start(f); err != nil {
+		fmt.Fprintln(stderr, "trace:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		if err := f.Close(); err != nil {
+			fmt.Fprintln(stderr, "trace:", err)
+		}
+	}
+}
+
+// WriteAllocsProfile writes the allocation profile (every allocation since
+// the start, sampled; go tool pprof -sample_index=alloc_space FILE) to path;
+// an empty path writes nothing.
+func WriteAllocsProfile(path string, stderr io.Writer) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintln(stderr, "allocs profile:", err)
+		return
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		fmt.Fprintln(stderr, "allocs profile:", err)
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintln(stderr, "allocs profile:", err)
+	}
+}
+
+// StartPeakHeapProfile samples the heap every second and, each time it
+// is larger than ever before, writes its profile (go tool pprof
+// -sample_index=inuse_space FILE) to path: the heap at its peak, for
+// finding what a command holds. It returns the function that stops it; an
+// empty path profiles nothing.
+func StartPeakHeapProfile(path string, stderr io.Writer) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var peak uint64
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			if ms.HeapInuse <= peak {
+				continue
+			}
+			peak = ms.HeapInuse
+			f, err := os.Create(path)
+			if err != nil {
+				fmt.Fprintln(stderr, "heap profile:", err)
+				return
+			}
+			if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+				fmt.Fprintln(stderr, "heap profile:", err)
+			}
+			f.Close()
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
