@@ -12,8 +12,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -41,16 +39,9 @@ Flags:
 `
 
 func main() {
-	ctx, stop := cli.SignalContext()
-	err := run(ctx, os.Args[1:], os.Getenv, os.Stderr)
-	stop()
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(0)
-		}
-		fmt.Fprintln(os.Stderr, "tailer:", err)
-		os.Exit(1)
-	}
+	cli.Main("tailer", func(ctx context.Context, args []string, env cli.Env) error {
+		return run(ctx, args, env, os.Stderr)
+	})
 }
 
 func run(ctx context.Context, args []string, env cli.Env, stderr io.Writer) error {

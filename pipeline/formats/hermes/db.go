@@ -229,7 +229,7 @@ func (d *DB) row(vals []any) (Row, error) {
 	}
 	data, err := json.Marshal(obj)
 	if err != nil {
-		return r, &RowError{Path: d.path, ID: r.ID, Err: fmt.Errorf("%w: %v", ErrRow, err)}
+		return r, &RowError{Path: d.path, ID: r.ID, Err: fmt.Errorf("%w: %w", ErrRow, err)}
 	}
 	r.JSON = data
 	return r, nil
