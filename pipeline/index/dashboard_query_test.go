@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -108,7 +109,7 @@ func TestAggregator_QuerySearchAndCount(t *testing.T) {
 // ones, in the order they give.
 func TestAggregator_ListingFollowsCommits(t *testing.T) {
 	t.Parallel()
-	st, err := OpenStore(StoreConfig{Dir: t.TempDir()})
+	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
 	a, err := New(Config{Pricer: flatPricer{"m": true}, Store: st})

@@ -71,7 +71,8 @@
 //
 // The [Indexer] is the live consumer: a durable JetStream consumer
 // (pipeline/bus) applies the stream's entries to an Aggregator over a
-// [Store], a pebble database under the data directory. The Aggregator's
+// [store.Store] (pipeline/index/store), a pebble database under the data
+// directory, whose records this package encodes (codec.go). The Aggregator's
 // maps are then a write-back cache: facts, sessions, file turn states and
 // rollup cells are read from the store when not cached, changed in
 // memory, and written at each commit in one synced batch together with

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 )
 
 // hub fans live events (session updates after each commit, alerts) out to
@@ -194,7 +195,7 @@ func (ix *Indexer) encodeTotals() ([]byte, error) {
 }
 
 // restoreTotals reads the running totals of a state.
-func (ix *Indexer) restoreTotals(st *Store) error {
+func (ix *Indexer) restoreTotals(st *store.Store) error {
 	v, err := st.Meta(metaTotals)
 	if err != nil || v == nil {
 		return err
