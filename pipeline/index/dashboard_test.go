@@ -24,6 +24,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -81,7 +82,7 @@ func TestIndexer_Dashboard(t *testing.T) {
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
 	const token = "s3cret"
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{Token: token}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{Token: token}))
 	defer srv.Close()
 
 	resp, page := mustFetch(t, srv, http.MethodGet, "/", "", nil)

@@ -140,7 +140,7 @@ type Indexer struct {
 	alerts      *alerting
 	active      atomic.Bool
 	hub         *hub
-	totals      map[hostModel]*hmTotals
+	totals      map[hostModel]*ModelTotals
 	totalsDirty bool
 
 	alertsFired atomic.Uint64
@@ -188,7 +188,7 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		changed: make(map[sessionKey]bool),
 		ready:   make(chan struct{}),
 		hub:     newHub(),
-		totals:  make(map[hostModel]*hmTotals),
+		totals:  make(map[hostModel]*ModelTotals),
 	}
 	if err := ix.register(cfg.Registry); err != nil {
 		return nil, err

@@ -284,6 +284,13 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// CheckCursor returns the error [Aggregator.Query] would return for
+// cursor s, one it did not make; nil for a valid cursor or "".
+func CheckCursor(s string) error {
+	_, err := parseCursor(s)
+	return err
+}
+
 func parseCursor(s string) (*cursor, error) {
 	if s == "" {
 		return nil, nil
