@@ -87,7 +87,7 @@ type IndexerConfig struct {
 	LeaseTTL time.Duration
 
 	// Registry receives the indexer's metrics (its counters and the
-	// apply and alert latency histograms; [Indexer.Handler] serves it on
+	// apply and alert latency histograms; api.Handler (pipeline/index/api) serves it on
 	// /metrics); nil means a registry of its own. One registry takes one
 	// indexer: [NewIndexer] fails on a second.
 	Registry *prometheus.Registry

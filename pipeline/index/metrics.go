@@ -26,7 +26,7 @@ type indexerMetrics struct {
 
 // register adds the indexer's metrics to reg: its counters (read from
 // [Indexer.Stats] when scraped) and its histograms. The tokens, cost and
-// calls by host and model are the API's (see [APIConfig.MetricSeries]).
+// calls by host and model are the API's (see api.Config.MetricSeries in pipeline/index/api).
 func (ix *Indexer) register(reg prometheus.Registerer) error {
 	ix.metrics = indexerMetrics{
 		applyLatency: prometheus.NewHistogram(prometheus.HistogramOpts{

@@ -36,7 +36,7 @@ func histogramOf(g prometheus.Gatherer, name string) (uint64, float64, error) {
 // Every entry applied is one observation of the publication→applied
 // latency, and every alert fired one of the written→alert latency, on
 // the registry the config names; /metrics serves both, and the
-// APIConfig's Metrics after them.
+// api.Config's Metrics after them.
 func TestIndexer_LatencyHistograms(t *testing.T) {
 	const calls = 5
 	written := time.Now().Add(-2 * time.Second)

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"math/rand/v2"
@@ -22,7 +22,7 @@ import (
 // checked, naming the parameter.
 func TestIndexer_APIForTheDashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(9, 9))))
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"math/rand/v2"
@@ -20,7 +20,7 @@ import (
 // (the samples of testdata/corpus/generated/qwen and kimi).
 func TestIndexer_API_UsageByFormatNewAgents(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus/generated/qwen", "../../testdata/corpus/generated/kimi")
+	files := readFiles(t, "../../../testdata/corpus/generated/qwen", "../../../testdata/corpus/generated/kimi")
 	stream := interleave(files, rand.New(rand.NewPCG(3, 3)))
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, stream)

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"

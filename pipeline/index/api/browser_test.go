@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"context"
@@ -165,7 +165,7 @@ func TestDashboard_Browser(t *testing.T) {
 	shots := screenshotDir(t)
 
 	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../../testdata/corpus")))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../../testdata/corpus")))
 	// What the page must come to: the samples read offline.
 	mem := mustNew(t, index.Config{Pricer: price.Default()})
 	var wantTokens int64

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"
@@ -39,7 +39,7 @@ func getJSON(t *testing.T, srv *httptest.Server, path, token string, v any) int 
 
 func TestIndexer_API(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
 	js := newStream(t, bus.StreamConfig{})
 	half := len(stream) / 2

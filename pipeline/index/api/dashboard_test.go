@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"
@@ -76,7 +76,7 @@ func sha256CSP(s string) string {
 // script fetches answers 200 on a live indexer, and its script parses.
 func TestIndexer_Dashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(7, 7))))
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
