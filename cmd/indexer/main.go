@@ -15,7 +15,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -30,7 +29,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
-	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 )
 
 const usage = `indexer keeps live per-session aggregates of a sessionpipe stream, fires
@@ -115,7 +114,7 @@ func serve(ctx context.Context, args []string, env cli.Env, stderr io.Writer) er
 func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("indexer "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	api := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+cli.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
+	apiURL := fs.String("api", orDefault(env("SESSIONPIPE_API"), "http://"+cli.DefaultHTTPAddr), "the indexer's API (env SESSIONPIPE_API)")
 	token := fs.String("token", env("SESSIONPIPE_TOKEN"), "bearer token (env SESSIONPIPE_TOKEN)")
 	asJSON := fs.Bool("json", false, "print the API's JSON")
 	wide := fs.Bool("wide", false, "every column and whole ids (sessions; the table fits 120 columns without it)")
@@ -151,10 +150,10 @@ func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, 
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	path := "/api/" + cmd
+	id := ""
 	switch {
 	case cmd == "session" && fs.NArg() == 1:
-		path = "/api/sessions/" + url.PathEscape(fs.Arg(0))
+		id = fs.Arg(0)
 	case cmd == "session":
 		return usageError{Msg: "indexer session: give one session id"}
 	case fs.NArg() > 0:
@@ -166,38 +165,49 @@ func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, 
 		}
 		v.Set("group_by", *by)
 	}
-	body, err := get(ctx, strings.TrimRight(*api, "/")+path, v, *token)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	c := &api.Client{URL: *apiURL, Token: *token}
+	err := ask(ctx, c, cmd, id, v, *asJSON, *wide, stdout)
 	if err != nil {
+		err = apiError(err)
 		if cmd == "session" && errors.Is(err, errAmbiguous) {
 			return fmt.Errorf("%w\nname one with -format and -host", err)
 		}
-		return err
 	}
-	if *asJSON {
-		_, err := stdout.Write(body)
+	return err
+}
+
+// ask asks the API for what cmd prints (the session id, for session)
+// and prints it: the API's JSON with asJSON, else a table.
+func ask(ctx context.Context, c *api.Client, cmd, id string, v url.Values, asJSON, wide bool, stdout io.Writer) error {
+	if asJSON {
+		path := "/api/" + cmd
+		if cmd == "session" {
+			path = "/api/sessions/" + url.PathEscape(id)
+		}
+		body, err := c.Raw(ctx, path, v)
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(body)
 		return err
 	}
 	switch cmd {
 	case "sessions":
-		var page struct {
-			Sessions   []index.Session `json:"sessions"`
-			NextCursor string          `json:"next_cursor"`
-		}
-		if err := json.Unmarshal(body, &page); err != nil {
+		page, err := c.Sessions(ctx, v)
+		if err != nil {
 			return err
 		}
-		if err := indexcmd.WriteSessionsTable(stdout, page.Sessions, *wide); err != nil {
+		if err := indexcmd.WriteSessionsTable(stdout, page.Sessions, wide); err != nil {
 			return err
 		}
 		if page.NextCursor != "" {
 			fmt.Fprintf(stdout, "more: -cursor %s\n", cli.Printable(page.NextCursor))
 		}
 	case "session":
-		var s struct {
-			Session index.Session `json:"session"`
-			Turns   []index.Turn  `json:"turns"`
-		}
-		if err := json.Unmarshal(body, &s); err != nil {
+		s, err := c.Session(ctx, id, v)
+		if err != nil {
 			return err
 		}
 		if err := indexcmd.WriteSessionsTable(stdout, []index.Session{s.Session}, true); err != nil {
@@ -206,19 +216,14 @@ func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, 
 		fmt.Fprintln(stdout)
 		return writeTurns(stdout, s.Turns)
 	case "usage":
-		var u struct {
-			GroupBy string           `json:"group_by"`
-			Rows    []index.UsageRow `json:"rows"`
-		}
-		if err := json.Unmarshal(body, &u); err != nil {
+		u, err := c.Usage(ctx, v)
+		if err != nil {
 			return err
 		}
-		return indexcmd.WriteUsageTable(stdout, u.GroupBy, u.Rows)
+		return indexcmd.WriteUsageTable(stdout, string(u.GroupBy), u.Rows)
 	case "alerts":
-		var a struct {
-			Alerts []alert.Event `json:"alerts"`
-		}
-		if err := json.Unmarshal(body, &a); err != nil {
+		a, err := c.Alerts(ctx, v)
+		if err != nil {
 			return err
 		}
 		return indexcmd.WriteAlertsTable(stdout, a.Alerts)
@@ -229,44 +234,20 @@ func query(ctx context.Context, cmd string, args []string, env cli.Env, stdout, 
 // errAmbiguous is a session id the API found several sessions of.
 var errAmbiguous = errors.New("ambiguous session id")
 
-// get fetches a URL of the API; an error answer is returned as an error
-// with the API's message.
-func get(ctx context.Context, u string, v url.Values, token string) ([]byte, error) {
-	if len(v) > 0 {
-		u += "?" + v.Encode()
+// apiError is an error answer of the API as the subcommands print it:
+// its status and message, made [cli.Printable] (the message may quote an
+// id holding any character).
+func apiError(err error) error {
+	var e *api.Error
+	switch {
+	case !errors.As(err, &e):
+		return err
+	case e.Message == "":
+		return fmt.Errorf("%s", cli.Printable(e.Status))
+	case e.Code == http.StatusConflict && len(e.Candidates) > 0:
+		return fmt.Errorf("%w: %s: %s", errAmbiguous, e.Status, cli.Printable(e.Message))
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return nil, err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("is the indexer running? %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct {
-			Error      string             `json:"error"`
-			Candidates []index.SessionRef `json:"candidates"`
-		}
-		if json.Unmarshal(body, &e) == nil && e.Error != "" {
-			if resp.StatusCode == http.StatusConflict && len(e.Candidates) > 0 {
-				return nil, fmt.Errorf("%w: %s: %s", errAmbiguous, resp.Status, cli.Printable(e.Error))
-			}
-			return nil, fmt.Errorf("%s: %s", resp.Status, cli.Printable(e.Error))
-		}
-		return nil, fmt.Errorf("%s", cli.Printable(resp.Status))
-	}
-	return body, nil
+	return fmt.Errorf("%s: %s", e.Status, cli.Printable(e.Message))
 }
 
 // writeTurns prints a session's turns, each prompt on one line, cut at

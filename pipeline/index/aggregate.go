@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -61,7 +62,7 @@ type Aggregator struct {
 
 	// With a store, the maps above are a write-back cache of it (see
 	// state.go); without, they hold everything.
-	store   *Store
+	store   *store.Store
 	gen     uint64 // commit generation, for eviction
 	nextNum uint64 // number of the next new session
 	dirtyS  []*session
@@ -109,7 +110,7 @@ type Config struct {
 	// Store, when set, holds the state: the Aggregator resumes what it
 	// holds and becomes a write-back cache over it ([Aggregator.Commit]).
 	// Without, everything is in memory.
-	Store *Store
+	Store *store.Store
 
 	// OnUsage, when set, is called with every change of what an API call
 	// counts for: a call counted (Sign 1), or taken back because a better

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -94,7 +95,7 @@ type alerting struct {
 
 // startAlerts builds the evaluator from the rules, restores its snapshot
 // from the state, and prepares the publisher of alert events.
-func (ix *Indexer) startAlerts(ctx context.Context, st *Store) error {
+func (ix *Indexer) startAlerts(ctx context.Context, st *store.Store) error {
 	al := &alerting{prefix: ix.cfg.Stream.Prefix}
 	if v, err := st.Meta(metaRecentAlerts); err != nil {
 		return err

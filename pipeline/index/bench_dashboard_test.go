@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -18,7 +19,7 @@ import (
 // 5 teams (label team).
 func buildState(tb testing.TB, dir string, n int, end time.Time) {
 	tb.Helper()
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, err := store.Open(store.Config{Dir: dir})
 	require.NoError(tb, err)
 	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})
 	require.NoError(tb, err)
@@ -50,7 +51,7 @@ func buildState(tb testing.TB, dir string, n int, end time.Time) {
 // openState opens a state buildState wrote, as an Aggregator.
 func openState(tb testing.TB, dir string) *index.Aggregator {
 	tb.Helper()
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, err := store.Open(store.Config{Dir: dir})
 	require.NoError(tb, err)
 	tb.Cleanup(func() { st.Close() })
 	a, err := index.New(index.Config{Pricer: price.Default(), Store: st, Turns: true})

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -48,7 +49,7 @@ func cellEntries(first, n int) []schema.Entry {
 // commits that add, change and empty cells (a call whose counting moves
 // to another session), and with changes not yet committed.
 func TestAggregator_CellTableAgreesWithTheStore(t *testing.T) {
-	st, err := OpenStore(StoreConfig{Dir: t.TempDir()})
+	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
 	a, err := New(Config{Pricer: flatPricer{"m": true, "m2": true}, Store: st, Turns: true})

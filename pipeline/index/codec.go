@@ -2,11 +2,11 @@ package index
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -36,7 +36,8 @@ const minRecordVersion = 1
 
 // ErrCorruptState reports a stored record that does not decode. The
 // indexer rebuilds its state from the stream when it meets one at start.
-var ErrCorruptState = errors.New("index: corrupt state")
+// It is the store's [store.ErrCorrupt], which its corrupt files wrap too.
+var ErrCorruptState = store.ErrCorrupt
 
 type encoder struct{ b []byte }
 

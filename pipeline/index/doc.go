@@ -71,7 +71,8 @@
 //
 // The [Indexer] is the live consumer: a durable JetStream consumer
 // (pipeline/bus) applies the stream's entries to an Aggregator over a
-// [Store], a pebble database under the data directory. The Aggregator's
+// [store.Store] (pipeline/index/store), a pebble database under the data
+// directory, whose records this package encodes (codec.go). The Aggregator's
 // maps are then a write-back cache: facts, sessions, file turn states and
 // rollup cells are read from the store when not cached, changed in
 // memory, and written at each commit in one synced batch together with
@@ -110,4 +111,15 @@
 // Claude Code sessions that share a slug are linked: a session whose first
 // real prompt starts with "Implement the following plan" is an
 // implementation, and the others with its slug are its plan.
+//
+// # Packages
+//
+// This package is the counting rules and the daemon. pipeline/index/store
+// holds the state (pebble, the only package that imports it): this
+// package encodes its own records (codec.go) and keys them, the store
+// keeps bytes. pipeline/index/api serves an Indexer over HTTP (API,
+// dashboard, live events) and holds the API's Go client;
+// pipeline/index/alert is the alert rules. This package imports schema,
+// pipeline/bus (the stream), index/store and index/alert; never
+// index/api.
 package index

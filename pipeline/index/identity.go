@@ -61,7 +61,7 @@ func (a *Aggregator) Find(id string) ([]SessionRef, error) {
 	if a.store != nil {
 		prefix := sessionIDPrefix(id)
 		var nums []uint64
-		err := a.store.scan(prefix, func(_, v []byte) bool {
+		err := a.store.Scan(prefix, func(_, v []byte) bool {
 			if num, err := strconv.ParseUint(string(v), 10, 64); err == nil {
 				nums = append(nums, num)
 			}

@@ -18,6 +18,8 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -100,7 +102,7 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
 		Rules: rules, AlertMaxLag: -1})
 	waitApplied(t, ix, last)
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 
 	t.Run("LiveEqualsOffline", func(t *testing.T) {
@@ -218,7 +220,7 @@ func TestAggregator_Find(t *testing.T) {
 		{Format: schema.FormatCodex, Host: "a", SessionID: "session-alpha"},
 	}
 	mem := index.NewAggregator(nil)
-	st, err := index.OpenStore(index.StoreConfig{Dir: t.TempDir()})
+	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
 	stored := mustNew(t, index.Config{Store: st})
@@ -316,7 +318,7 @@ func TestAggregator_RefusesAnotherLayout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("testdata/identity/layout1")))
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, err := store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
 	_, err = index.New(index.Config{Store: st})

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -86,7 +87,7 @@ type IndexerConfig struct {
 	LeaseTTL time.Duration
 
 	// Registry receives the indexer's metrics (its counters and the
-	// apply and alert latency histograms; [Indexer.Handler] serves it on
+	// apply and alert latency histograms; api.Handler (pipeline/index/api) serves it on
 	// /metrics); nil means a registry of its own. One registry takes one
 	// indexer: [NewIndexer] fails on a second.
 	Registry *prometheus.Registry
@@ -112,7 +113,7 @@ func (c IndexerConfig) Validate() error {
 
 // Indexer keeps the aggregates of a stream's entries in a state that
 // survives restarts: it consumes the entries through a durable consumer,
-// applies them to an [Aggregator] over a [Store], and commits the state
+// applies them to an [Aggregator] over a [store.Store], and commits the state
 // with the last stream sequence applied. A restart resumes at the next
 // sequence (the consumer is repositioned there), so nothing is counted
 // twice or missed; a redelivered message at or below the applied
@@ -127,7 +128,7 @@ type Indexer struct {
 
 	mu          sync.Mutex // guards agg and what follows
 	agg         *Aggregator
-	store       *Store
+	store       *store.Store
 	identity    bus.StreamIdentity
 	applied     uint64 // last stream sequence applied
 	committed   uint64 // last stream sequence committed
@@ -139,7 +140,7 @@ type Indexer struct {
 	alerts      *alerting
 	active      atomic.Bool
 	hub         *hub
-	totals      map[hostModel]*hmTotals
+	totals      map[hostModel]*ModelTotals
 	totalsDirty bool
 
 	alertsFired atomic.Uint64
@@ -187,7 +188,7 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		changed: make(map[sessionKey]bool),
 		ready:   make(chan struct{}),
 		hub:     newHub(),
-		totals:  make(map[hostModel]*hmTotals),
+		totals:  make(map[hostModel]*ModelTotals),
 	}
 	if err := ix.register(cfg.Registry); err != nil {
 		return nil, err
@@ -273,7 +274,7 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 
 // rebuild discards the state and starts an empty one, applied from the
 // start of the stream.
-func (ix *Indexer) rebuild(st *Store) error {
+func (ix *Indexer) rebuild(st *store.Store) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.rebuilds.Add(1)
@@ -325,7 +326,7 @@ func (ix *Indexer) consume(ctx context.Context) error {
 		wg.Go(func() { ix.sendAlerts(runCtx, al.webhook) })
 	}
 	err = c.Run(runCtx, ix.apply)
-	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) || errors.As(agg, new(*StoreError)) {
+	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) || errors.As(agg, new(*store.Error)) {
 		err = agg
 	}
 	cancel()
@@ -355,8 +356,8 @@ func (ix *Indexer) Active() bool { return ix.active.Load() }
 
 // open opens the state, checks that it belongs to the stream, and returns
 // the last sequence it applied.
-func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
-	st, err := OpenStore(StoreConfig{Dir: ix.cfg.Dir, Logger: ix.cfg.Logger})
+func (ix *Indexer) open(ctx context.Context) (*store.Store, uint64, error) {
+	st, err := store.Open(store.Config{Dir: ix.cfg.Dir, Logger: ix.cfg.Logger})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -442,7 +443,7 @@ func (ix *Indexer) open(ctx context.Context) (*Store, uint64, error) {
 
 // readPosition reads the last sequence applied and the stream identity of
 // a state (0 and zero for a new one).
-func readPosition(st *Store) (uint64, bus.StreamIdentity, error) {
+func readPosition(st *store.Store) (uint64, bus.StreamIdentity, error) {
 	var id bus.StreamIdentity
 	v, err := st.Meta(metaSeq)
 	if err != nil || v == nil {
@@ -541,7 +542,7 @@ func (ix *Indexer) commitLoop(ctx context.Context) {
 				msg := err.Error()
 				ix.commitErr.Store(&msg)
 				ix.log.Error("committing the indexer state", KeyError, err)
-				if errors.Is(err, ErrCorruptState) || errors.As(err, new(*StoreError)) {
+				if errors.Is(err, ErrCorruptState) || errors.As(err, new(*store.Error)) {
 					return // the consumer stops with it: a corrupt state is rebuilt, a failed disk ends Run
 				}
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -430,7 +431,7 @@ func TestIndexer_AlertsOnHistorySuppressedAndListed(t *testing.T) {
 	}
 
 	rec := httptest.NewRecorder()
-	ix.Handler(index.APIConfig{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/alerts", nil))
+	api.Handler(ix, api.Config{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/api/alerts", nil))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	var body struct {
 		Alerts          []alert.Event

@@ -16,6 +16,8 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -60,7 +62,7 @@ func TestIndexer_Labels(t *testing.T) {
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), Rules: rules, AlertMaxLag: -1,
 		CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 
 	all, err := ix.Sessions()
@@ -191,7 +193,7 @@ func TestAggregator_LabelsStored(t *testing.T) {
 		mem.Add(e)
 	}
 	dir := t.TempDir()
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+	st, err := store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
 	a := mustNew(t, index.Config{Pricer: price.Default(), Store: st, Seed: 1})
 	rng := rand.New(rand.NewPCG(8, 8))
@@ -203,7 +205,7 @@ func TestAggregator_LabelsStored(t *testing.T) {
 	}
 	require.NoError(t, a.Commit(nil, 50))
 	require.NoError(t, st.Close())
-	st, err = index.OpenStore(index.StoreConfig{Dir: dir})
+	st, err = store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
 	got := mustNew(t, index.Config{Pricer: price.Default(), Store: st})

@@ -88,7 +88,7 @@ func (a *Aggregator) buildListing() error {
 		return nil
 	}
 	l := &listing{pos: make(map[uint64]int32), intern: make(map[string]string)}
-	err := a.store.scan([]byte{'s'}, func(k, v []byte) bool {
+	err := a.store.Scan([]byte{'s'}, func(k, v []byte) bool {
 		if len(k) != 9 {
 			return true
 		}
@@ -207,7 +207,7 @@ func (a *Aggregator) queryListing(q SessionQuery, sort SessionSort, limit int, a
 		r := kr.r
 		s := a.byNum[r.num]
 		if s == nil {
-			v, err := a.store.get(sessionNumKey(r.num))
+			v, err := a.store.Get(sessionNumKey(r.num))
 			if err == nil && v == nil {
 				err = ErrCorruptState
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -15,7 +16,7 @@ import (
 // commit, new ones not yet stored, and the unfiltered total kept as a
 // count.
 func TestAggregator_ListingAgreesWithTheSessions(t *testing.T) {
-	st, err := OpenStore(StoreConfig{Dir: t.TempDir()})
+	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
 	a, err := New(Config{Pricer: flatPricer{"m": true, "m2": true}, Store: st, Turns: true})

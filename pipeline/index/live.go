@@ -2,12 +2,10 @@ package index
 
 import (
 	"encoding/json"
-	"fmt"
 	"sync"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 )
 
 // hub fans live events (session updates after each commit, alerts) out to
@@ -20,11 +18,12 @@ type hub struct {
 	once sync.Once
 }
 
-type subscriber struct{ c chan hubEvent }
+type subscriber struct{ c chan LiveEvent }
 
-type hubEvent struct {
-	kind string // "session" or "alert"
-	data []byte // JSON
+// LiveEvent is an event of the live feed ([Indexer.Subscribe]).
+type LiveEvent struct {
+	Kind string // "session" (a session changed, after a commit) or "alert"
+	Data []byte // JSON: the Session or the alert.Event
 }
 
 // subscriberBuffer is how many events a slow subscriber may have queued.
@@ -33,7 +32,7 @@ const subscriberBuffer = 1024
 func newHub() *hub { return &hub{subs: make(map[*subscriber]struct{}), done: make(chan struct{})} }
 
 func (h *hub) subscribe() *subscriber {
-	s := &subscriber{c: make(chan hubEvent, subscriberBuffer)}
+	s := &subscriber{c: make(chan LiveEvent, subscriberBuffer)}
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
@@ -62,7 +61,7 @@ func (h *hub) publish(kind string, v any) {
 	}
 	for s := range h.subs {
 		select {
-		case s.c <- hubEvent{kind: kind, data: data}:
+		case s.c <- LiveEvent{Kind: kind, Data: data}:
 		default:
 			delete(h.subs, s)
 			close(s.c)
@@ -72,77 +71,25 @@ func (h *hub) publish(kind string, v any) {
 
 func (h *hub) close() { h.once.Do(func() { close(h.done) }) }
 
-// streamLimit bounds the event streams open at once, in all and per
-// client address: each holds a connection, a goroutine and a buffer of
-// subscriberBuffer events.
-type streamLimit struct {
-	max, perClient int
-
-	mu       sync.Mutex
-	open     int
-	byClient map[string]int
-	refused  uint64
+// Subscribe subscribes to the live feed: session updates after each
+// commit and alerts, as JSON. A subscriber that does not keep up (more
+// than 1,024 events queued) is dropped: its channel is closed. Call cancel when done (it closes the channel too, if still
+// open). Stopped is closed when the indexer stops.
+func (ix *Indexer) Subscribe() (events <-chan LiveEvent, cancel func()) {
+	s := ix.hub.subscribe()
+	return s.c, func() { ix.hub.unsubscribe(s) }
 }
 
-func newStreamLimit(max, perClient int) *streamLimit {
-	return &streamLimit{max: max, perClient: perClient, byClient: make(map[string]int)}
-}
-
-// acquire takes a stream for client, or says which bound it is past.
-func (l *streamLimit) acquire(client string) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.byClient[client] >= l.perClient:
-		l.refused++
-		return fmt.Errorf("too many event streams from %s: at most %d at once", client, l.perClient)
-	case l.open >= l.max:
-		l.refused++
-		return fmt.Errorf("too many event streams: at most %d at once", l.max)
-	}
-	l.open++
-	l.byClient[client]++
-	return nil
-}
-
-// release gives back a stream acquire took.
-func (l *streamLimit) release(client string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.open--
-	if l.byClient[client]--; l.byClient[client] <= 0 {
-		delete(l.byClient, client)
-	}
-}
-
-// streamsCollector collects the event streams open and refused.
-type streamsCollector struct{ l *streamLimit }
-
-var (
-	streamsDesc = prometheus.NewDesc("sessionpipe_index_event_streams",
-		"Server-sent event streams (GET /api/events) open.", nil, nil)
-	streamsRefusedDesc = prometheus.NewDesc("sessionpipe_index_event_streams_refused_total",
-		"Event streams refused (429) past their bound, in all or per client.", nil, nil)
-)
-
-func (c streamsCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- streamsDesc
-	ch <- streamsRefusedDesc
-}
-
-func (c streamsCollector) Collect(ch chan<- prometheus.Metric) {
-	c.l.mu.Lock()
-	open, refused := c.l.open, c.l.refused
-	c.l.mu.Unlock()
-	ch <- prometheus.MustNewConstMetric(streamsDesc, prometheus.GaugeValue, float64(open))
-	ch <- prometheus.MustNewConstMetric(streamsRefusedDesc, prometheus.CounterValue, float64(refused))
-}
+// Stopped is closed when the indexer stops: the live feed ends.
+func (ix *Indexer) Stopped() <-chan struct{} { return ix.hub.done }
 
 // hostModel keys the running totals of the metrics.
 type hostModel struct{ host, model string }
 
-// hmTotals are the running sums of one host and model.
-type hmTotals struct {
+// ModelTotals are the running sums of the API calls of one host and
+// model ([Indexer.ModelTotals]), kept across restarts; Cost is in
+// nano-dollars.
+type ModelTotals struct {
 	Host       string `json:"host"`
 	Model      string `json:"model"`
 	Calls      int64  `json:"calls"`
@@ -161,7 +108,7 @@ func (ix *Indexer) count(c UsageChange) {
 	k := hostModel{c.Host, c.Model}
 	t := ix.totals[k]
 	if t == nil {
-		t = &hmTotals{Host: c.Host, Model: c.Model}
+		t = &ModelTotals{Host: c.Host, Model: c.Model}
 		ix.totals[k] = t
 	}
 	t.Calls += c.Sign
@@ -173,20 +120,21 @@ func (ix *Indexer) count(c UsageChange) {
 	ix.totalsDirty = true
 }
 
-// hostModelTotals returns a copy of the running totals.
-func (ix *Indexer) hostModelTotals() map[hostModel]hmTotals {
+// ModelTotals returns a copy of the running sums by host and model, in
+// no order (the API's metrics of tokens, cost and calls).
+func (ix *Indexer) ModelTotals() []ModelTotals {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	out := make(map[hostModel]hmTotals, len(ix.totals))
-	for k, t := range ix.totals {
-		out[k] = *t
+	out := make([]ModelTotals, 0, len(ix.totals))
+	for _, t := range ix.totals {
+		out = append(out, *t)
 	}
 	return out
 }
 
 // encodeTotals is the meta value of the running totals.
 func (ix *Indexer) encodeTotals() ([]byte, error) {
-	list := make([]*hmTotals, 0, len(ix.totals))
+	list := make([]*ModelTotals, 0, len(ix.totals))
 	for _, t := range ix.totals {
 		list = append(list, t)
 	}
@@ -194,12 +142,12 @@ func (ix *Indexer) encodeTotals() ([]byte, error) {
 }
 
 // restoreTotals reads the running totals of a state.
-func (ix *Indexer) restoreTotals(st *Store) error {
+func (ix *Indexer) restoreTotals(st *store.Store) error {
 	v, err := st.Meta(metaTotals)
 	if err != nil || v == nil {
 		return err
 	}
-	var list []*hmTotals
+	var list []*ModelTotals
 	if err := json.Unmarshal(v, &list); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 )
 
 // histogramOf returns the sample count and sum of the histogram name in
@@ -35,7 +36,7 @@ func histogramOf(g prometheus.Gatherer, name string) (uint64, float64, error) {
 // Every entry applied is one observation of the publication→applied
 // latency, and every alert fired one of the written→alert latency, on
 // the registry the config names; /metrics serves both, and the
-// APIConfig's Metrics after them.
+// api.Config's Metrics after them.
 func TestIndexer_LatencyHistograms(t *testing.T) {
 	const calls = 5
 	written := time.Now().Add(-2 * time.Second)
@@ -74,7 +75,7 @@ func TestIndexer_LatencyHistograms(t *testing.T) {
 
 	more := prometheus.NewRegistry()
 	more.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "more_metric", Help: "A metric of the process."}, func() float64 { return 7 }))
-	code, body := do(t, ix.Handler(index.APIConfig{Metrics: more}), "localhost", "/metrics", "")
+	code, body := do(t, api.Handler(ix, api.Config{Metrics: more}), "localhost", "/metrics", "")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_index_apply_latency_seconds_count %d\n", calls))
 	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_alert_latency_seconds_count %d\n", fired))

@@ -284,6 +284,13 @@ func (c cursor) String() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// CheckCursor returns the error [Aggregator.Query] would return for
+// cursor s, one it did not make; nil for a valid cursor or "".
+func CheckCursor(s string) error {
+	_, err := parseCursor(s)
+	return err
+}
+
 func parseCursor(s string) (*cursor, error) {
 	if s == "" {
 		return nil, nil
@@ -333,7 +340,7 @@ func (a *Aggregator) classifyPage(page []Session) {
 		for slug := range slugs {
 			prefix := append(append([]byte{'g'}, slug...), 0)
 			var nums []uint64
-			_ = a.store.scan(prefix, func(k, _ []byte) bool {
+			_ = a.store.Scan(prefix, func(k, _ []byte) bool {
 				if len(k) == len(prefix)+8 {
 					nums = append(nums, binary.BigEndian.Uint64(k[len(prefix):]))
 				}
@@ -402,7 +409,7 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 	if after != nil {
 		upper = recentKey(time.Unix(0, after.key), after.num)
 	}
-	it, err := a.store.newIter([]byte{'t'}, upper)
+	it, err := a.store.NewIter([]byte{'t'}, upper)
 	if err != nil {
 		return nil, "", err
 	}
@@ -419,7 +426,7 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 				// fresher activity; a row of the listing that does not
 				// match spares reading the session.
 				if r := a.rowOf(num); a.byNum[num] == nil && (r == nil || r.conversation && q.matchRow(r)) {
-					v, err := a.store.get(sessionNumKey(num))
+					v, err := a.store.Get(sessionNumKey(num))
 					if err != nil {
 						return nil, err
 					}
@@ -460,7 +467,7 @@ func (a *Aggregator) queryRecent(q SessionQuery, limit int, after *cursor) ([]Se
 		}
 	}
 done:
-	if err := a.store.fault.check(it.Error()); err != nil {
+	if err := it.Err(); err != nil {
 		return nil, "", err
 	}
 	next := ""

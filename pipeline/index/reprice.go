@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"fmt"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 )
 
 // metaPrices names the fingerprint of the price table a state's costs
@@ -32,7 +34,7 @@ func (ix *Indexer) pricesFingerprint() string {
 // rebuild from it reprices all of history. The caller rebuilds when both
 // hold; a state whose history left the stream keeps the costs it counted
 // (logged), and its new calls take the new table.
-func (ix *Indexer) repriceNeeded(ctx context.Context, st *Store, seq uint64) (bool, error) {
+func (ix *Indexer) repriceNeeded(ctx context.Context, st *store.Store, seq uint64) (bool, error) {
 	now := ix.pricesFingerprint()
 	if seq == 0 || now == "" {
 		return false, nil

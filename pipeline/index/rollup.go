@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -363,7 +363,7 @@ func (a *Aggregator) scanCells(p byte, lo, hi int64, add func(*rollCell)) error 
 // scanCellRange calls add with each stored cell in [start, end), but
 // those in the cache.
 func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error {
-	it, err := a.store.newIter(start, end)
+	it, err := a.store.NewIter(start, end)
 	if err != nil {
 		return err
 	}
@@ -388,7 +388,7 @@ func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error
 		if _, ok := a.rollups[k]; ok {
 			continue // the cached cell is the fresher
 		}
-		v, err := it.ValueAndErr()
+		v, err := it.Value()
 		if err != nil {
 			it.Close()
 			return err
@@ -400,7 +400,7 @@ func (a *Aggregator) scanCellRange(start, end []byte, add func(*rollCell)) error
 		}
 		add(c)
 	}
-	return a.store.closeIter(it)
+	return it.Close()
 }
 
 func groupKey(g GroupBy, k *rollKey) string {
@@ -494,7 +494,7 @@ func decodeCell(b []byte, k rollKey) (*rollCell, error) {
 
 // loadCell reads a stored cell, nil if none.
 func (a *Aggregator) loadCell(k rollKey) *rollCell {
-	v, err := a.store.get(cellStoreKey(k))
+	v, err := a.store.Get(cellStoreKey(k))
 	if err != nil || v == nil {
 		if err != nil {
 			a.fail(err)
@@ -511,13 +511,13 @@ func (a *Aggregator) loadCell(k rollKey) *rollCell {
 }
 
 // writeCells adds the dirty cells to b; empty cells are deleted.
-func (a *Aggregator) writeCells(b *pebble.Batch, buf []byte) []byte {
+func (a *Aggregator) writeCells(b *store.Batch, buf []byte) []byte {
 	for _, c := range a.dirtyR {
 		if c.calls == 0 && c.input == 0 && c.output == 0 && c.cacheRead == 0 && c.cacheWrite == 0 && c.cost == 0 {
-			b.Delete(cellStoreKey(c.key), nil)
+			b.Delete(cellStoreKey(c.key))
 		} else {
 			buf = encodeCell(buf[:0], c)
-			b.Set(cellStoreKey(c.key), buf, nil)
+			b.Set(cellStoreKey(c.key), buf)
 		}
 		if a.cells != nil {
 			a.cellsPending = append(a.cellsPending, *c)

@@ -1,38 +1,16 @@
 package index
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strconv"
-	"syscall"
-	"time"
 
-	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
-	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 )
 
-// Store is the persisted state of an [Aggregator] (and of the indexer
-// around it): a pebble database in a directory that one process owns.
-//
-// Why pebble: the state must outlive memory (tens of millions of API calls
-// a year, each a fact that a resumed session may copy months later), be
-// updated at the indexer's rate (hundreds of thousands of facts a second,
-// mostly new keys, which bloom filters answer without a read) and be
-// written atomically with the stream sequence it reflects. pebble is an
-// embedded LSM store kept by CockroachDB: batched writes are cheap,
-// reads go through a bounded block cache (memory does not grow with the
-// history, as an mmap'ed B-tree's resident pages would), and a batch
-// commits atomically with fsync.
+// The Aggregator's records in its [store.Store].
 //
 // Keys: 'm'+name meta; 's'+num session; 'S'+id+format+host session
 // number (id and format length-prefixed);
@@ -40,285 +18,10 @@ import (
 // bytes contested-fact index; 't'+last activity+num and 'g'+slug+0+num
 // session indexes; 'r'+hour+cell rollups; 'k'+num+ts+kind+fact turn
 // ledger.
-type Store struct {
-	dir   string // the state directory, locked
-	path  string // pebble's directory in it
-	cfg   StoreConfig
-	log   *slog.Logger
-	db    *pebble.DB
-	fault *storeFault
-	lock  *dirlock.Lock
-}
 
-// StoreConfig configures [OpenStore].
-type StoreConfig struct {
-	// Dir is the state directory; required. It is created if missing and
-	// locked: a second process on it fails with dirlock.ErrHeld.
-	Dir string
+func metaKey(name string) []byte { return store.MetaKey(name) }
 
-	// CacheBytes is the block cache's size. Default 32 MiB.
-	CacheBytes int64
-
-	// Logger receives the store's own messages at Debug (errors at
-	// Error); nil discards them.
-	Logger *slog.Logger
-
-	// fs is the file system pebble uses; nil: the operating system's.
-	// Tests inject failures through it.
-	fs vfs.FS
-}
-
-// DefaultStoreCacheBytes is the default block cache size.
-const DefaultStoreCacheBytes = 32 << 20
-
-// storeSubdir is pebble's directory in the state directory.
-const storeSubdir = "state"
-
-// OpenStore opens (or creates) the state in cfg.Dir.
-//
-// A state whose files are corrupt or missing (pebble refuses to open it,
-// a table does not check out, a meta record does not read back) is moved
-// aside, to <dir>/state.corrupt-<time>, logged at Error, and an empty
-// state is opened in its place: the indexer rebuilds it from the stream.
-// Any other failure (the directory held by another process, a disk that
-// cannot be written) is returned; the error names the directory.
-func OpenStore(cfg StoreConfig) (*Store, error) {
-	if cfg.Dir == "" {
-		return nil, &ConfigError{Field: "dir", Value: cfg.Dir, Err: ErrInvalidConfig}
-	}
-	lock, err := dirlock.Acquire(cfg.Dir, "indexer state")
-	if err != nil {
-		return nil, err
-	}
-	s := &Store{dir: cfg.Dir, path: filepath.Join(cfg.Dir, storeSubdir), cfg: cfg, log: discard(cfg.Logger), lock: lock}
-	err = s.open()
-	if errors.Is(err, ErrCorruptState) {
-		err = s.discard(err)
-	}
-	if err != nil {
-		lock.Release()
-		return nil, err
-	}
-	return s, nil
-}
-
-// open opens pebble in s.path and checks that its tables and meta records
-// read back.
-func (s *Store) open() error {
-	size := s.cfg.CacheBytes
-	if size <= 0 {
-		size = DefaultStoreCacheBytes
-	}
-	cache := pebble.NewCache(size)
-	defer cache.Unref()
-	s.fault = &storeFault{dir: s.path, log: s.log.With(KeyComponent, "index.store")}
-	l := pebbleLogger{log: s.log, fault: s.fault}
-	opts := &pebble.Options{
-		Cache:         cache,
-		MemTableSize:  8 << 20,
-		Logger:        l,
-		EventListener: &pebble.EventListener{DataCorruption: l.dataCorruption},
-		FS:            s.cfg.fs,
-	}
-	for i := range opts.Levels {
-		opts.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	db, err := openPebble(s.path, opts)
-	if err != nil {
-		return s.fault.set(brokenAsCorrupt(err))
-	}
-	s.db = db
-	if err := s.probe(); err != nil {
-		s.closeDB()
-		return s.fault.set(err)
-	}
-	return nil
-}
-
-// filesBroken reports whether err, from opening pebble or reading its
-// tables, says that the state's files are broken: corrupt, missing (a
-// state directory that does not exist is created, not missing), or not
-// what its manifest lists (a table of another size). Failures of the
-// machine (permissions, a full disk, an I/O error: a system call's
-// error) are not: moving the state aside would not help.
-func filesBroken(err error) bool {
-	switch {
-	case pebble.IsCorruptionError(err), errors.Is(err, fs.ErrNotExist):
-		return true
-	case errors.As(err, new(*fs.PathError)), errors.As(err, new(*os.LinkError)), errors.As(err, new(*os.SyscallError)), errors.As(err, new(syscall.Errno)):
-		return false
-	}
-	return true // pebble's own complaint about its files
-}
-
-// openPebble is pebble.Open, with a panic of pebble turned into an error
-// (it panics on some files it cannot make sense of).
-func openPebble(path string, opts *pebble.Options) (db *pebble.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("%w: open: %v", ErrCorruptState, r)
-		}
-	}()
-	return pebble.Open(path, opts)
-}
-
-// probe reads what a start reads: every table's properties (a missing or
-// truncated table fails here) and the meta records.
-func (s *Store) probe() error {
-	if _, err := s.db.SSTables(pebble.WithProperties()); err != nil {
-		return s.fault.check(brokenAsCorrupt(err))
-	}
-	err := s.scan([]byte{'m'}, func(_, _ []byte) bool { return true })
-	if err == nil {
-		err = s.fault.get()
-	}
-	return err
-}
-
-// discard moves a corrupt state aside and opens an empty one in its
-// place.
-func (s *Store) discard(cause error) error {
-	aside := fmt.Sprintf("%s.corrupt-%s", s.path, time.Now().UTC().Format("20060102T150405.000000000Z"))
-	if err := os.Rename(s.path, aside); err != nil {
-		return fmt.Errorf("move corrupt indexer state aside: %w (%w)", err, cause)
-	}
-	s.log.Error("indexer state is corrupt: moved aside, starting an empty one (rebuilt from the stream)",
-		KeyState, s.path, "moved_to", aside, KeyError, cause)
-	return s.open()
-}
-
-// closeDB closes pebble, turning its panic into an error (a store that
-// failed may hold what it cannot close cleanly).
-func (s *Store) closeDB() (err error) {
-	if s.db == nil {
-		return nil
-	}
-	db := s.db
-	s.db = nil
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("close: %v", r)
-		}
-	}()
-	return db.Close()
-}
-
-// Close closes the database and gives the directory up. After a
-// failure, it returns the failure.
-func (s *Store) Close() error {
-	err := s.closeDB()
-	if ferr := s.fault.get(); ferr != nil {
-		err = ferr
-	} else if err != nil {
-		err = &StoreError{Dir: s.path, Err: err}
-	}
-	if lerr := s.lock.Release(); err == nil {
-		err = lerr
-	}
-	return err
-}
-
-// Dir returns the state directory.
-func (s *Store) Dir() string { return s.dir }
-
-// Err returns the store's failure (a *[StoreError]), nil if none.
-func (s *Store) Err() error { return s.fault.get() }
-
-// get returns a copy of the value of key, nil if none.
-func (s *Store) get(key []byte) ([]byte, error) {
-	if err := s.fault.get(); err != nil {
-		return nil, err
-	}
-	v, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, s.fault.get()
-	}
-	if err != nil {
-		return nil, s.fault.check(err)
-	}
-	out := bytes.Clone(v)
-	if out == nil {
-		out = []byte{}
-	}
-	return out, s.fault.check(closer.Close())
-}
-
-// Meta returns the stored value of a meta name, nil if none.
-func (s *Store) Meta(name string) ([]byte, error) { return s.get(metaKey(name)) }
-
-// newIter opens an iterator over [lower, upper), unless the store failed.
-// Close it with closeIter.
-func (s *Store) newIter(lower, upper []byte) (*pebble.Iterator, error) {
-	if err := s.fault.get(); err != nil {
-		return nil, err
-	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	return it, s.fault.check(err)
-}
-
-// closeIter closes an iterator and returns its error, or the store's
-// failure.
-func (s *Store) closeIter(it *pebble.Iterator) error {
-	return s.fault.check(it.Close())
-}
-
-// scan calls fn for every key with prefix, in key order, until fn returns
-// false. The slices are valid only during the call.
-func (s *Store) scan(prefix []byte, fn func(k, v []byte) bool) error {
-	it, err := s.newIter(prefix, prefixEnd(prefix))
-	if err != nil {
-		return err
-	}
-	for ok := it.First(); ok; ok = it.Next() {
-		v, err := it.ValueAndErr()
-		if err != nil {
-			s.closeIter(it)
-			return s.fault.check(err)
-		}
-		if !fn(it.Key(), v) {
-			break
-		}
-	}
-	return s.closeIter(it)
-}
-
-// commit commits b with fsync. A commit that pebble could not write to
-// its log is the store's failure, even though pebble returns nil for it.
-func (s *Store) commit(b *pebble.Batch) error {
-	if err := s.fault.get(); err != nil {
-		return err
-	}
-	return s.fault.check(b.Commit(pebble.Sync))
-}
-
-// Reset deletes every record: the state starts over (another stream, a
-// corrupt record). A state whose files are corrupt is moved aside instead
-// (to <dir>/state.corrupt-<time>) and an empty one opened in its place;
-// one that failed otherwise (a full disk) returns its failure.
-func (s *Store) Reset() error {
-	if err := s.fault.get(); err != nil {
-		if !s.fault.corrupt() {
-			return err
-		}
-		s.closeDB()
-		return s.discard(err)
-	}
-	return s.fault.check(s.db.DeleteRange([]byte{0}, []byte{0xff}, pebble.Sync))
-}
-
-// prefixEnd returns the smallest key after every key with prefix p.
-func prefixEnd(p []byte) []byte {
-	end := bytes.Clone(p)
-	for i := len(end) - 1; i >= 0; i-- {
-		if end[i] < 0xff {
-			end[i]++
-			return end[:i+1]
-		}
-	}
-	return nil
-}
-
-func metaKey(name string) []byte { return append([]byte{'m'}, name...) }
+func prefixEnd(p []byte) []byte { return store.PrefixEnd(p) }
 
 func sessionNumKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{'s'}, num)
@@ -366,7 +69,7 @@ const StoreLayout = 2
 
 // readLayout returns the layout of a state holding a seed: 1 when it
 // records none.
-func readLayout(st *Store) (int, error) {
+func readLayout(st *store.Store) (int, error) {
 	v, err := st.Meta(metaLayout)
 	if err != nil || v == nil {
 		return 1, err
@@ -381,7 +84,7 @@ func readLayout(st *Store) (int, error) {
 // attach makes the Aggregator a write-back cache over st, reading its
 // seed and session counter, or writing them (and the layout) for a new
 // state. A state of another layout is refused with a *LayoutError.
-func (a *Aggregator) attach(st *Store, seed uint64) error {
+func (a *Aggregator) attach(st *store.Store, seed uint64) error {
 	a.store = st
 	v, err := st.Meta(metaSeed)
 	if err != nil {
@@ -389,11 +92,11 @@ func (a *Aggregator) attach(st *Store, seed uint64) error {
 	}
 	if v == nil {
 		// A new state: record the seed before anything is keyed by it.
-		b := st.db.NewBatch()
-		b.Set(metaKey(metaSeed), []byte(strconv.FormatUint(a.key.seed, 10)), nil)
-		b.Set(metaKey(metaNextNum), []byte("1"), nil)
-		b.Set(metaKey(metaLayout), []byte(strconv.Itoa(StoreLayout)), nil)
-		return st.commit(b)
+		b := st.NewBatch()
+		b.Set(metaKey(metaSeed), []byte(strconv.FormatUint(a.key.seed, 10)))
+		b.Set(metaKey(metaNextNum), []byte("1"))
+		b.Set(metaKey(metaLayout), []byte(strconv.Itoa(StoreLayout)))
+		return st.Commit(b)
 	}
 	if layout, err := readLayout(st); err != nil {
 		return err
@@ -422,7 +125,7 @@ func (a *Aggregator) attach(st *Store, seed uint64) error {
 // and Commit returns it.
 func (a *Aggregator) fail(err error) {
 	if a.err == nil {
-		if !errors.As(err, new(*StoreError)) { // which names the directory
+		if !errors.As(err, new(*store.Error)) { // which names the directory
 			err = fmt.Errorf("index state: %w", err)
 		}
 		a.err = err
@@ -431,7 +134,7 @@ func (a *Aggregator) fail(err error) {
 
 // loadSession reads the session of k, nil if it has none.
 func (a *Aggregator) loadSession(k sessionKey) *session {
-	v, err := a.store.get(sessionIDKey(k))
+	v, err := a.store.Get(sessionIDKey(k))
 	if err != nil || v == nil {
 		if err != nil {
 			a.fail(err)
@@ -452,7 +155,7 @@ func (a *Aggregator) sessionByNum(num uint64) *session {
 	if s := a.byNum[num]; s != nil {
 		return s
 	}
-	v, err := a.store.get(sessionNumKey(num))
+	v, err := a.store.Get(sessionNumKey(num))
 	if err == nil && v == nil {
 		err = fmt.Errorf("%w: session %d missing", ErrCorruptState, num)
 	}
@@ -471,7 +174,7 @@ func (a *Aggregator) sessionByNum(num uint64) *session {
 
 // loadFile reads the turn state of a file, nil if it has none.
 func (a *Aggregator) loadFile(k fileKey) *fileState {
-	v, err := a.store.get(fileStoreKey(k))
+	v, err := a.store.Get(fileStoreKey(k))
 	if err != nil || v == nil {
 		if err != nil {
 			a.fail(err)
@@ -497,7 +200,7 @@ func (a *Aggregator) forgetStoredFile(k fileKey) {
 // load reads the fact of key, nil if the store has none.
 func (fs *facts[C]) load(key factKey) *fact[C] {
 	a := fs.a
-	v, err := a.store.get(factStoreKey(fs.kind, key))
+	v, err := a.store.Get(factStoreKey(fs.kind, key))
 	if err != nil || v == nil {
 		if err != nil {
 			a.fail(err)
@@ -531,7 +234,7 @@ func (fs *facts[C]) loadContested(num uint64) {
 	prefix := binary.BigEndian.AppendUint64([]byte{'c'}, num)
 	prefix = append(prefix, byte(fs.kind))
 	var keys []factKey
-	err := fs.a.store.scan(prefix, func(k, _ []byte) bool {
+	err := fs.a.store.Scan(prefix, func(k, _ []byte) bool {
 		if len(k) != len(prefix)+16 {
 			return true
 		}
@@ -548,13 +251,13 @@ func (fs *facts[C]) loadContested(num uint64) {
 }
 
 // write adds the dirty facts to b and marks them clean.
-func (fs *facts[C]) write(b *pebble.Batch, buf []byte) []byte {
+func (fs *facts[C]) write(b *store.Batch, buf []byte) []byte {
 	for _, f := range fs.dirty {
 		buf = encodeFact(buf[:0], f, fs.codec)
-		b.Set(factStoreKey(fs.kind, f.key), buf, nil)
+		b.Set(factStoreKey(fs.kind, f.key), buf)
 		if len(f.cands) > 1 {
 			for i := range f.cands {
-				b.Set(contestedKey(f.cands[i].s.num, fs.kind, f.key), nil, nil)
+				b.Set(contestedKey(f.cands[i].s.num, fs.kind, f.key), nil)
 			}
 		}
 		f.dirty = false
@@ -607,7 +310,7 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 		return a.err
 	}
 
-	b := a.store.db.NewBatch()
+	b := a.store.NewBatch()
 	defer b.Close()
 	var buf []byte
 	buf = a.entries.write(b, buf)
@@ -615,23 +318,23 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	buf = a.usage.write(b, buf)
 	for _, s := range a.dirtyS {
 		buf = encodeSession(buf[:0], s)
-		b.Set(sessionNumKey(s.num), buf, nil)
+		b.Set(sessionNumKey(s.num), buf)
 		if !s.stored {
-			b.Set(sessionIDKey(s.key()), []byte(strconv.FormatUint(s.num, 10)), nil)
+			b.Set(sessionIDKey(s.key()), []byte(strconv.FormatUint(s.num, 10)))
 		}
 		if !s.stored || !s.indexedTS.Equal(s.lastTS) {
 			if s.stored {
-				b.Delete(recentKey(s.indexedTS, s.num), nil)
+				b.Delete(recentKey(s.indexedTS, s.num))
 			}
-			b.Set(recentKey(s.lastTS, s.num), nil, nil)
+			b.Set(recentKey(s.lastTS, s.num), nil)
 			s.indexedTS = s.lastTS
 		}
 		if s.slug.v != s.indexedSlug {
 			if s.indexedSlug != "" {
-				b.Delete(slugKey(s.indexedSlug, s.num), nil)
+				b.Delete(slugKey(s.indexedSlug, s.num))
 			}
 			if s.slug.v != "" {
-				b.Set(slugKey(s.slug.v, s.num), nil, nil)
+				b.Set(slugKey(s.slug.v, s.num), nil)
 			}
 			s.indexedSlug = s.slug.v
 		}
@@ -644,18 +347,18 @@ func (a *Aggregator) Commit(meta map[string][]byte, maxFacts int) error {
 	a.dirtyS = a.dirtyS[:0]
 	for _, fs := range a.dirtyF {
 		buf = encodeFile(buf[:0], fs)
-		b.Set(fileStoreKey(fs.key), buf, nil)
+		b.Set(fileStoreKey(fs.key), buf)
 		fs.dirty = false
 	}
 	clear(a.dirtyF)
 	a.dirtyF = a.dirtyF[:0]
 	buf = a.writeCells(b, buf)
 	buf = a.writeLedger(b, buf)
-	b.Set(metaKey(metaNextNum), []byte(strconv.FormatUint(a.nextNum, 10)), nil)
+	b.Set(metaKey(metaNextNum), []byte(strconv.FormatUint(a.nextNum, 10)))
 	for name, v := range meta {
-		b.Set(metaKey(name), v, nil)
+		b.Set(metaKey(name), v)
 	}
-	if err := a.store.commit(b); err != nil {
+	if err := a.store.Commit(b); err != nil {
 		a.fail(err)
 		return a.err
 	}
@@ -690,7 +393,7 @@ func (a *Aggregator) settle() {
 func (a *Aggregator) allSessions(fn func(*session)) error {
 	seen := make(map[uint64]bool, len(a.byNum))
 	if a.store != nil {
-		err := a.store.scan([]byte{'s'}, func(k, v []byte) bool {
+		err := a.store.Scan([]byte{'s'}, func(k, v []byte) bool {
 			if len(k) != 9 {
 				return true
 			}
@@ -762,5 +465,3 @@ func discard(l *slog.Logger) *slog.Logger {
 	}
 	return l
 }
-
-var _ io.Closer = (*Store)(nil)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -60,7 +61,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 		dir := t.TempDir()
 		restarts := 0
 		for {
-			st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+			st, err := store.Open(store.Config{Dir: dir})
 			require.NoError(t, err)
 			a := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			next := 0
@@ -95,7 +96,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			require.NoError(t, st.Close())
 
 			// And read back cold, by a fresh process.
-			st, err = index.OpenStore(index.StoreConfig{Dir: dir})
+			st, err = store.Open(store.Config{Dir: dir})
 			require.NoError(t, err)
 			cold := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
@@ -214,7 +215,7 @@ func requireSameTurns(t *testing.T, want, got *index.Aggregator) {
 // through the slug index, whatever is cached.
 func TestAggregator_StoredPlanLinks(t *testing.T) {
 	t.Parallel()
-	st, err := index.OpenStore(index.StoreConfig{Dir: t.TempDir()})
+	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
 	a := mustNew(t, index.Config{Store: st})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -83,7 +84,7 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, got)
 
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 	for i, ts := range times {
 		id := fmt.Sprintf("edge-%02d", i)

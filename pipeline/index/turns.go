@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/cockroachdb/pebble/v2"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -134,15 +134,15 @@ func (a *Aggregator) ledger(s *session, k ledgerKey, item ledgerItem, sign int64
 }
 
 // writeLedger adds the pending ledger changes to b, in order.
-func (a *Aggregator) writeLedger(b *pebble.Batch, buf []byte) []byte {
+func (a *Aggregator) writeLedger(b *store.Batch, buf []byte) []byte {
 	for _, op := range a.ledgerOps {
 		k := ledgerStoreKey(op.num, op.key)
 		if op.del {
-			b.Delete(k, nil)
+			b.Delete(k)
 			continue
 		}
 		buf = encodeLedgerItem(buf[:0], &op.item, op.key.kind)
-		b.Set(k, buf, nil)
+		b.Set(k, buf)
 	}
 	clear(a.ledgerOps)
 	a.ledgerOps = a.ledgerOps[:0]
@@ -195,7 +195,7 @@ func (a *Aggregator) Turns(format schema.Format, host, id string) ([]Turn, bool,
 	if a.store != nil {
 		prefix := binary.BigEndian.AppendUint64([]byte{'k'}, s.num)
 		var derr error
-		err := a.store.scan(prefix, func(key, v []byte) bool {
+		err := a.store.Scan(prefix, func(key, v []byte) bool {
 			lk, ok := parseLedgerKey(key)
 			if !ok {
 				return true

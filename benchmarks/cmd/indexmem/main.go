@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -61,8 +62,8 @@ var models = []string{"claude-sonnet-4-5", "claude-opus-4-6", "claude-haiku-4-5"
 
 // open opens the state in dir and an aggregator over it, configured as the
 // indexer's; the caller closes the store.
-func open(dir string) (*index.Store, *index.Aggregator, error) {
-	st, err := index.OpenStore(index.StoreConfig{Dir: dir})
+func open(dir string) (*store.Store, *index.Aggregator, error) {
+	st, err := store.Open(store.Config{Dir: dir})
 	if err != nil {
 		return nil, nil, err
 	}

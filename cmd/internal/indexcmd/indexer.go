@@ -16,6 +16,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -92,7 +93,7 @@ func StartIndexer(ix *cli.Indexer, n *cli.NATS, b *cli.Bus, log *slog.Logger) (*
 	}
 	// /metrics: the indexer's registry (with its server's metrics), the
 	// API's, and the others'.
-	handler := idx.Handler(index.APIConfig{Token: ix.Token, Addr: ix.HTTP, Logger: log, Metrics: ix.MoreMetrics})
+	handler := api.Handler(idx, api.Config{Token: ix.Token, Addr: ix.HTTP, Logger: log, Metrics: ix.MoreMetrics})
 	api, err := cli.ListenWithMetrics(ix.HTTP, handler, reg)
 	if err != nil {
 		return nil, err

@@ -7,7 +7,6 @@ package top
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 )
 
 // Config configures the view.
@@ -49,25 +49,24 @@ type Snapshot struct {
 // Fetch reads a snapshot from the API.
 func Fetch(ctx context.Context, cfg Config) Snapshot {
 	cfg = cfg.withDefaults()
+	c := cfg.client()
 	now := cfg.Now().UTC()
 	s := Snapshot{At: now}
 	day := now.Truncate(24 * time.Hour)
-	var sessions struct{ Sessions []index.Session }
-	var usage struct{ Rows []index.UsageRow }
-	var alerts struct{ Alerts []alert.Event }
-	for _, q := range []struct {
-		path string
-		v    url.Values
-		out  any
-	}{
-		{"/api/sessions", url.Values{"since": {now.Add(-cfg.Active).Format(time.RFC3339)}, "limit": {"50"}}, &sessions},
-		{"/api/usage", url.Values{"group_by": {"hour"}, "since": {day.Format(time.RFC3339)}}, &usage},
-		{"/api/alerts", url.Values{"limit": {"5"}}, &alerts},
-	} {
-		if err := get(ctx, cfg, q.path, q.v, q.out); err != nil {
-			s.Err = err
-			return s
-		}
+	sessions, err := c.Sessions(ctx, url.Values{"since": {now.Add(-cfg.Active).Format(time.RFC3339)}, "limit": {"50"}})
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	usage, err := c.Usage(ctx, url.Values{"group_by": {"hour"}, "since": {day.Format(time.RFC3339)}})
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	alerts, err := c.Alerts(ctx, url.Values{"limit": {"5"}})
+	if err != nil {
+		s.Err = err
+		return s
 	}
 	s.Active, s.Alerts = sessions.Sessions, alerts.Alerts
 	hour := now.Truncate(time.Hour).Format("2006-01-02T15Z")
@@ -99,36 +98,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
+// client is the API's client of c (withDefaults applied).
+func (c Config) client() *api.Client { return &api.Client{URL: c.API, Token: c.Token, HTTP: c.Client} }
+
 // Get asks the indexer's API at cfg.API for path with the query v and
 // decodes the JSON answer into out; a status other than 200 is an error
-// that quotes the API's message.
+// that quotes the API's message (an *api.Error).
 func Get(ctx context.Context, cfg Config, path string, v url.Values, out any) error {
-	return get(ctx, cfg.withDefaults(), path, v, out)
-}
-
-func get(ctx context.Context, cfg Config, path string, v url.Values, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, cfg.API+path+"?"+v.Encode(), nil)
-	if err != nil {
-		return err
-	}
-	if cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+cfg.Token)
-	}
-	resp, err := cfg.Client.Do(req)
-	if err != nil {
-		return fmt.Errorf("cannot reach the indexer at %s: %w", cfg.API, err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return err
-	}
-	if resp.StatusCode != http.StatusOK {
-		var e struct{ Error string }
-		_ = json.Unmarshal(body, &e)
-		return fmt.Errorf("%s %s: %s %s", cfg.API, path, resp.Status, e.Error)
-	}
-	return json.Unmarshal(body, out)
+	return cfg.withDefaults().client().Get(ctx, path, v, out)
 }
 
 // Model is the bubbletea model of the view.

@@ -15,6 +15,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -49,10 +50,10 @@ func TestTop_ShowsWhatTheIndexerCounts(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { ix.Run(ctx) })
 	defer func() { cancel(); wg.Wait() }()
-	api := httptest.NewServer(ix.Handler(index.APIConfig{Token: "t"}))
-	defer api.Close()
+	web := httptest.NewServer(api.Handler(ix, api.Config{Token: "t"}))
+	defer web.Close()
 
-	cfg := Config{API: api.URL, Token: "t", Now: func() time.Time { return now }}
+	cfg := Config{API: web.URL, Token: "t", Now: func() time.Time { return now }}
 	var snap Snapshot
 	natstest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
 		snap = Fetch(t.Context(), cfg)

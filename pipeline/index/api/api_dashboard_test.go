@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"math/rand/v2"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -21,12 +22,12 @@ import (
 // checked, naming the parameter.
 func TestIndexer_APIForTheDashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(9, 9))))
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 	all, err := ix.Sessions()
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package index
+package store
 
 import (
 	"errors"
@@ -9,30 +9,30 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 )
 
-// StoreError is a failure of the state's files or disk: one pebble
+// Error is a failure of the state's files or disk: one pebble
 // reports as fatal (a write-ahead log or manifest it could not write: a
 // full disk, an I/O error), or corruption it found (a table that does not
 // check out, or is missing). From the first one on, the [Store] refuses
 // every operation with it: what pebble holds in memory may no longer be
-// what is on disk. Corruption wraps [ErrCorruptState]: the indexer then
+// what is on disk. Corruption wraps [ErrCorrupt]: the indexer then
 // moves the state aside and rebuilds it from the stream. Any other must
 // be fixed on the machine (free space) before the indexer is started
 // again; it resumes from the last state committed.
-type StoreError struct {
+type Error struct {
 	Dir string // pebble's directory
 	Err error
 }
 
 // Error formats the error as "index: state DIR: cause".
-func (e *StoreError) Error() string { return "index: state " + e.Dir + ": " + e.Err.Error() }
+func (e *Error) Error() string { return "index: state " + e.Dir + ": " + e.Err.Error() }
 
 // Unwrap returns the cause.
-func (e *StoreError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
-// storeFault holds the first fatal failure of a store. pebble reports
+// fault holds the first fatal failure of a store. pebble reports
 // fatal errors through its Logger's Fatalf and expects it not to return;
 // here it returns, and the store stops being used instead.
-type storeFault struct {
+type fault struct {
 	dir string
 	log *slog.Logger
 
@@ -41,22 +41,22 @@ type storeFault struct {
 }
 
 // get returns the failure, nil if none.
-func (f *storeFault) get() error {
+func (f *fault) get() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
 }
 
-// set records err (as a *StoreError) unless a failure is recorded
+// set records err (as an *Error) unless a failure is recorded
 // already, logs it, and returns the failure recorded.
-func (f *storeFault) set(err error) error {
+func (f *fault) set(err error) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err == nil {
-		if pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorruptState) {
-			err = fmt.Errorf("%w: %w", ErrCorruptState, err)
+		if pebble.IsCorruptionError(err) && !errors.Is(err, ErrCorrupt) {
+			err = fmt.Errorf("%w: %w", ErrCorrupt, err)
 		}
-		f.err = &StoreError{Dir: f.dir, Err: err}
+		f.err = &Error{Dir: f.dir, Err: err}
 		f.log.Error("indexer state failed; it is not used any more", KeyState, f.dir, KeyError, err)
 	}
 	return f.err
@@ -65,7 +65,7 @@ func (f *storeFault) set(err error) error {
 // check turns an error of a pebble operation into the store's failure
 // when it is corruption (the store is then done with), and returns the
 // failure recorded, if any, before err.
-func (f *storeFault) check(err error) error {
+func (f *fault) check(err error) error {
 	if err != nil && pebble.IsCorruptionError(err) {
 		return f.set(err)
 	}
@@ -76,8 +76,8 @@ func (f *storeFault) check(err error) error {
 }
 
 // corrupt reports whether the failure recorded is corruption.
-func (f *storeFault) corrupt() bool {
-	return errors.Is(f.get(), ErrCorruptState)
+func (f *fault) corrupt() bool {
+	return errors.Is(f.get(), ErrCorrupt)
 }
 
 // fatalError is what pebble passed to Fatalf: its message, wrapping the
@@ -94,7 +94,7 @@ func (e *fatalError) Unwrap() error { return e.err }
 // records a fatal one as the store's failure instead of exiting.
 type pebbleLogger struct {
 	log   *slog.Logger
-	fault *storeFault
+	fault *fault
 }
 
 func (l pebbleLogger) Infof(format string, args ...any) { l.log.Debug(fmt.Sprintf(format, args...)) }
@@ -123,5 +123,5 @@ func (l pebbleLogger) dataCorruption(info pebble.DataCorruptionInfo) {
 	if cause == nil {
 		cause = errors.New("corrupt")
 	}
-	l.fault.set(fmt.Errorf("%w: %s: %w", ErrCorruptState, info.Path, cause))
+	l.fault.set(fmt.Errorf("%w: %s: %w", ErrCorrupt, info.Path, cause))
 }

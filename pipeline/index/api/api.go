@@ -1,4 +1,4 @@
-package index
+package api
 
 import (
 	"cmp"
@@ -17,10 +17,10 @@ import (
 	"time"
 	_ "time/tzdata" // the zones of the tz parameter, where the system has none
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -83,9 +83,9 @@ import (
 // [EventWriteTimeout]. /healthz answers 503, saying why, while the state
 // is not open, NATS is disconnected, the indexer stopped, or its commits
 // fail. The series of /metrics by host and model are bounded by
-// [DefaultMetricSeries] (see [APIConfig.MetricSeries]).
+// [DefaultMetricSeries] (see [Config.MetricSeries]).
 
-// Defaults of [APIConfig].
+// Defaults of [Config].
 const (
 	// DefaultMaxStreams bounds the event streams (GET /api/events) open
 	// at once: each holds a connection and a goroutine.
@@ -101,8 +101,8 @@ const (
 // open.
 const EventWriteTimeout = 30 * time.Second
 
-// APIConfig configures [Indexer.Handler].
-type APIConfig struct {
+// Config configures [Handler].
+type Config struct {
 	// Token, when set, is required as a bearer token on every request
 	// but /healthz and the dashboard page (which holds no data: its
 	// script asks the user for the token and sends it). The daemon
@@ -129,7 +129,7 @@ type APIConfig struct {
 	MetricSeries int
 
 	// Metrics, when set, is served on /metrics after the indexer's
-	// registry ([IndexerConfig.Registry]) and the API's own metrics: the
+	// registry ([index.IndexerConfig.Registry]) and the API's own metrics: the
 	// process's other metrics (Go runtime, its HTTP server, other stages).
 	// Its families must not repeat the indexer's or the API's.
 	Metrics prometheus.Gatherer
@@ -140,7 +140,7 @@ type APIConfig struct {
 
 // Handler returns the HTTP API over the indexer's state, and the
 // dashboard at /.
-func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
+func Handler(ix *index.Indexer, cfg Config) http.Handler {
 	a := &api{ix: ix, cfg: cfg, log: discard(cfg.Logger).With(KeyComponent, "index.api"),
 		streams: newStreamLimit(cmp.Or(cfg.MaxStreams, DefaultMaxStreams), cmp.Or(cfg.MaxStreamsPerClient, DefaultMaxStreamsPerClient)),
 		series:  newSeriesLimit(cmp.Or(cfg.MetricSeries, DefaultMetricSeries)),
@@ -166,15 +166,15 @@ func (ix *Indexer) Handler(cfg APIConfig) http.Handler {
 }
 
 type api struct {
-	ix      *Indexer
-	cfg     APIConfig
+	ix      *index.Indexer
+	cfg     Config
 	log     *slog.Logger
 	streams *streamLimit
 	series  *seriesLimit
 }
 
 // auth checks the bearer token, or without one the Host (see
-// [APIConfig.Addr]).
+// [Config.Addr]).
 func (a *api) auth(next http.Handler) http.Handler {
 	if a.cfg.Token == "" {
 		listen, _, _ := net.SplitHostPort(a.cfg.Addr)
@@ -262,9 +262,9 @@ func (a *api) reply(w http.ResponseWriter, status int, v any) {
 	}
 }
 
-// fail writes an error as JSON; ErrNotReady is a 503.
+// fail writes an error as JSON; index.ErrNotReady is a 503.
 func (a *api) fail(w http.ResponseWriter, status int, err error) {
-	if errors.Is(err, ErrNotReady) {
+	if errors.Is(err, index.ErrNotReady) {
 		status = http.StatusServiceUnavailable
 		w.Header().Set("Retry-After", "1")
 	}
@@ -304,35 +304,31 @@ func (a *api) sessions(w http.ResponseWriter, r *http.Request) {
 		n, err = a.ix.Count(q)
 		total = &n
 	}
-	if errors.Is(err, ErrNotReady) {
+	if errors.Is(err, index.ErrNotReady) {
 		a.fail(w, 0, err)
 		return
 	}
 	if page == nil {
-		page = []Session{}
+		page = []index.Session{}
 	}
-	a.answer(w, struct {
-		Sessions   []Session `json:"sessions"`
-		NextCursor string    `json:"next_cursor,omitempty"`
-		Total      *int      `json:"total,omitempty"`
-	}{page, next, total}, err)
+	a.answer(w, SessionsPage{page, next, total}, err)
 }
 
-func sessionQuery(r *http.Request) (SessionQuery, error) {
+func sessionQuery(r *http.Request) (index.SessionQuery, error) {
 	v, err := queryValues(r)
 	if err != nil {
-		return SessionQuery{}, err
+		return index.SessionQuery{}, err
 	}
-	q := SessionQuery{Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
-		Search: v.Get("q"), Parent: v.Get("parent"), Sort: SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
+	q := index.SessionQuery{Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
+		Search: v.Get("q"), Parent: v.Get("parent"), Sort: index.SessionSort(v.Get("sort")), Cursor: v.Get("cursor")}
 	loc, err := parseTZ(v.Get("tz"))
 	if err != nil {
 		return q, err
 	}
-	if _, err := ParseSessionSort(string(q.Sort)); err != nil {
+	if _, err := index.ParseSessionSort(string(q.Sort)); err != nil {
 		return q, badRequest{err}
 	}
-	if _, err := parseCursor(q.Cursor); err != nil {
+	if err := index.CheckCursor(q.Cursor); err != nil {
 		return q, badRequest{err}
 	}
 	if q.Labels, err = labelFilters(v["label"]); err != nil {
@@ -346,7 +342,7 @@ func sessionQuery(r *http.Request) (SessionQuery, error) {
 	}
 	if s := v.Get("limit"); s != "" {
 		if q.Limit, err = strconv.Atoi(s); err != nil || q.Limit < 1 {
-			return q, badRequest{fmt.Errorf("limit %q: want a positive number (at most %d)", s, MaxLimit)}
+			return q, badRequest{fmt.Errorf("limit %q: want a positive number (at most %d)", s, index.MaxLimit)}
 		}
 	}
 	return q, nil
@@ -385,7 +381,7 @@ func labelFilters(vs []string) (map[string]string, error) {
 	}
 	m := make(map[string]string, len(vs))
 	for _, v := range vs {
-		if err := ParseLabelFilter(m, v); err != nil {
+		if err := index.ParseLabelFilter(m, v); err != nil {
 			return nil, badRequest{err}
 		}
 	}
@@ -447,25 +443,22 @@ func (a *api) session(w http.ResponseWriter, r *http.Request) {
 		host = &h
 	}
 	s, turns, err := a.ix.Session(id, format, host)
-	var amb *AmbiguousError
+	var amb *index.AmbiguousError
 	switch {
 	case errors.As(err, &amb):
 		a.reply(w, http.StatusConflict, struct {
-			Error      string       `json:"error"`
-			Candidates []SessionRef `json:"candidates"`
+			Error      string             `json:"error"`
+			Candidates []index.SessionRef `json:"candidates"`
 		}{amb.Error(), amb.Candidates})
-	case errors.Is(err, ErrSessionNotFound):
+	case errors.Is(err, index.ErrSessionNotFound):
 		a.fail(w, http.StatusNotFound, fmt.Errorf("session %q not found", id))
 	case err != nil:
 		a.fail(w, http.StatusInternalServerError, err)
 	default:
 		if turns == nil {
-			turns = []Turn{}
+			turns = []index.Turn{}
 		}
-		a.reply(w, http.StatusOK, struct {
-			Session Session `json:"session"`
-			Turns   []Turn  `json:"turns"`
-		}{s, turns})
+		a.reply(w, http.StatusOK, SessionDetail{s, turns})
 	}
 }
 
@@ -486,16 +479,16 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 	}
 	by := v.Get("group_by")
 	if by == "" {
-		by = string(ByDay)
+		by = string(index.ByDay)
 	}
-	g, err := ParseGroupBy(by)
+	g, err := index.ParseGroupBy(by)
 	if err != nil {
 		a.answer(w, nil, badRequest{err})
 		return
 	}
-	q := UsageQuery{GroupBy: g, Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
-		Bucket: GroupBy(v.Get("bucket"))}
-	if q.Bucket != "" && q.Bucket != ByDay && q.Bucket != ByHour {
+	q := index.UsageQuery{GroupBy: g, Host: v.Get("host"), Format: v.Get("format"), Model: v.Get("model"), Project: v.Get("project"),
+		Bucket: index.GroupBy(v.Get("bucket"))}
+	if q.Bucket != "" && q.Bucket != index.ByDay && q.Bucket != index.ByHour {
 		a.answer(w, nil, badRequest{fmt.Errorf("bucket %q: want day or hour", q.Bucket)})
 		return
 	}
@@ -514,21 +507,15 @@ func (a *api) usage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rows, total, err := a.ix.UsageWithTotal(q)
-	if errors.Is(err, ErrNotReady) {
+	if errors.Is(err, index.ErrNotReady) {
 		a.fail(w, 0, err)
 		return
 	}
 	if rows == nil {
-		rows = []UsageRow{}
+		rows = []index.UsageRow{}
 	}
 	total.Key = "total"
-	a.answer(w, struct {
-		GroupBy GroupBy    `json:"group_by"`
-		Bucket  GroupBy    `json:"bucket,omitempty"`
-		TZ      string     `json:"tz"`
-		Rows    []UsageRow `json:"rows"`
-		Total   UsageRow   `json:"total"`
-	}{g, q.Bucket, q.Location.String(), rows, total}, err)
+	a.answer(w, UsagePage{g, q.Bucket, q.Location.String(), rows, total}, err)
 }
 
 func (a *api) alerts(w http.ResponseWriter, r *http.Request) {
@@ -554,11 +541,7 @@ func (a *api) alerts(w http.ResponseWriter, r *http.Request) {
 	if supp == nil {
 		supp = []alert.Event{}
 	}
-	a.reply(w, http.StatusOK, struct {
-		Alerts          []alert.Event `json:"alerts"`
-		Suppressed      []alert.Event `json:"suppressed"`
-		SuppressedTotal uint64        `json:"suppressed_total"`
-	}{list, supp, total})
+	a.reply(w, http.StatusOK, AlertsPage{list, supp, total})
 }
 
 // events streams session updates (after each commit) and alerts as
@@ -576,8 +559,8 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer a.streams.release(client)
-	sub := a.ix.hub.subscribe()
-	defer a.ix.hub.unsubscribe(sub)
+	events, cancel := a.ix.Subscribe()
+	defer cancel()
 	// The server's write timeout would cut the stream: each write gets a
 	// deadline of its own instead, so that a client that stops reading
 	// does not hold its connection for ever.
@@ -605,16 +588,16 @@ func (a *api) events(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-a.ix.hub.done:
+		case <-a.ix.Stopped():
 			return
 		case <-keepalive.C:
 			msg = ": keepalive\n\n"
-		case ev, ok := <-sub.c:
+		case ev, ok := <-events:
 			if !ok {
 				_ = send("event: overflow\ndata: {\"error\":\"too slow: events were dropped, reconnect\"}\n\n")
 				return
 			}
-			msg = "event: " + ev.kind + "\ndata: " + string(ev.data) + "\n\n"
+			msg = "event: " + ev.Kind + "\ndata: " + string(ev.Data) + "\n\n"
 		}
 		if err := send(msg); err != nil {
 			a.log.Debug("event stream closed", KeyError, err)
@@ -639,7 +622,7 @@ func (a *api) health(w http.ResponseWriter, _ *http.Request) {
 		return
 	}
 	s := a.ix.Stats()
-	problems := a.ix.healthProblems(time.Now(), s)
+	problems := a.ix.HealthProblems(time.Now(), s)
 	status, code := "ok", http.StatusOK
 	if len(problems) > 0 {
 		status, code = "failing: "+strings.Join(problems, "; "), http.StatusServiceUnavailable
@@ -656,36 +639,6 @@ func (a *api) health(w http.ResponseWriter, _ *http.Request) {
 	a.reply(w, code, body)
 }
 
-// healthProblems says what keeps a ready indexer from working, nil when
-// nothing does: NATS disconnected, Run stopped (no consumer runs), or
-// commits failing for longer than a few commit intervals.
-func (ix *Indexer) healthProblems(now time.Time, s IndexerStats) []string {
-	var problems []string
-	if nc := ix.cfg.JS.Conn(); nc != nil && nc.Status() != nats.CONNECTED {
-		problems = append(problems, "nats: "+strings.ToLower(nc.Status().String()))
-	}
-	ix.mu.Lock()
-	stopped := ix.agg == nil
-	behind := ix.applied > ix.committed
-	since := now.Sub(ix.committedAt)
-	ix.mu.Unlock()
-	switch {
-	case stopped:
-		problems = append(problems, "indexer stopped: no consumer runs")
-	case s.CommitError != "" && behind && since > commitStall(ix.cfg.CommitInterval):
-		// CommitError stays after a later commit succeeds: the commits
-		// fail only while the applied entries wait for one.
-		problems = append(problems, fmt.Sprintf("commits failing: none for %s: %s", since.Round(time.Second), s.CommitError))
-	}
-	return problems
-}
-
-// commitStall is how long applied entries may wait for a commit before
-// the indexer is unhealthy.
-func commitStall(interval time.Duration) time.Duration {
-	return max(5*interval, 10*time.Second)
-}
-
 // metricsHandler serves the indexer's registry, the API's metrics
 // (tokens, cost and calls by host and model, bounded by
 // cfg.MetricSeries; event streams) and cfg.Metrics. A collector that
@@ -693,7 +646,7 @@ func commitStall(interval time.Duration) time.Duration {
 func (a *api) metricsHandler() http.Handler {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(hostModelCollector{ix: a.ix, limit: a.series}, streamsCollector{a.streams})
-	gs := prometheus.Gatherers{a.ix.cfg.Registry, reg}
+	gs := prometheus.Gatherers{a.ix.Registry(), reg}
 	if a.cfg.Metrics != nil {
 		gs = append(gs, a.cfg.Metrics)
 	}

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"math/rand/v2"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -19,13 +20,13 @@ import (
 // (the samples of testdata/corpus/generated/qwen and kimi).
 func TestIndexer_API_UsageByFormatNewAgents(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus/generated/qwen", "../../testdata/corpus/generated/kimi")
+	files := readFiles(t, "../../../testdata/corpus/generated/qwen", "../../../testdata/corpus/generated/kimi")
 	stream := interleave(files, rand.New(rand.NewPCG(3, 3)))
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, stream)
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 	var got struct {
 		Rows []index.UsageRow `json:"rows"`

@@ -1,4 +1,4 @@
-package index
+package api
 
 import (
 	"crypto/sha256"

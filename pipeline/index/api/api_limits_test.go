@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"
@@ -20,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -71,7 +72,7 @@ func readyIndexer(t *testing.T, entries []*schema.Entry) *index.Indexer {
 func TestIndexer_APIHostCheck(t *testing.T) {
 	t.Parallel()
 	ix := readyIndexer(t, callsOfModels(3))
-	open := ix.Handler(index.APIConfig{Addr: "127.0.0.1:7474"})
+	open := api.Handler(ix, api.Config{Addr: "127.0.0.1:7474"})
 	for _, host := range []string{"localhost", "localhost:7474", "LocalHost.:7474", "127.0.0.1:7474", "127.0.0.9", "[::1]:7474", "[::1]", ""} {
 		code, body := do(t, open, host, "/api/sessions", "")
 		require.Equal(t, http.StatusOK, code, "Host %q: %s", host, body)
@@ -91,11 +92,11 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 		}
 	}
 	// The listen address's own host, were it a name.
-	named := ix.Handler(index.APIConfig{Addr: "dev-box.internal:7474"})
+	named := api.Handler(ix, api.Config{Addr: "dev-box.internal:7474"})
 	code, body := do(t, named, "dev-box.internal:7474", "/api/sessions", "")
 	require.Equal(t, http.StatusOK, code, body)
 
-	withToken := ix.Handler(index.APIConfig{Token: "s3cret", Addr: "0.0.0.0:7474"})
+	withToken := api.Handler(ix, api.Config{Token: "s3cret", Addr: "0.0.0.0:7474"})
 	code, body = do(t, withToken, "indexer.example:7474", "/api/sessions", "Bearer s3cret")
 	require.Equal(t, http.StatusOK, code, body)
 	code, _ = do(t, withToken, "indexer.example:7474", "/api/sessions", "")
@@ -107,7 +108,7 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 func TestIndexer_APIBearerScheme(t *testing.T) {
 	t.Parallel()
 	ix := readyIndexer(t, callsOfModels(3))
-	h := ix.Handler(index.APIConfig{Token: "s3cret"})
+	h := api.Handler(ix, api.Config{Token: "s3cret"})
 	for _, tc := range []struct {
 		name, authorization string
 		want                int
@@ -138,7 +139,7 @@ func TestIndexer_APIBadParameters(t *testing.T) {
 		e.Labels = map[string]string{"team": "a;b"}
 	}
 	ix := readyIndexer(t, entries)
-	h := ix.Handler(index.APIConfig{})
+	h := api.Handler(ix, api.Config{})
 
 	var page struct {
 		Sessions   []index.Session `json:"sessions"`
@@ -229,7 +230,7 @@ func TestIndexer_APIEventStreamLimits(t *testing.T) {
 	ix := readyIndexer(t, callsOfModels(3))
 
 	t.Run("PerClient", func(t *testing.T) {
-		srv := httptest.NewServer(ix.Handler(index.APIConfig{MaxStreams: 10, MaxStreamsPerClient: 2}))
+		srv := httptest.NewServer(api.Handler(ix, api.Config{MaxStreams: 10, MaxStreamsPerClient: 2}))
 		t.Cleanup(srv.Close) // after the streams' cleanups: Close waits for them
 		_, _, _, closeFirst := openStream(t, srv)
 		openStream(t, srv)
@@ -251,7 +252,7 @@ func TestIndexer_APIEventStreamLimits(t *testing.T) {
 	})
 
 	t.Run("Total", func(t *testing.T) {
-		srv := httptest.NewServer(ix.Handler(index.APIConfig{MaxStreams: 2, MaxStreamsPerClient: 10}))
+		srv := httptest.NewServer(api.Handler(ix, api.Config{MaxStreams: 2, MaxStreamsPerClient: 10}))
 		t.Cleanup(srv.Close)
 		openStream(t, srv)
 		openStream(t, srv)
@@ -272,7 +273,7 @@ func TestIndexer_APIEventStreamOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
 	js := newStream(t, bus.StreamConfig{})
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
-	srv := httptest.NewUnstartedServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewUnstartedServer(api.Handler(ix, api.Config{}))
 	srv.Config.WriteTimeout = time.Nanosecond
 	srv.Start()
 	t.Cleanup(srv.Close)
@@ -297,7 +298,7 @@ func TestIndexer_HealthFollowsNATS(t *testing.T) {
 	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
 	require.NoError(t, err)
 	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
-	h := ix.Handler(index.APIConfig{})
+	h := api.Handler(ix, api.Config{})
 	health := func() (int, map[string]any) {
 		code, body := do(t, h, "localhost", "/healthz", "")
 		var v map[string]any
@@ -351,7 +352,7 @@ func TestIndexer_MetricsBoundSeries(t *testing.T) {
 	last := publish(t, js, callsOfModels(models))
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
-	h := ix.Handler(index.APIConfig{})
+	h := api.Handler(ix, api.Config{})
 
 	scrape := func() (map[string]int64, string) {
 		code, body := do(t, h, "localhost", "/metrics", "")
@@ -365,25 +366,25 @@ func TestIndexer_MetricsBoundSeries(t *testing.T) {
 		return got, body
 	}
 	first, body := scrape()
-	require.Len(t, first, index.DefaultMetricSeries)
-	require.Equal(t, int64(10*(models-index.DefaultMetricSeries+1)), first["other/other"])
+	require.Len(t, first, api.DefaultMetricSeries)
+	require.Equal(t, int64(10*(models-api.DefaultMetricSeries+1)), first["other/other"])
 	var sum int64
 	for _, n := range first {
 		sum += n
 	}
 	require.Equal(t, int64(10*models), sum, "every token is counted once")
-	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_index_metric_pairs_folded %d\n", models-index.DefaultMetricSeries+1))
+	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_index_metric_pairs_folded %d\n", models-api.DefaultMetricSeries+1))
 	for _, name := range []string{"sessionpipe_tokens_total{", "sessionpipe_cost_usd_total{", "sessionpipe_api_calls_total{"} {
-		require.LessOrEqual(t, strings.Count(body, "\n"+name), 4*index.DefaultMetricSeries, name)
+		require.LessOrEqual(t, strings.Count(body, "\n"+name), 4*api.DefaultMetricSeries, name)
 	}
 	require.Less(t, len(body), 100<<10, "the scrape stays small")
 
 	more := callsOfModels(models + 50)[models:]
 	waitApplied(t, ix, publish(t, js, more))
 	second, _ := scrape()
-	require.Len(t, second, index.DefaultMetricSeries)
+	require.Len(t, second, api.DefaultMetricSeries)
 	for k := range first {
 		require.Contains(t, second, k, "a pair keeps its series")
 	}
-	require.Equal(t, int64(10*(models+50-index.DefaultMetricSeries+1)), second["other/other"])
+	require.Equal(t, int64(10*(models+50-api.DefaultMetricSeries+1)), second["other/other"])
 }

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -164,7 +165,7 @@ func TestDashboard_Browser(t *testing.T) {
 	shots := screenshotDir(t)
 
 	dir := t.TempDir()
-	require.NoError(t, os.CopyFS(dir, os.DirFS("../../testdata/corpus")))
+	require.NoError(t, os.CopyFS(dir, os.DirFS("../../../testdata/corpus")))
 	// What the page must come to: the samples read offline.
 	mem := mustNew(t, index.Config{Pricer: price.Default()})
 	var wantTokens int64
@@ -194,7 +195,7 @@ func TestDashboard_Browser(t *testing.T) {
 	t.Cleanup(func() { stopTail(); wg.Wait(); _ = pub.Close(context.Background()) })
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
 		Rules: rules, AlertMaxLag: -1})
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	t.Cleanup(srv.Close)
 	api := func(path string, v any) {
 		t.Helper()
@@ -368,7 +369,7 @@ func TestDashboard_Browser100k(t *testing.T) {
 	start = time.Now()
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	t.Logf("the indexer opened it (listing built) in %s", time.Since(start).Round(time.Millisecond))
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	t.Cleanup(srv.Close)
 	// The browser is started and has a renderer for the origin (a page of
 	// it drawn once, /healthz): what is measured is the dashboard, not

@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -38,7 +39,7 @@ func getJSON(t *testing.T, srv *httptest.Server, path, token string, v any) int 
 
 func TestIndexer_API(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
 	js := newStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
@@ -46,7 +47,7 @@ func TestIndexer_API(t *testing.T) {
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
 	const token = "s3cret"
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{Token: token}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{Token: token}))
 	defer srv.Close()
 
 	t.Run("Auth", func(t *testing.T) {

@@ -1,4 +1,4 @@
-package index
+package store_test
 
 import (
 	"io/fs"
@@ -11,6 +11,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/store"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -29,9 +31,9 @@ func TestStore_FailedWriteFailsTheStore(t *testing.T) {
 		return nil
 	})
 	dir := t.TempDir()
-	st, err := OpenStore(StoreConfig{Dir: dir, fs: errorfs.Wrap(vfs.Default, inject)})
+	st, err := store.Open(store.WithFS(store.Config{Dir: dir}, errorfs.Wrap(vfs.Default, inject)))
 	require.NoError(t, err)
-	a, err := New(Config{Store: st})
+	a, err := index.New(index.Config{Store: st})
 	require.NoError(t, err)
 	e := schema.Entry{Format: schema.FormatPi, Host: "h", SessionID: "s", EntryID: "e1", Kind: schema.KindMessage,
 		Role: schema.RoleUser, Text: "hi", TS: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
@@ -42,10 +44,10 @@ func TestStore_FailedWriteFailsTheStore(t *testing.T) {
 	e.EntryID = "e2"
 	a.Add(&e)
 	err = a.Commit(map[string][]byte{"seq": []byte("2")}, 100)
-	var se *StoreError
+	var se *store.Error
 	require.ErrorAs(t, err, &se)
 	require.ErrorIs(t, err, syscall.ENOSPC)
-	require.NotErrorIs(t, err, ErrCorruptState, "a full disk is no reason to throw the state away")
+	require.NotErrorIs(t, err, store.ErrCorrupt, "a full disk is no reason to throw the state away")
 	require.Contains(t, err.Error(), dir)
 	require.Contains(t, err.Error(), "no space left on device")
 
@@ -57,7 +59,7 @@ func TestStore_FailedWriteFailsTheStore(t *testing.T) {
 	require.ErrorIs(t, st.Close(), syscall.ENOSPC)
 
 	// The next start finds the last state committed.
-	st, err = OpenStore(StoreConfig{Dir: dir})
+	st, err = store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
 	v, err := st.Meta("seq")
 	require.NoError(t, err)

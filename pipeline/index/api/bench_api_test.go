@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkAPI_100k(b *testing.B) {
 	start = time.Now()
 	ix := startIndexer(b, index.IndexerConfig{JS: newStream(b, bus.StreamConfig{}), Dir: dir, Pricer: price.Default()})
 	b.Logf("the indexer opened it in %s", time.Since(start).Round(time.Millisecond))
-	h := ix.Handler(index.APIConfig{})
+	h := api.Handler(ix, api.Config{})
 	const tz = "Europe/Berlin"
 	day := func(d time.Time) string { return d.Format(time.DateOnly) }
 	today, week := day(end), day(end.AddDate(0, 0, -6))

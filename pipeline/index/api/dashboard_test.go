@@ -1,4 +1,4 @@
-package index_test
+package api_test
 
 import (
 	"bufio"
@@ -24,6 +24,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
+	"github.com/sessionpipe/sessionpipe/pipeline/index/api"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -75,13 +76,13 @@ func sha256CSP(s string) string {
 // script fetches answers 200 on a live indexer, and its script parses.
 func TestIndexer_Dashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
+	files := readFiles(t, "../../../testdata/corpus")
 	js := newStream(t, bus.StreamConfig{})
 	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(7, 7))))
 	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	waitApplied(t, ix, last)
 	const token = "s3cret"
-	srv := httptest.NewServer(ix.Handler(index.APIConfig{Token: token}))
+	srv := httptest.NewServer(api.Handler(ix, api.Config{Token: token}))
 	defer srv.Close()
 
 	resp, page := mustFetch(t, srv, http.MethodGet, "/", "", nil)
