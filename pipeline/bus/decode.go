@@ -222,12 +222,8 @@ func (d *EntryDecoder) field(key []byte, names []string, set func(key []byte) (b
 	}
 	for _, n := range names {
 		if bytesEqualFold(key, n) {
-			// Rare: a name in another case. A name of the table the
-			// switch does not know is skipped below.
-			if known, err = set([]byte(n)); known || err != nil {
-				return err
-			}
-			break
+			_, err = set([]byte(n)) // rare: a name in another case
+			return err
 		}
 	}
 	d.s.Skip()

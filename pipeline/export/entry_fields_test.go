@@ -288,7 +288,7 @@ func TestEntryFieldTable_Fitting(t *testing.T) {
 			}
 			listed := lists(&e)
 			m, shortened, err := bus.FitEntryMsg(bus.DefaultPrefix, &e, c.maxSize, nil)
-			require.NoError(t, err)
+			require.NoError(t, err, "bus.FitEntryMsg: a field the table says fitting shortens (FitDropped, FitCut, FitWhole) was not (pipeline/bus/fit.go)")
 			require.True(t, shortened)
 			require.LessOrEqual(t, len(m.Data)+bus.HeaderSize(m.Header), c.maxSize)
 			var got schema.Entry
