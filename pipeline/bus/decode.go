@@ -204,12 +204,9 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 	return true, err
 }
 
-// entryFields are the names entryField knows.
-var entryFields = []string{"format", "host", "labels", "path", "offset", "line", "object", "session_id", "entry_id", "parent_id",
-	"parent_session_id", "ts", "kind", "role", "subtype", "text", "meta", "copy", "truncated", "model", "provider",
-	"message_id", "request_id", "usage", "usage_key", "cost_usd", "stop_reason", "tool_calls", "tool_results",
-	"tool_calls_omitted", "tool_results_omitted", "attachments", "reaction", "sender", "cwd", "git_branch",
-	"agent_version", "sidechain", "background", "agent_id", "agent_type", "slug", "command", "command_args", "title", "origin", "raw"}
+// entryFields are the names entryField should know: those of the field
+// table (a test checks the switch knows each of them).
+var entryFields = schema.FieldNames("")
 
 // field decodes one field of an object through set, which knows the
 // field names in names: by the key itself, else by the name the key
@@ -412,7 +409,7 @@ func (d *EntryDecoder) usage() (*schema.Usage, error) {
 	return u, err
 }
 
-var usageFields = []string{"input", "output", "cache_read", "cache_write", "cache_write_5m", "cache_write_1h", "reasoning", "speed"}
+var usageFields = schema.FieldNames("usage")
 
 // array calls elem for each element of an array (null is none).
 func (d *EntryDecoder) array(elem func() error) (bool, error) {
@@ -643,12 +640,12 @@ func (d *EntryDecoder) internBytes(b []byte) string {
 	return s
 }
 
-// The field names of the nested objects, for matching a key that differs
-// in case only.
+// The field names of the nested objects, from the field table, for
+// matching a key that differs in case only.
 var (
-	toolCallFields   = []string{"id", "name", "input"}
-	toolResultFields = []string{"tool_call_id", "is_error", "content"}
-	attachmentFields = []string{"filename", "mime_type", "size"}
-	reactionFields   = []string{"message_id", "emojis"}
-	originFields     = []string{"provider", "surface", "chat_type", "from", "label"}
+	toolCallFields   = schema.FieldNames("tool_calls")
+	toolResultFields = schema.FieldNames("tool_results")
+	attachmentFields = schema.FieldNames("attachments")
+	reactionFields   = schema.FieldNames("reaction")
+	originFields     = schema.FieldNames("origin")
 )

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/entrytest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
@@ -204,27 +205,28 @@ func requireSameJSON(t *testing.T, path string, want, got any) {
 	}
 }
 
-// redactedLeaves are the fields redaction works on (emptied in
-// metadata mode, their secrets replaced in redacted mode); every other
-// field is kept. A new field must be put in one list or the other.
-var (
-	redactedLeaves = []string{"Text", "Title", "CommandArgs", "ToolCalls[0].Input", "ToolResults[0].Content", "Raw"}
-	keptLeaves     = []string{"Format", "Host", "Labels", "Path", "Offset", "Line", "Object", "SessionID", "EntryID",
-		"ParentID", "ParentSessionID", "TS", "Kind", "Role", "Subtype", "Meta", "Copy", "Truncated", "Model", "Provider",
-		"MessageID", "RequestID", "Usage.Input", "Usage.Output", "Usage.CacheRead", "Usage.CacheWrite", "Usage.CacheWrite5m",
-		"Usage.CacheWrite1h", "Usage.Reasoning", "Usage.Speed", "UsageKey", "CostUSD", "StopReason", "ToolCalls[0].ID",
-		"ToolCalls[0].Name", "ToolResults[0].ToolCallID", "ToolResults[0].IsError", "ToolCallsOmitted", "ToolResultsOmitted",
-		"Attachments[0].Filename", "Attachments[0].MimeType", "Attachments[0].Size", "Reaction.MessageID",
-		"Reaction.Emojis[0]", "Sender", "CWD", "GitBranch", "AgentVersion", "Sidechain", "Background", "AgentID",
-		"AgentType", "Slug", "Command", "Origin.Provider", "Origin.Surface", "Origin.ChatType", "Origin.From",
-		"Origin.Label"}
-)
+// redactionLeaves splits the leaf paths of an entry in the fields
+// redaction works on (emptied in metadata mode, their secrets replaced in
+// redacted mode) and those it keeps, as the field table says
+// (schema/fields.go: a new field is put in one or the other there).
+func redactionLeaves(t *testing.T, paths map[string]any) (redacted, kept []string) {
+	table := entrytest.ByGo()
+	for path := range paths {
+		if entrytest.Field(t, table, path).Redact != schema.Kept {
+			redacted = append(redacted, path)
+		} else {
+			kept = append(kept, path)
+		}
+	}
+	return redacted, kept
+}
 
 // TestEntryFields_Redaction: metadata mode empties the redacted fields
 // and keeps every other one as it was.
 func TestEntryFields_Redaction(t *testing.T) {
 	e := filledEntry(t)
 	before := leaves(reflect.ValueOf(e), "", nil)
+	redactedLeaves, keptLeaves := redactionLeaves(t, before)
 	for path := range before {
 		require.True(t, slices.Contains(redactedLeaves, path) != slices.Contains(keptLeaves, path),
 			"entry field %s: say in redactedLeaves or keptLeaves (not both) whether redaction works on it (pipeline/redact/entry.go)", path)
