@@ -10,8 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bmatcuk/doublestar/v4"
-
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
@@ -144,20 +143,39 @@ type walker struct {
 	leftOut func(path string)
 }
 
-// path adds what one path given names.
+// path adds what one path given names (discover.Resolve): a file named
+// is checked here, a directory or a glob walked by discover's rule.
 func (w *walker) path(p string) error {
-	info, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) && HasMeta(p) {
-		return w.glob(p)
+	set := discover.NewSet([]string{p})
+	t := set.Target(0)
+	switch t.Kind {
+	case discover.KindDir:
+		// Named explicitly: a directory that cannot be listed is an
+		// error now, not an empty result later.
+		d, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		d.Close()
+		w.walk(set)
+		return nil
+	case discover.KindGlob:
+		if !errors.Is(t.Err, fs.ErrNotExist) {
+			return t.Err
+		}
+		if err := discover.Validate(p); err != nil {
+			return fmt.Errorf("glob %s: %w", p, err)
+		}
+		w.walk(set)
+		if set.Hits(0) == 0 {
+			return fmt.Errorf("%s: %w", p, ErrNoMatch)
+		}
+		return nil
+	case discover.KindMissing:
+		return t.Err
 	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case info.IsDir():
-		return w.dir(p)
-	case !info.Mode().IsRegular():
-		return notRegular(p, info.Mode())
+	if !t.Info.Mode().IsRegular() {
+		return notRegular(p, t.Info.Mode())
 	}
 	// Named explicitly: a file that cannot be opened is an error now,
 	// not an empty result later.
@@ -166,85 +184,48 @@ func (w *walker) path(p string) error {
 		return err
 	}
 	f.Close()
-	w.addNamed(p, info)
+	w.addNamed(p, t.Info)
 	w.markDatabase(p, false)
 	return nil
 }
 
-// HasMeta reports whether p holds a character a glob pattern
-// (doublestar's, as [Walk] and the tailer's watches read one) treats
-// specially: '*', '?', '[', '{', or the escape '\'. Such a path is a
-// pattern unless a file or directory of that very name exists. It is the
-// one rule of the offline commands, the tailer and their PATH checks.
-func HasMeta(p string) bool { return strings.ContainsAny(p, `*?[{\`) }
+// HasMeta reports whether p holds a character a glob pattern treats
+// specially: discover.HasMeta, the one rule of the offline commands, the
+// tailer and their PATH checks.
+func HasMeta(p string) bool { return discover.HasMeta(p) }
 
-// glob adds the files and directories that pattern matches.
-func (w *walker) glob(pattern string) error {
-	matches, err := doublestar.FilepathGlob(pattern)
-	if err != nil {
-		return fmt.Errorf("glob %s: %w", pattern, err)
-	}
-	if len(matches) == 0 {
-		return fmt.Errorf("%s: %w", pattern, ErrNoMatch)
-	}
-	for _, m := range matches {
-		info, err := os.Stat(m)
-		switch {
-		case err != nil:
-			w.onSkip(err)
-		case info.IsDir():
-			if err := w.dir(m); err != nil {
-				w.onSkip(err)
+// walk adds the files set names: a file a glob matches whatever its
+// name, a file under a directory (given, or matched by a glob) by its
+// name.
+func (w *walker) walk(set *discover.Set) {
+	set.Walk(discover.Visitor{
+		Take: func(path string, m discover.Match) bool { return m.Named || isReadName(path) },
+		File: func(path string, info fs.FileInfo, m discover.Match) {
+			if m.Named {
+				w.addNamed(path, info)
+				w.markDatabase(path, false)
+				return
 			}
-		case !info.Mode().IsRegular():
-			w.onSkip(notRegular(m, info.Mode()))
-		default:
-			w.addNamed(m, info)
-			w.markDatabase(m, false)
-		}
-	}
-	return nil
-}
-
-// dir adds the transcript candidates and session stores under root.
-func (w *walker) dir(root string) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == root {
-				return err
-			}
-			w.onSkip(err)
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		meta := name == SessionsJSON
-		db := IsDatabaseName(name)
-		ocMessage := opencode.IsDocumentPath(path)
-		if !meta && !db && !ocMessage && !IsCandidate(name) && !IsDocumentCandidate(name) {
+			name := filepath.Base(path)
+			w.add(path, info, name == SessionsJSON)
+			w.markDatabase(path, IsDatabaseName(name))
+		},
+		LeftOut: func(path string, _ fs.FileInfo, _ discover.Match) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
-			return nil
-		}
-		info, err := os.Stat(path) // follow links to files
-		if err != nil {
-			w.onSkip(err)
-			return nil
-		}
-		if !info.Mode().IsRegular() {
-			w.onSkip(notRegular(path, info.Mode()))
-			return nil
-		}
-		w.add(path, info, meta)
-		w.markDatabase(path, db)
-		return nil
+		},
+		NotRegular: func(path string, info fs.FileInfo, _ discover.Match) { w.onSkip(notRegular(path, info.Mode())) },
+		Err:        w.onSkip,
 	})
+}
+
+// isReadName reports whether a file under a directory is read by its
+// name: a transcript candidate, a session store, a document candidate, an
+// agent's database, an OpenCode message.
+func isReadName(path string) bool {
+	name := filepath.Base(path)
+	return name == SessionsJSON || IsDatabaseName(name) || opencode.IsDocumentPath(path) || IsCandidate(name) || IsDocumentCandidate(name)
 }
 
 // addNamed adds a file named by a path given or a glob: read whatever

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -188,7 +187,7 @@ func validateWatches(watches []string) error {
 		if !filepath.IsAbs(w) {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
-		if _, err := os.Stat(w); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(w)) {
+		if err := discover.Validate(w); err != nil {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
 	}
