@@ -73,9 +73,10 @@ func (s *Set) Len() int { return len(s.targets) }
 // Target returns path given i, resolved.
 func (s *Set) Target(i int) Target { return s.targets[i] }
 
-// Hits returns how many paths (files of any type, and directories) the
-// patterns of target i matched during the last [Set.Walk]: 0 for a
-// pattern that matches nothing, however many files are under it.
+// Hits returns how many paths (files of any type, and directories) target
+// i named itself during the last [Set.Walk], and was the first path given
+// to: for a pattern, 0 when it matches nothing (the files under a
+// directory it matched are not counted); for a directory given, 0.
 func (s *Set) Hits(i int) int { return s.hits[i] }
 
 // Match reports whether path, a file, belongs to the set, and how. It

@@ -95,7 +95,7 @@ func (s *Set) walkDir(path string, v Visitor) {
 	for _, e := range entries {
 		p := prefix + e.Name()
 		if e.IsDir() {
-			if o := s.dirOwner(p); o >= 0 && s.dirs[filepath.Dir(p)] != o {
+			if o := s.dirOwner(p); o >= 0 && s.targets[o].Kind == KindGlob && s.dirs[path] != o {
 				s.hits[o]++ // matched here, not inherited
 			}
 			s.walkDir(p, v)
@@ -122,7 +122,7 @@ func (s *Set) cachedMatch(path string) (Match, bool) {
 
 // file hands one file that belongs to v.
 func (s *Set) file(path string, m Match, v Visitor) {
-	if m.Named {
+	if m.Named && s.targets[m.Target].Kind != KindDir {
 		s.hits[m.Target]++
 	}
 	take := v.Take == nil || v.Take(path, m)
