@@ -96,14 +96,18 @@ func IsDatabaseName(name string) bool {
 	return opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name) || name == hermes.DatabaseName
 }
 
-// Walk finds the files that the paths a user gave name. Each path is a
-// file (read whatever its name; a ".json" name as a whole-file document),
-// a directory (every transcript candidate,
-// see [IsCandidate], and session store under it, at any depth) or a glob
-// in doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
-// read whatever its name, a matched directory is walked). Each file is
-// returned once, even when reached through several paths or links. Files
-// are returned sorted by path within each path given.
+// Walk finds the files that the paths a user gave name, by the one rule
+// the tailer's watches follow too (package discover: what a path, a
+// directory or a glob names, '\' an escape in a pattern, dotfiles, links).
+// Each path is a file (read whatever its name; a ".json" name as a
+// whole-file document), a directory (every transcript candidate, see
+// [IsCandidate], and session store under it, at any depth) or a glob in
+// doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
+// read whatever its name, a matched directory is walked as a directory
+// given). A link to a directory given is followed, one met inside a
+// directory is not. Each file is returned once, even when reached through
+// several paths or links. Files are returned sorted by path within each
+// path given.
 //
 // Only regular files are returned; the check is made before any file is
 // opened. A path given that is missing, unreadable, not a regular file or
@@ -111,15 +115,16 @@ func IsDatabaseName(name string) bool {
 // nothing found). Inside a directory or among a glob's matches, what
 // cannot be read and what is not a regular file (a FIFO, a device, a
 // socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
-// onSkip and left out. Files under a directory whose names are neither
-// transcript candidates nor session stores are left out silently: see
-// [WalkAll] to hear of them.
+// onSkip and left out. Regular files under a directory whose names are
+// neither transcript candidates nor session stores are left out silently:
+// see [WalkAll] to hear of them.
 func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 	return WalkAll(paths, onSkip, nil)
 }
 
-// WalkAll is [Walk] that also calls leftOut, when not nil, with every file
-// under a directory given that is left out because of its name (neither
+// WalkAll is [Walk] that also calls leftOut, when not nil, with every
+// regular file under a directory given or matched that is left out
+// because of its name (neither
 // a transcript candidate, see [IsCandidate], nor a document candidate,
 // see [IsDocumentCandidate], nor a session store: a sidecar such as
 // .meta.json, a lock, notes), so
