@@ -1,7 +1,6 @@
 package discover
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -10,11 +9,6 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 )
-
-// ErrBadPattern reports a path given that does not exist and is not a
-// valid pattern (an unclosed '[' or '{', a trailing '\'). The caller must
-// correct the path; nothing is walked for it.
-var ErrBadPattern = errors.New("discover: syntax error in pattern")
 
 // HasMeta reports whether p holds a character a pattern treats specially:
 // '*', '?', '[', '{', or the escape '\'. Such a path is a pattern unless a
