@@ -5,14 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/sessionpipe/sessionpipe/internal/cli"
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -96,7 +96,7 @@ func wellKnownPaths(env cli.Env) ([]string, error) {
 	}
 	var found []string
 	for _, g := range globs {
-		if m, err := doublestar.FilepathGlob(g, doublestar.WithFilesOnly()); err == nil && len(m) > 0 {
+		if holdsFile(g) {
 			found = append(found, g)
 		}
 	}
@@ -104,6 +104,19 @@ func wellKnownPaths(env cli.Env) ([]string, error) {
 		return nil, fmt.Errorf("no PATH given, and no transcripts in the well-known locations (%s): give a PATH", strings.Join(globs, ", "))
 	}
 	return found, nil
+}
+
+// holdsFile reports whether a path given names at least one regular
+// file, by the rule formats.Walk reads it with (package discover).
+func holdsFile(path string) bool {
+	if discover.Validate(path) != nil {
+		return false
+	}
+	held := false
+	discover.NewSet([]string{path}).Walk(discover.Visitor{
+		File: func(string, fs.FileInfo, discover.Match) { held = true },
+	})
+	return held
 }
 
 // offline runs a formats.FileReader for the offline commands: it prints

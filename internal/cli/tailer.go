@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
@@ -289,10 +290,7 @@ func Watches(watch, paths []string, env Env) (globs []string, defaults bool, err
 		globs, defaults = DefaultGlobs(home, env), true
 	}
 	for i, g := range globs {
-		if strings.HasPrefix(g, "~/") && home != "" {
-			g = filepath.Join(home, g[2:])
-		}
-		if globs[i], err = filepath.Abs(g); err != nil {
+		if globs[i], err = filepath.Abs(discover.ExpandHome(g, home)); err != nil {
 			return nil, false, err
 		}
 	}

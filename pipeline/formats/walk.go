@@ -10,8 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/bmatcuk/doublestar/v4"
-
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/goose"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/hermes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/kilo"
@@ -97,14 +96,18 @@ func IsDatabaseName(name string) bool {
 	return opencode.IsDatabaseName(name) || name == goose.DatabaseName || kilo.IsDatabaseName(name) || name == hermes.DatabaseName
 }
 
-// Walk finds the files that the paths a user gave name. Each path is a
-// file (read whatever its name; a ".json" name as a whole-file document),
-// a directory (every transcript candidate,
-// see [IsCandidate], and session store under it, at any depth) or a glob
-// in doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
-// read whatever its name, a matched directory is walked). Each file is
-// returned once, even when reached through several paths or links. Files
-// are returned sorted by path within each path given.
+// Walk finds the files that the paths a user gave name, by the one rule
+// the tailer's watches follow too (package discover: what a path, a
+// directory or a glob names, '\' an escape in a pattern, dotfiles, links).
+// Each path is a file (read whatever its name; a ".json" name as a
+// whole-file document), a directory (every transcript candidate, see
+// [IsCandidate], and session store under it, at any depth) or a glob in
+// doublestar syntax ("~/.claude/projects/**/*.jsonl"; a matched file is
+// read whatever its name, a matched directory is walked as a directory
+// given). A link to a directory given is followed, one met inside a
+// directory is not. Each file is returned once, even when reached through
+// several paths or links. Files are returned sorted by path within each
+// path given.
 //
 // Only regular files are returned; the check is made before any file is
 // opened. A path given that is missing, unreadable, not a regular file or
@@ -112,15 +115,16 @@ func IsDatabaseName(name string) bool {
 // nothing found). Inside a directory or among a glob's matches, what
 // cannot be read and what is not a regular file (a FIFO, a device, a
 // socket, a link to one; errors wrapping [ErrNotRegular]) is reported to
-// onSkip and left out. Files under a directory whose names are neither
-// transcript candidates nor session stores are left out silently: see
-// [WalkAll] to hear of them.
+// onSkip and left out. Regular files under a directory whose names are
+// neither transcript candidates nor session stores are left out silently:
+// see [WalkAll] to hear of them.
 func Walk(paths []string, onSkip func(error)) ([]Found, error) {
 	return WalkAll(paths, onSkip, nil)
 }
 
-// WalkAll is [Walk] that also calls leftOut, when not nil, with every file
-// under a directory given that is left out because of its name (neither
+// WalkAll is [Walk] that also calls leftOut, when not nil, with every
+// regular file under a directory given or matched that is left out
+// because of its name (neither
 // a transcript candidate, see [IsCandidate], nor a document candidate,
 // see [IsDocumentCandidate], nor a session store: a sidecar such as
 // .meta.json, a lock, notes), so
@@ -144,20 +148,39 @@ type walker struct {
 	leftOut func(path string)
 }
 
-// path adds what one path given names.
+// path adds what one path given names (discover.Resolve): a file named
+// is checked here, a directory or a glob walked by discover's rule.
 func (w *walker) path(p string) error {
-	info, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) && HasMeta(p) {
-		return w.glob(p)
+	set := discover.NewSet([]string{p})
+	t := set.Target(0)
+	switch t.Kind {
+	case discover.KindDir:
+		// Named explicitly: a directory that cannot be listed is an
+		// error now, not an empty result later.
+		d, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		d.Close()
+		w.walk(set)
+		return nil
+	case discover.KindGlob:
+		if !errors.Is(t.Err, fs.ErrNotExist) {
+			return t.Err
+		}
+		if err := discover.Validate(p); err != nil {
+			return fmt.Errorf("glob %s: %w", p, err)
+		}
+		w.walk(set)
+		if set.Hits(0) == 0 {
+			return fmt.Errorf("%s: %w", p, ErrNoMatch)
+		}
+		return nil
+	case discover.KindMissing:
+		return t.Err
 	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case info.IsDir():
-		return w.dir(p)
-	case !info.Mode().IsRegular():
-		return notRegular(p, info.Mode())
+	if !t.Info.Mode().IsRegular() {
+		return notRegular(p, t.Info.Mode())
 	}
 	// Named explicitly: a file that cannot be opened is an error now,
 	// not an empty result later.
@@ -166,85 +189,48 @@ func (w *walker) path(p string) error {
 		return err
 	}
 	f.Close()
-	w.addNamed(p, info)
+	w.addNamed(p, t.Info)
 	w.markDatabase(p, false)
 	return nil
 }
 
-// HasMeta reports whether p holds a character a glob pattern
-// (doublestar's, as [Walk] and the tailer's watches read one) treats
-// specially: '*', '?', '[', '{', or the escape '\'. Such a path is a
-// pattern unless a file or directory of that very name exists. It is the
-// one rule of the offline commands, the tailer and their PATH checks.
-func HasMeta(p string) bool { return strings.ContainsAny(p, `*?[{\`) }
+// HasMeta reports whether p holds a character a glob pattern treats
+// specially: discover.HasMeta, the one rule of the offline commands, the
+// tailer and their PATH checks.
+func HasMeta(p string) bool { return discover.HasMeta(p) }
 
-// glob adds the files and directories that pattern matches.
-func (w *walker) glob(pattern string) error {
-	matches, err := doublestar.FilepathGlob(pattern)
-	if err != nil {
-		return fmt.Errorf("glob %s: %w", pattern, err)
-	}
-	if len(matches) == 0 {
-		return fmt.Errorf("%s: %w", pattern, ErrNoMatch)
-	}
-	for _, m := range matches {
-		info, err := os.Stat(m)
-		switch {
-		case err != nil:
-			w.onSkip(err)
-		case info.IsDir():
-			if err := w.dir(m); err != nil {
-				w.onSkip(err)
+// walk adds the files set names: a file a glob matches whatever its
+// name, a file under a directory (given, or matched by a glob) by its
+// name.
+func (w *walker) walk(set *discover.Set) {
+	set.Walk(discover.Visitor{
+		Take: func(path string, m discover.Match) bool { return m.Named || isReadName(path) },
+		File: func(path string, info fs.FileInfo, m discover.Match) {
+			if m.Named {
+				w.addNamed(path, info)
+				w.markDatabase(path, false)
+				return
 			}
-		case !info.Mode().IsRegular():
-			w.onSkip(notRegular(m, info.Mode()))
-		default:
-			w.addNamed(m, info)
-			w.markDatabase(m, false)
-		}
-	}
-	return nil
-}
-
-// dir adds the transcript candidates and session stores under root.
-func (w *walker) dir(root string) error {
-	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if path == root {
-				return err
-			}
-			w.onSkip(err)
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() {
-			return nil
-		}
-		name := d.Name()
-		meta := name == SessionsJSON
-		db := IsDatabaseName(name)
-		ocMessage := opencode.IsDocumentPath(path)
-		if !meta && !db && !ocMessage && !IsCandidate(name) && !IsDocumentCandidate(name) {
+			name := filepath.Base(path)
+			w.add(path, info, name == SessionsJSON)
+			w.markDatabase(path, IsDatabaseName(name))
+		},
+		LeftOut: func(path string, _ fs.FileInfo, _ discover.Match) {
 			if w.leftOut != nil {
 				w.leftOut(path)
 			}
-			return nil
-		}
-		info, err := os.Stat(path) // follow links to files
-		if err != nil {
-			w.onSkip(err)
-			return nil
-		}
-		if !info.Mode().IsRegular() {
-			w.onSkip(notRegular(path, info.Mode()))
-			return nil
-		}
-		w.add(path, info, meta)
-		w.markDatabase(path, db)
-		return nil
+		},
+		NotRegular: func(path string, info fs.FileInfo, _ discover.Match) { w.onSkip(notRegular(path, info.Mode())) },
+		Err:        w.onSkip,
 	})
+}
+
+// isReadName reports whether a file under a directory is read by its
+// name: a transcript candidate, a session store, a document candidate, an
+// agent's database, an OpenCode message.
+func isReadName(path string) bool {
+	name := filepath.Base(path)
+	return name == SessionsJSON || IsDatabaseName(name) || opencode.IsDocumentPath(path) || IsCandidate(name) || IsDocumentCandidate(name)
 }
 
 // addNamed adds a file named by a path given or a glob: read whatever

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/bmatcuk/doublestar/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/discover"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -39,11 +38,13 @@ const (
 
 // Config configures a [Tailer].
 type Config struct {
-	// Watch selects the files to follow. Each watch is a file, a
-	// directory (every file under it, at any depth) or a glob ("**"
-	// matches any number of directories); a path that exists is taken as
-	// it is, even with glob characters in its name, and one that does not
-	// exist yet may appear later as a file or a directory. Paths must be
+	// Watch selects the files to follow, by the rule of the offline
+	// commands (package discover). Each watch is a file, a directory
+	// (every file under it, at any depth) or a glob ("**" matches any
+	// number of directories, '\' escapes; a directory it matches is
+	// every file under it); a path that exists is taken as it is, even
+	// with glob characters in its name, and one that does not exist yet
+	// may appear later as a file or a directory. Paths must be
 	// absolute (the command expands "~"). Only names that may hold a
 	// transcript (formats.IsCandidate) and sessions.json stores are
 	// followed. A watch that matches nothing at start and has no
@@ -188,7 +189,7 @@ func validateWatches(watches []string) error {
 		if !filepath.IsAbs(w) {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
-		if _, err := os.Stat(w); err != nil && !doublestar.ValidatePattern(filepath.ToSlash(w)) {
+		if err := discover.Validate(w); err != nil {
 			return &ConfigError{Field: "watch", Value: w, Err: ErrInvalidConfig}
 		}
 	}
