@@ -121,29 +121,49 @@ func TestStage_LeaseLostStandsBy(t *testing.T) {
 	waitTrue(t, "stage not active again", func() bool { return s.Active() && runs.Load() == 2 })
 }
 
-// A stage that stops releases the lease: the stand-by takes over at once,
-// long before the lease's TTL, and the stopped Run returns nil.
-func TestStage_StopHandsOver(t *testing.T) {
+// A stage whose run fails, or that stops, releases the lease: the
+// stand-by takes over at once, long before the lease's TTL.
+func TestStage_HandsOver(t *testing.T) {
 	srv := natstest.RunServer(t)
 	const ttl = time.Minute // a take-over by expiry would miss every ceiling below
 	a, _, _ := mustStage(t, srv, ttl)
 	b, js, _ := mustStage(t, srv, ttl)
-	block := func(held context.Context) error { <-held.Done(); return nil }
-	stopA, doneA := runStage(t, a, block)
+	c, _, _ := mustStage(t, srv, ttl)
+	failA := make(chan struct{})
+	errA := errors.New("disk gone")
+	_, doneA := runStage(t, a, func(held context.Context) error {
+		select {
+		case <-held.Done():
+			return nil
+		case <-failA:
+			return errA
+		}
+	})
 	waitTrue(t, "a not active", a.Active)
-	_, doneB := runStage(t, b, block)
+	block := func(held context.Context) error { <-held.Done(); return nil }
+	stopB, doneB := runStage(t, b, block)
 	h, err := bus.LeaseHolder(t.Context(), js, "", "test.c")
 	require.NoError(t, err)
 	require.NotEmpty(t, h)
 	require.False(t, b.Active(), "b stands by while a holds the lease")
 
+	// a's run fails: Run returns its error, and b takes over at once.
 	start := time.Now()
-	stopA()
-	require.NoError(t, doneA.wait(t), "a clean stop")
+	close(failA)
+	require.ErrorIs(t, doneA.wait(t), errA)
 	require.False(t, a.Active())
 	waitTrue(t, "b did not take over", b.Active)
 	require.Less(t, time.Since(start), ttl/2, "b took over on the release, not on expiry")
 	require.False(t, doneB.returned(), "b's Run returned")
+
+	// b stops: Run returns nil, and c takes over at once.
+	_, doneC := runStage(t, c, block)
+	start = time.Now()
+	stopB()
+	require.NoError(t, doneB.wait(t), "a clean stop")
+	waitTrue(t, "c did not take over", c.Active)
+	require.Less(t, time.Since(start), ttl/2, "c took over on the release, not on expiry")
+	require.False(t, doneC.returned(), "c's Run returned")
 }
 
 // A run that ends with StandBy releases the lease, runs Then, and runs
