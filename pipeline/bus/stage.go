@@ -50,8 +50,11 @@ type StageConfig struct {
 	GapLevel   slog.Level
 
 	// Logger receives the stage's events (lease lost, waiting for the
-	// stream, gaps, forged messages) and the lease's; nil discards them.
+	// stream, gaps, forged messages); nil discards them.
 	Logger *slog.Logger
+	// LeaseLogger receives the lease's (see [LeaseConfig.Logger]);
+	// default Logger.
+	LeaseLogger *slog.Logger
 }
 
 // Validate reports the first invalid field as a *[ConfigError].
@@ -111,6 +114,9 @@ func NewStage(cfg StageConfig) (*Stage, error) {
 	if cfg.StreamPoll == 0 {
 		cfg.StreamPoll = DefaultStreamPoll
 	}
+	if cfg.LeaseLogger == nil {
+		cfg.LeaseLogger = cfg.Logger
+	}
 	return &Stage{cfg: cfg, log: discard(cfg.Logger)}, nil
 }
 
@@ -148,7 +154,7 @@ func StandBy(err error, then func() error) error { return &StandByError{Err: err
 // Run returns nil when ctx ends while it stands by, and the lease's
 // error when it cannot compete (an invalid role, see [LeaseConfig]).
 func (s *Stage) Run(ctx context.Context, active func(ctx context.Context) error) error {
-	lease, err := NewLease(s.cfg.JS, LeaseConfig{Role: s.cfg.Role + "." + s.cfg.Consumer, TTL: s.cfg.LeaseTTL, Logger: s.cfg.Logger})
+	lease, err := NewLease(s.cfg.JS, LeaseConfig{Role: s.cfg.Role + "." + s.cfg.Consumer, TTL: s.cfg.LeaseTTL, Logger: s.cfg.LeaseLogger})
 	if err != nil {
 		return err
 	}

@@ -183,7 +183,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	x := &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
 	stage, err := bus.NewStage(bus.StageConfig{
 		JS: cfg.JS, Stream: cfg.Stream, Role: "exporter", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
-		CommitInterval: cfg.CommitInterval, Logger: x.log, GapLevel: slog.LevelError,
+		CommitInterval: cfg.CommitInterval, Logger: x.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelError,
 		GapMessage: "entries gone from the stream before they were exported (stream limits too tight for the exporter's lag)",
 	})
 	if err != nil {

@@ -189,7 +189,7 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	}
 	stage, err := bus.NewStage(bus.StageConfig{
 		JS: cfg.JS, Stream: cfg.Stream, Role: "indexer", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
-		CommitInterval: cfg.CommitInterval, Logger: ix.log, GapLevel: slog.LevelWarn,
+		CommitInterval: cfg.CommitInterval, Logger: ix.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelWarn,
 		GapMessage: "entries aged out of the stream before they were indexed; the aggregates lack them",
 	})
 	if err != nil {
