@@ -152,27 +152,9 @@ func (n *NATS) Connect(ctx context.Context, name string, log *slog.Logger) (*Bus
 // waitStream waits until the stream exists: on a fleet the services make
 // it, and a tailer may start first.
 func waitStream(ctx context.Context, js jetstream.JetStream, name string, log *slog.Logger) error {
-	for logged := false; ; {
-		_, err := js.Stream(ctx, name)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, jetstream.ErrStreamNotFound) {
-			if ctx.Err() != nil {
-				return context.Cause(ctx)
-			}
-			return fmt.Errorf("stream %s: %w", name, err)
-		}
-		if !logged {
-			log.Warn("waiting for the stream: the indexer or exporter creates it", "stream", name)
-			logged = true
-		}
-		select {
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(2 * time.Second):
-		}
-	}
+	_, err := bus.WaitStream(ctx, js, name, bus.StreamWait{Poll: 2 * time.Second, Logger: log,
+		Message: "waiting for the stream: the indexer or exporter creates it"})
+	return err
 }
 
 // Close closes the connection and stops the embedded server.

@@ -160,4 +160,14 @@
 // [StreamIdentity] (name, creation time, cluster) tells a state built
 // from this stream from one built from a stream since deleted and
 // recreated, whose sequences mean something else.
+//
+// # Stages
+//
+// A [Stage] is the daemon both consumers of the stream (the indexer and
+// the exporter) run on: the lease on their durable consumer
+// ([Stage.Run]), the wait for the stream and the identity check
+// ([Stage.WaitStream]), the consumer beside its commit ticker
+// ([Stage.Consume]), and the count of forged messages and gaps
+// ([Stage.Matches], [Stage.NoteGap]). What is theirs is how a batch is
+// applied and committed.
 package bus

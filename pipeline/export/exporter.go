@@ -125,10 +125,8 @@ type Exporter struct {
 	flush    chan struct{}           // CommitNow's requests to the commit loop
 	caught   chan struct{}           // apply's news that the consumer caught up with the stream
 	stop     context.CancelCauseFunc // ends the active run; set before it starts
-	active   atomic.Bool
+	stage    *bus.Stage              // the lease, the wait for the stream, the commit ticker, forged and gap counts
 	consumer atomic.Pointer[bus.Consumer]
-	forged   atomic.Int64 // entries or chunks whose body names another host than their subject
-	gaps     atomic.Int64 // messages gone from the stream before they were exported
 	undec    atomic.Int64 // undecodable messages
 	errs     atomic.Int64 // failed commits
 	files    atomic.Int64
@@ -183,6 +181,15 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	x := &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
+	stage, err := bus.NewStage(bus.StageConfig{
+		JS: cfg.JS, Stream: cfg.Stream, Role: "exporter", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
+		CommitInterval: cfg.CommitInterval, Logger: x.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelError,
+		GapMessage: "entries gone from the stream before they were exported (stream limits too tight for the exporter's lag)",
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.stage = stage
 	if err := x.register(cfg.Registry); err != nil {
 		return nil, err
 	}
@@ -198,41 +205,22 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 // not be synced: restart it (a supervisor, or the operator), and the
 // restarted exporter recovers from what the disk holds.
 func (x *Exporter) Run(ctx context.Context) error {
-	lease, err := bus.NewLease(x.cfg.JS, bus.LeaseConfig{Role: "exporter." + x.cfg.Name, TTL: x.cfg.LeaseTTL, Logger: x.cfg.Logger})
-	if err != nil {
-		return err
-	}
-	for {
-		held, err := lease.Acquire(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		x.active.Store(true)
-		err = x.activeRun(held)
-		x.active.Store(false)
-		rerr := lease.Release(context.WithoutCancel(ctx))
+	return x.stage.Run(ctx, func(held context.Context) error {
+		err := x.activeRun(held)
 		switch {
 		case ctx.Err() != nil && errors.Is(err, ErrConflict):
 			// Stopping: what the last commit held was not listed (another
 			// writer listed it, or will): nothing acknowledged, nothing lost.
 			x.log.Warn("the last commit lost to another writer on the bucket prefix", KeyError, err.Error())
 			return nil
-		case ctx.Err() != nil:
-			return err
-		case err == nil && errors.Is(context.Cause(held), bus.ErrLeaseLost):
-			x.log.Warn("exporter lease lost; standing by", "consumer", x.cfg.Name)
-			continue
-		case errors.Is(err, ErrConflict):
+		case ctx.Err() == nil && errors.Is(err, ErrConflict):
 			// Another writer on the bucket prefix won a commit: resume from
 			// the manifest as it now is.
 			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", KeyError, err.Error())
-			continue
+			return bus.StandBy(err, nil)
 		}
-		return errors.Join(err, rerr)
-	}
+		return err
+	})
 }
 
 // activeRun opens the writers, consumes until ctx ends, then commits and
@@ -264,11 +252,8 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	runCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	x.stop = cancel
-	var wg sync.WaitGroup
-	wg.Go(func() { x.commitLoop(runCtx) })
-	err = c.Run(runCtx, x.apply)
+	err = x.stage.Consume(runCtx, c, x.apply, x.commitLoop)
 	cancel(nil)
-	wg.Wait()
 	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) || errors.Is(cause, ErrConflict) {
 		return cause // the Parquet writer stopped: a restart recovers
 	}
@@ -309,22 +294,10 @@ func (x *Exporter) open(ctx context.Context) error {
 	if st.Stream.Name == OfflineStream {
 		return fmt.Errorf("%s was written by an offline 'sessionpipe export': a live exporter needs a directory of its own", x.cfg.Parquet.Dir)
 	}
-	for {
-		if st.Stream.IsZero() {
-			id, err = bus.Identity(ctx, x.cfg.JS, x.cfg.Stream.Name)
-		} else if st.Stream.Name != x.cfg.Stream.Name {
-			err = &bus.StreamMismatchError{Saved: st.Stream, Current: bus.StreamIdentity{Name: x.cfg.Stream.Name}}
-		} else {
-			id, err = bus.CheckIdentity(ctx, x.cfg.JS, st.Stream)
-		}
-		if err == nil || errors.Is(err, bus.ErrStreamMismatch) || !errors.Is(err, jetstream.ErrStreamNotFound) {
-			break
-		}
-		select { // the stream is not there yet: the services create it
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		case <-time.After(time.Second):
-		}
+	if st.Stream.Name != "" && st.Stream.Name != x.cfg.Stream.Name {
+		err = &bus.StreamMismatchError{Saved: st.Stream, Current: bus.StreamIdentity{Name: x.cfg.Stream.Name}}
+	} else {
+		id, err = x.stage.WaitStream(ctx, st.Stream) // the stream is made by the services: wait for it
 	}
 	if errors.Is(err, bus.ErrStreamMismatch) {
 		return fmt.Errorf("%w: %s was exported from another incarnation of the stream; its sequences start over, and exporting into it would skip or overwrite files: export to a new -out directory (and archive), or move this one aside", err, x.cfg.Parquet.Dir)
@@ -409,11 +382,9 @@ func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (u
 func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	prefix := x.cfg.Stream.Prefix
 	for i := range b.Entries {
 		d := &b.Entries[i]
-		if !bus.SubjectMatches(prefix, d.Subject, &d.Entry) {
-			x.forgedOne(d.Seq, d.Subject, d.Entry.Host)
+		if !x.stage.Matches(d) {
 			continue
 		}
 		if err := x.w.WriteIndex(ctx, &d.Entry, d.Seq, d.Index); err != nil {
@@ -425,10 +396,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	}
 	for i := range b.Raw {
 		d := &b.Raw[i]
-		if d.Subject != bus.RawSubject(prefix, d.Chunk.Host) && d.Subject != bus.EntrySubject(prefix, d.Chunk.Host, d.Chunk.Format) {
-			// A raw chunk travels on the raw subject of its host, or in a
-			// batch message on the entry subject of its host and format.
-			x.forgedOne(d.Seq, d.Subject, d.Chunk.Host)
+		if !x.stage.MatchesRaw(d) {
 			continue
 		}
 		if err := x.a.Write(ctx, &d.Chunk, d.Seq); err != nil {
@@ -439,11 +407,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 		}
 	}
 	x.undec.Add(int64(len(b.Undecodable)))
-	if b.Gap != nil {
-		n := int64(b.Gap.FirstAvailable - b.Gap.FirstMissing)
-		x.gaps.Add(n)
-		x.log.Error("entries gone from the stream before they were exported (stream limits too tight for the exporter's lag)", "first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
-	}
+	x.stage.NoteGap(b.Gap)
 	x.w.Advance(b.Last)
 	if x.a != nil {
 		x.a.Advance(b.Last)
@@ -458,16 +422,9 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	return x.saveLocked(false)
 }
 
-func (x *Exporter) forgedOne(seq uint64, subject, host string) {
-	x.forged.Add(1)
-	x.log.Warn("message skipped: its body names another host than its subject", "seq", seq, "subject", subject, "host", host)
-}
-
 // commitLoop commits what reached its age and saves the position, every
-// CommitInterval, until ctx ends.
-func (x *Exporter) commitLoop(ctx context.Context) {
-	t := time.NewTicker(x.cfg.CommitInterval)
-	defer t.Stop()
+// CommitInterval (the stage's ticks), until ctx ends.
+func (x *Exporter) commitLoop(ctx context.Context, tick <-chan time.Time) {
 	age := x.cfg.Parquet.PartAge
 	if age <= 0 {
 		age = DefaultPartAge
@@ -489,7 +446,7 @@ func (x *Exporter) commitLoop(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-t.C:
+		case now := <-tick:
 			if !catchUp(now) {
 				x.commit(ctx, now, false)
 			}
@@ -673,9 +630,9 @@ type ExporterStats struct {
 // Stats returns the counters.
 func (x *Exporter) Stats() ExporterStats {
 	s := ExporterStats{
-		Active: x.active.Load(), Committed: x.comm.Load(), Files: x.files.Load(), Rows: x.rows.Load(), Bytes: x.bytes.Load(),
+		Active: x.stage.Active(), Committed: x.comm.Load(), Files: x.files.Load(), Rows: x.rows.Load(), Bytes: x.bytes.Load(),
 		Segments: x.segments.Load(), RawBytes: x.rawBytes.Load(), ArchiveBytes: x.arcBytes.Load(),
-		Forged: x.forged.Load(), GapMessages: x.gaps.Load(), Undecodable: x.undec.Load(), CommitErrors: x.errs.Load(),
+		Forged: int64(x.stage.Forged()), GapMessages: int64(x.stage.GapMessages()), Undecodable: x.undec.Load(), CommitErrors: x.errs.Load(),
 	}
 	if c := x.consumer.Load(); c != nil {
 		s.ConsumerStats = c.Stats()

@@ -138,7 +138,7 @@ type Indexer struct {
 	consumer    *bus.Consumer
 	ready       chan struct{} // closed once the state is open and the consumer positioned
 	alerts      *alerting
-	active      atomic.Bool
+	stage       *bus.Stage // the lease, the wait for the stream, the commit ticker, forged and gap counts
 	hub         *hub
 	totals      map[hostModel]*ModelTotals
 	totalsDirty bool
@@ -148,8 +148,6 @@ type Indexer struct {
 
 	entries   atomic.Uint64 // entries applied since start
 	skipped   atomic.Uint64 // redelivered entries skipped
-	gaps      atomic.Uint64 // messages reported aged out of the stream
-	forged    atomic.Uint64 // entries whose body names another host or format than their subject
 	rebuilds  atomic.Uint64 // states discarded because they belonged to another stream
 	reprices  atomic.Uint64 // states rebuilt because the price table changed
 	commitErr atomic.Pointer[string]
@@ -190,6 +188,15 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		hub:     newHub(),
 		totals:  make(map[hostModel]*ModelTotals),
 	}
+	stage, err := bus.NewStage(bus.StageConfig{
+		JS: cfg.JS, Stream: cfg.Stream, Role: "indexer", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
+		CommitInterval: cfg.CommitInterval, Logger: ix.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelWarn,
+		GapMessage: "entries aged out of the stream before they were indexed; the aggregates lack them",
+	})
+	if err != nil {
+		return nil, err
+	}
+	ix.stage = stage
 	if err := ix.register(cfg.Registry); err != nil {
 		return nil, err
 	}
@@ -227,49 +234,30 @@ func (ix *Indexer) Run(ctx context.Context) (err error) {
 	if err := ix.startAlerts(ctx, st); err != nil {
 		return err
 	}
-	lease, err := bus.NewLease(ix.cfg.JS, bus.LeaseConfig{Role: "indexer." + ix.cfg.Name, TTL: ix.cfg.LeaseTTL, Logger: ix.cfg.Logger})
-	if err != nil {
-		return err
-	}
 	close(ix.ready)
 	ix.log.Info("indexer started", KeyState, ix.cfg.Dir, "resume_seq", seq+1, KeyStream, ix.identity.String(), "consumer", ix.cfg.Name)
-	for {
-		// One process per durable consumer: a second indexer of the same
-		// name stands by here, serving the state it has, and takes over
-		// when the active one stops or dies.
-		held, err := lease.Acquire(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		ix.active.Store(true)
-		err = ix.consume(held)
-		ix.active.Store(false)
+	// One process per durable consumer: a second indexer of the same
+	// name stands by in the stage, serving the state it has, and takes
+	// over when the active one stops or dies.
+	return ix.stage.Run(ctx, func(held context.Context) error {
+		err := ix.consume(held)
 		if errors.Is(err, ErrCorruptState) {
 			// A record read back does not decode: nothing of this state
 			// can be trusted. Start over from the stream.
 			ix.log.Error("indexer state is corrupt; rebuilding it from the stream", KeyError, err)
-			rerr := lease.Release(context.WithoutCancel(ctx))
-			if err := ix.rebuild(st); err != nil {
-				return errors.Join(err, rerr)
-			}
-			continue
+			return bus.StandBy(err, func() error { return ix.rebuild(st) })
 		}
 		ix.mu.Lock()
 		cerr := ix.commitLocked()
 		ix.mu.Unlock()
-		rerr := lease.Release(context.WithoutCancel(ctx))
 		switch {
 		case ctx.Err() != nil:
 			return cerr
 		case errors.Is(context.Cause(held), bus.ErrLeaseLost):
-			ix.log.Warn("indexer lease lost; standing by", "consumer", ix.cfg.Name)
-			continue
+			return nil // the stage stands by
 		}
-		return errors.Join(err, cerr, rerr)
-	}
+		return errors.Join(err, cerr)
+	})
 }
 
 // rebuild discards the state and starts an empty one, applied from the
@@ -315,24 +303,14 @@ func (ix *Indexer) consume(ctx context.Context) error {
 	ix.consumer = c
 	ix.mu.Unlock()
 	ix.log.Info("indexer active", "resume_seq", start, "consumer", ix.cfg.Name)
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		ix.commitLoop(runCtx)
-		cancel() // a corrupt state: stop consuming into it
-	})
+	var side []func(context.Context)
 	if al := ix.alerts; al != nil && al.webhook != nil {
-		wg.Go(func() { ix.sendAlerts(runCtx, al.webhook) })
+		side = append(side, func(ctx context.Context) { ix.sendAlerts(ctx, al.webhook) })
 	}
-	err = c.Run(runCtx, ix.apply)
+	// The commit loop returns on a corrupt state: the run stops with it.
+	err = ix.stage.Consume(ctx, c, ix.apply, ix.commitLoop, side...)
 	if agg := ix.aggErr(); errors.Is(agg, ErrCorruptState) || errors.As(agg, new(*store.Error)) {
 		err = agg
-	}
-	cancel()
-	wg.Wait()
-	if ctx.Err() != nil && errors.Is(err, context.Cause(ctx)) {
-		return nil
 	}
 	if errors.Is(err, bus.ErrStartAhead) {
 		return fmt.Errorf("indexer state is ahead of the stream (applied %d): remove %s to rebuild it: %w", start-1, ix.cfg.Dir, err)
@@ -352,7 +330,7 @@ func (ix *Indexer) aggErr() error {
 
 // Active reports whether the indexer holds its consumer's lease and
 // applies the stream (false while it stands by).
-func (ix *Indexer) Active() bool { return ix.active.Load() }
+func (ix *Indexer) Active() bool { return ix.stage.Active() }
 
 // open opens the state, checks that it belongs to the stream, and returns
 // the last sequence it applied.
@@ -364,19 +342,7 @@ func (ix *Indexer) open(ctx context.Context) (*store.Store, uint64, error) {
 	seq, saved, err := readPosition(st)
 	if err == nil {
 		var cur bus.StreamIdentity
-		for {
-			cur, err = bus.CheckIdentity(ctx, ix.cfg.JS, saved)
-			if !errors.Is(err, jetstream.ErrStreamNotFound) {
-				break
-			}
-			// The stream is made by the first tailer: wait for it.
-			select {
-			case <-ctx.Done():
-				st.Close()
-				return nil, 0, context.Cause(ctx)
-			case <-time.After(time.Second):
-			}
-		}
+		cur, err = ix.stage.WaitStream(ctx, saved)
 		var mismatch *bus.StreamMismatchError
 		if errors.As(err, &mismatch) {
 			ix.log.Warn("indexer state belongs to another stream; rebuilding it from the stream", "saved", mismatch.Saved.String(), "stream", mismatch.Current.String())
@@ -470,11 +436,7 @@ func readPosition(st *store.Store) (uint64, bus.StreamIdentity, error) {
 func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if b.Gap != nil {
-		ix.gaps.Add(b.Gap.FirstAvailable - b.Gap.FirstMissing)
-		ix.log.Warn("entries aged out of the stream before they were indexed; the aggregates lack them",
-			"first_missing", b.Gap.FirstMissing, "first_available", b.Gap.FirstAvailable)
-	}
+	ix.stage.NoteGap(b.Gap)
 	// The entries of a message share its sequence: a message is skipped
 	// whole when the state holds it, taken whole otherwise.
 	floor := ix.applied
@@ -485,15 +447,10 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 			ix.skipped.Add(1)
 			continue // applied before (a redelivery after a restart)
 		}
-		if !bus.SubjectMatches(ix.cfg.Stream.Prefix, d.Subject, &d.Entry) {
+		if !ix.stage.Matches(d) {
 			// The subject is what the server checked (a tailer's identity
 			// may publish only its own host's subjects); a body naming
 			// another host or format is forged or broken, never counted.
-			ix.forged.Add(1)
-			if ix.forged.Load() == 1 || ix.forged.Load()%1000 == 0 {
-				ix.log.Warn("entry whose host or format differs from its subject skipped", KeySeq, d.Seq,
-					"subject", d.Subject, "host", d.Entry.Host, "format", d.Entry.Format, "skipped", ix.forged.Load())
-			}
 			ix.applied = d.Seq
 			continue
 		}
@@ -523,15 +480,13 @@ func (ix *Indexer) apply(_ context.Context, b *bus.Batch) error {
 }
 
 // commitLoop commits what the last batches applied when no new batch
-// comes to do it.
-func (ix *Indexer) commitLoop(ctx context.Context) {
-	t := time.NewTicker(ix.cfg.CommitInterval)
-	defer t.Stop()
+// comes to do it, on the stage's commit ticks.
+func (ix *Indexer) commitLoop(ctx context.Context, tick <-chan time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-tick:
 			if ix.Stats().Consumer.Pending == 0 {
 				ix.advanceAlerts() // caught up: the clock may slide the windows
 			}
@@ -617,9 +572,9 @@ func (ix *Indexer) Stats() IndexerStats {
 	ix.mu.Lock()
 	s := IndexerStats{Applied: ix.applied, Committed: ix.committed}
 	ix.mu.Unlock()
-	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.gaps.Load(), ix.rebuilds.Load()
+	s.Entries, s.Skipped, s.GapMessages, s.Rebuilds = ix.entries.Load(), ix.skipped.Load(), ix.stage.GapMessages(), ix.rebuilds.Load()
 	s.Alerts = ix.alertsFired.Load()
-	s.Forged = ix.forged.Load()
+	s.Forged = ix.stage.Forged()
 	s.Reprices = ix.reprices.Load()
 	ix.mu.Lock()
 	c := ix.consumer
@@ -627,7 +582,7 @@ func (ix *Indexer) Stats() IndexerStats {
 	if c != nil {
 		s.Consumer = c.Stats()
 	}
-	s.Active = ix.active.Load()
+	s.Active = ix.stage.Active()
 	if p := ix.commitErr.Load(); p != nil {
 		s.CommitError = *p
 	}
