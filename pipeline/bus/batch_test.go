@@ -79,6 +79,35 @@ func TestBatchMsg_RoundTrip(t *testing.T) {
 	require.Equal(t, 40, n)
 }
 
+// A released batch message's body is reused by the next message of its
+// size class, and the next message is whole: a backfill does not
+// allocate a body per message.
+func TestBatchMsg_ReleasedBodyIsReused(t *testing.T) {
+	m1, want, lines := batchOf(t, 0, 4000, true)
+	require.Greater(t, len(m1.Data), 16<<10, "a body of a pooled size")
+	body := &m1.Data[:1][0]
+	bus.ReleaseBatchMsg(m1)
+	require.Nil(t, m1.Data, "a released message keeps no body")
+
+	m2, _, _ := batchOf(t, 0, 4000, true)
+	require.Same(t, body, &m2.Data[:1][0], "the released body, reused")
+	var got []schema.Entry
+	require.NoError(t, bus.DecodeEntries(m2.Header, m2.Data, func(e *schema.Entry) error {
+		got = append(got, *e)
+		return nil
+	}))
+	require.Equal(t, want, got)
+	c, ok, err := bus.DecodeBatchRaw(m2.Header, m2.Data)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, lines, c.Data)
+
+	// Not a batch message: left alone.
+	other := &nats.Msg{Subject: "x", Data: make([]byte, 32<<10), Header: nats.Header{}}
+	bus.ReleaseBatchMsg(other)
+	require.Len(t, other.Data, 32<<10)
+}
+
 func TestBatchMsg_IDNamesSpanAndContent(t *testing.T) {
 	a, _, _ := batchOf(t, 0, 10, true)
 	b, _, _ := batchOf(t, 0, 10, true)
