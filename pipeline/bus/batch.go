@@ -115,8 +115,8 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 	// case's size, then copied into a body of their actual size: the
 	// message is held until the server acknowledges it, and compressed
 	// transcripts are a fifth of the worst case.
-	scratch := batchBody(bound)
-	defer freeBody(scratch)
+	scratch := getScratch(bound)
+	defer putScratch(scratch)
 	body := scratch[:bound]
 	body = body[:len(s2.Encode(body, jsonl))]
 	h := nats.Header{
@@ -158,8 +158,7 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 // size. Smaller and larger bodies are allocated at their size and never
 // kept. The free lists are not a sync.Pool: a pool is emptied by every
 // other collection, and `run` collects every few tens of megabytes. They
-// keep at most maxFreeBodies bytes; the encoding scratch buffers come
-// from the same lists.
+// keep at most maxFreeBodies bytes.
 var (
 	bodyClasses = func() []int {
 		var c []int
@@ -180,6 +179,56 @@ var (
 
 // maxFreeBodies bounds the bytes the free lists of bodies keep.
 const maxFreeBodies = 16 << 20
+
+// scratches holds the buffers BatchMsg encodes into (the worst case's
+// size, about the batch's: a megabyte and a bit by default): at most
+// maxScratches of them, one per tailer worker at work.
+var scratches struct {
+	sync.Mutex
+	free [][]byte
+}
+
+const maxScratches = 4
+
+// getScratch returns a buffer of length 0 with room for n bytes.
+func getScratch(n int) []byte {
+	sc := &scratches
+	sc.Lock()
+	for i, b := range sc.free {
+		if cap(b) >= n {
+			last := len(sc.free) - 1
+			sc.free[i], sc.free[last] = sc.free[last], nil
+			sc.free = sc.free[:last]
+			sc.Unlock()
+			return b[:0]
+		}
+	}
+	sc.Unlock()
+	// A little more than asked, so that the next batch, a little larger,
+	// fits too.
+	return make([]byte, 0, n+n/8)
+}
+
+// putScratch keeps b for a later getScratch, or lets the smallest kept
+// one go for it.
+func putScratch(b []byte) {
+	sc := &scratches
+	sc.Lock()
+	defer sc.Unlock()
+	if len(sc.free) < maxScratches {
+		sc.free = append(sc.free, b)
+		return
+	}
+	small := 0
+	for i := range sc.free {
+		if cap(sc.free[i]) < cap(sc.free[small]) {
+			small = i
+		}
+	}
+	if cap(sc.free[small]) < cap(b) {
+		sc.free[small] = b
+	}
+}
 
 // batchBody returns an empty slice with room for n bytes, from the free
 // list of its size class when it has one.
