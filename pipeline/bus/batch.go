@@ -116,8 +116,8 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 	// message is held until the server acknowledges it, and compressed
 	// transcripts are a fifth of the worst case.
 	scratch := getScratch(bound)
-	defer putScratch(scratch)
-	body := scratch[:bound]
+	defer batchScratch.Put(scratch)
+	body := (*scratch)[:bound]
 	body = body[:len(s2.Encode(body, jsonl))]
 	h := nats.Header{
 		HeaderSchema:     []string{strconv.Itoa(BatchVersion)},
@@ -148,17 +148,17 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 	return &nats.Msg{Subject: EntrySubject(prefix, span.Host, span.Format), Data: body, Header: h}, nil
 }
 
-// The bodies of batch messages come from free lists by size class, so
-// that a publisher that hands them back ([ReleaseBatchMsg]) once the
-// server has stored them does not allocate a body per message: a
-// backfill's bodies were the largest allocation site of `sessionpipe run`
-// (400 MB for 200 MB of transcripts), and the garbage collector's work
-// follows the bytes allocated. The classes are 2^k and 3×2^(k-1) bytes
-// from 16 KiB to 16 MiB: a body holds at most a third more than its
-// size. Smaller and larger bodies are allocated at their size and never
-// kept. The free lists are not a sync.Pool: a pool is emptied by every
-// other collection, and `run` collects every few tens of megabytes. They
-// keep at most maxFreeBodies bytes.
+// The bodies of batch messages come from pools by size class, so that a
+// publisher that hands them back ([ReleaseBatchMsg]) once the server has
+// stored them does not allocate a body per message: a backfill's bodies
+// were the largest allocation site of `sessionpipe run` (400 MB for
+// 200 MB of transcripts). The classes are 2^k and 3×2^(k-1) bytes from
+// 16 KiB to 16 MiB: a body holds at most a third more than its size.
+// Smaller and larger bodies are allocated at their size and never
+// pooled. Pools, not free lists that keep what they hold: under the
+// processes' soft memory limit every megabyte kept is a megabyte less
+// between collections (free lists of 16 MiB raised run's live heap by
+// about as much and it collected as often as before, benchmarks/RESULTS.md).
 var (
 	bodyClasses = func() []int {
 		var c []int
@@ -170,101 +170,43 @@ var (
 		}
 		return c
 	}()
-	freeBodies = struct {
-		sync.Mutex
-		lists [][][]byte // by class
-		bytes int        // held in lists
-	}{lists: make([][][]byte, len(bodyClasses))}
+	bodyPools = make([]sync.Pool, len(bodyClasses))
 )
 
-// maxFreeBodies bounds the bytes the free lists of bodies keep.
-const maxFreeBodies = 16 << 20
-
-// scratches holds the buffers BatchMsg encodes into (the worst case's
-// size, about the batch's: a megabyte and a bit by default): at most
-// maxScratches of them, one per tailer worker at work.
-var scratches struct {
-	sync.Mutex
-	free [][]byte
-}
-
-const maxScratches = 4
-
-// getScratch returns a buffer of length 0 with room for n bytes.
-func getScratch(n int) []byte {
-	sc := &scratches
-	sc.Lock()
-	for i, b := range sc.free {
-		if cap(b) >= n {
-			last := len(sc.free) - 1
-			sc.free[i], sc.free[last] = sc.free[last], nil
-			sc.free = sc.free[:last]
-			sc.Unlock()
-			return b[:0]
-		}
-	}
-	sc.Unlock()
-	// A little more than asked, so that the next batch, a little larger,
-	// fits too.
-	return make([]byte, 0, n+n/8)
-}
-
-// putScratch keeps b for a later getScratch, or lets the smallest kept
-// one go for it.
-func putScratch(b []byte) {
-	sc := &scratches
-	sc.Lock()
-	defer sc.Unlock()
-	if len(sc.free) < maxScratches {
-		sc.free = append(sc.free, b)
-		return
-	}
-	small := 0
-	for i := range sc.free {
-		if cap(sc.free[i]) < cap(sc.free[small]) {
-			small = i
-		}
-	}
-	if cap(sc.free[small]) < cap(b) {
-		sc.free[small] = b
-	}
-}
-
-// batchBody returns an empty slice with room for n bytes, from the free
-// list of its size class when it has one.
+// batchBody returns an empty slice with room for n bytes, from the pool
+// of its size class when it has one.
 func batchBody(n int) []byte {
 	i, _ := slices.BinarySearch(bodyClasses, n)
 	if n <= bodyClasses[0]/2 || i == len(bodyClasses) {
 		return make([]byte, 0, n)
 	}
-	fb := &freeBodies
-	fb.Lock()
-	if l := fb.lists[i]; len(l) > 0 {
-		b := l[len(l)-1]
-		l[len(l)-1] = nil
-		fb.lists[i] = l[:len(l)-1]
-		fb.bytes -= cap(b)
-		fb.Unlock()
-		return b[:0]
+	if b, ok := bodyPools[i].Get().(*[]byte); ok {
+		return (*b)[:0]
 	}
-	fb.Unlock()
 	return make([]byte, 0, bodyClasses[i])
 }
 
-// freeBody keeps b for a later batchBody when it is of a class's size
-// and the free lists have room.
+// freeBody puts b back in its class's pool when it is of a class's size.
 func freeBody(b []byte) {
-	i, found := slices.BinarySearch(bodyClasses, cap(b))
-	if !found {
-		return
+	if i, found := slices.BinarySearch(bodyClasses, cap(b)); found {
+		b = b[:0]
+		bodyPools[i].Put(&b)
 	}
-	fb := &freeBodies
-	fb.Lock()
-	if fb.bytes+cap(b) <= maxFreeBodies {
-		fb.lists[i] = append(fb.lists[i], b[:0])
-		fb.bytes += cap(b)
+}
+
+// batchScratch holds the buffers BatchMsg encodes into (the worst case's
+// size, about the batch's: a megabyte and a bit by default).
+var batchScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// getScratch returns a buffer of length 0 with room for n bytes.
+func getScratch(n int) *[]byte {
+	b := batchScratch.Get().(*[]byte)
+	if cap(*b) < n {
+		// A little more than asked, so that the next batch, a little
+		// larger, fits too.
+		*b = make([]byte, 0, n+n/8)
 	}
-	fb.Unlock()
+	return b
 }
 
 // ReleaseBatchMsg hands the body of m, a message [BatchMsg] returned,
