@@ -179,8 +179,11 @@ func waitCounted(ctx context.Context, rt *cli.RunningTailer, ix *index.Indexer, 
 	var askedAt uint64 // the publisher's count of published messages when asked
 	err = exportcmd.WaitSettled(ctx, rt, func(ctx context.Context) (bool, error) {
 		st := rt.Publisher.Stats()
-		if st.InFlight > 0 {
-			return false, nil // the answer must cover every message published
+		if st.InFlight > 0 || st.Acked+st.Failed < st.Published {
+			// The answer must cover every message counted in Published
+			// (read before Acked and Failed: a message published while
+			// the counters were read shows here).
+			return false, nil
 		}
 		if published := st.Published; !asked || published != askedAt {
 			m, err := stream.GetLastMsgForSubject(ctx, bus.EntriesFilter(sc.Prefix))
