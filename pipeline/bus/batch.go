@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -114,11 +115,8 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 	// case's size, then copied into a body of their actual size: the
 	// message is held until the server acknowledges it, and compressed
 	// transcripts are a fifth of the worst case.
-	scratch := batchScratch.Get().(*[]byte)
+	scratch := getScratch(bound)
 	defer batchScratch.Put(scratch)
-	if cap(*scratch) < bound {
-		*scratch = make([]byte, bound)
-	}
 	body := (*scratch)[:bound]
 	body = body[:len(s2.Encode(body, jsonl))]
 	h := nats.Header{
@@ -142,7 +140,7 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 		h[HeaderRawSum] = []string{strconv.FormatUint(xxh3.Hash(raw.Data), 16)}
 		sum.Write(meta)
 	}
-	body = bytes.Clone(body)
+	body = append(batchBody(len(body)), body...)
 	sum.Write(body)
 	var hash [8]byte
 	h[HeaderMsgID] = []string{"batch:" + span.Host + ":" + span.File + ":" + strconv.FormatInt(span.Offset, 10) + "-" +
@@ -150,8 +148,81 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 	return &nats.Msg{Subject: EntrySubject(prefix, span.Host, span.Format), Data: body, Header: h}, nil
 }
 
-// batchScratch holds the buffers BatchMsg encodes into.
+// The bodies of batch messages come from pools by size class, so that a
+// publisher that hands them back ([ReleaseBatchMsg]) once the server has
+// stored them does not allocate a body per message: a backfill's bodies
+// were the largest allocation site of `sessionpipe run` (400 MB for
+// 200 MB of transcripts). The classes are 2^k and 3×2^(k-1) bytes from
+// 16 KiB to 16 MiB: a body holds at most a third more than its size.
+// Smaller and larger bodies are allocated at their size and never
+// pooled. Pools, not free lists that keep what they hold: under the
+// processes' soft memory limit every megabyte kept is a megabyte less
+// between collections (free lists of 16 MiB raised run's live heap by
+// about as much and it collected as often as before, benchmarks/RESULTS.md).
+var (
+	bodyClasses = func() []int {
+		var c []int
+		for k := 14; k <= 24; k++ {
+			c = append(c, 1<<k)
+			if k < 24 {
+				c = append(c, 3<<(k-1))
+			}
+		}
+		return c
+	}()
+	bodyPools = make([]sync.Pool, len(bodyClasses))
+)
+
+// batchBody returns an empty slice with room for n bytes, from the pool
+// of its size class when it has one.
+func batchBody(n int) []byte {
+	i, _ := slices.BinarySearch(bodyClasses, n)
+	if n <= bodyClasses[0]/2 || i == len(bodyClasses) {
+		return make([]byte, 0, n)
+	}
+	if b, ok := bodyPools[i].Get().(*[]byte); ok {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, bodyClasses[i])
+}
+
+// freeBody puts b back in its class's pool when it is of a class's size.
+func freeBody(b []byte) {
+	if i, found := slices.BinarySearch(bodyClasses, cap(b)); found {
+		b = b[:0]
+		bodyPools[i].Put(&b)
+	}
+}
+
+// batchScratch holds the buffers BatchMsg encodes into (the worst case's
+// size, about the batch's: a megabyte and a bit by default).
 var batchScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// getScratch returns a buffer of length 0 with room for n bytes.
+func getScratch(n int) *[]byte {
+	b := batchScratch.Get().(*[]byte)
+	if cap(*b) < n {
+		// A little more than asked, so that the next batch, a little
+		// larger, fits too.
+		*b = make([]byte, 0, n+n/8)
+	}
+	return b
+}
+
+// ReleaseBatchMsg hands the body of m, a message [BatchMsg] returned,
+// back for reuse by a later BatchMsg, and sets m.Data to nil. Call it
+// only once the server has acknowledged m and nothing reads m.Data any
+// more (the message was not kept for a dead letter or a re-send), and
+// at most once; a message that is never released is simply collected.
+// Messages that are not batch messages are left alone.
+func ReleaseBatchMsg(m *nats.Msg) {
+	if m == nil || !IsBatch(m.Header) {
+		return
+	}
+	b := m.Data
+	m.Data = nil
+	freeBody(b)
+}
 
 // IsBatch reports whether a message's headers are those of a batch
 // message.

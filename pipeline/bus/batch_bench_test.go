@@ -60,6 +60,23 @@ func BenchmarkBatchMsg(b *testing.B) {
 	b.ReportMetric(float64(size)/float64(len(raw)+len(jsonl)), "ratio")
 }
 
+// BenchmarkBatchMsg_Released is BenchmarkBatchMsg with each message
+// handed back once used, as the tailer does once the server stored it.
+func BenchmarkBatchMsg_Released(b *testing.B) {
+	raw, jsonl := benchLines(b, 512<<10)
+	chunk := &bus.RawChunk{Host: "h", Path: "/p", Format: "claude-code", File: "1:2", Offset: 0, End: int64(len(raw)), Line: 1, Lines: 100, Data: raw}
+	span := bus.BatchSpan{Host: "h", Format: "claude-code", File: "1:2", End: int64(len(raw)), Line: 1, Lines: 100}
+	b.SetBytes(int64(len(raw) + len(jsonl)))
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, 10, chunk)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bus.ReleaseBatchMsg(m)
+	}
+}
+
 // BenchmarkBatchDecoder_Entries measures a consumer's reading of the
 // entries of such a message: decompression and one EntryDecoder pass.
 func BenchmarkBatchDecoder_Entries(b *testing.B) {

@@ -79,6 +79,61 @@ func TestBatchMsg_RoundTrip(t *testing.T) {
 	require.Equal(t, 40, n)
 }
 
+// A released batch message's body is reused by the next message of its
+// size class, and the next message is whole: a backfill does not
+// allocate a body per message.
+func TestBatchMsg_ReleasedBodyIsReused(t *testing.T) {
+	var jsonl, lines []byte
+	var want []schema.Entry
+	for i := range 4000 {
+		e := testEntry(i)
+		want = append(want, *e)
+		jsonl = append(e.AppendJSON(jsonl), '\n')
+		lines = fmt.Appendf(lines, "{\"n\":%d}\n", i)
+	}
+	span := bus.BatchSpan{Host: "host-1", Format: string(schema.FormatClaudeCode), File: "1:2", End: 400000, Line: 1, Lines: 4000}
+	raw := &bus.RawChunk{Host: "host-1", Path: "/p/s1.jsonl", Format: string(schema.FormatClaudeCode), File: "1:2",
+		End: 400000, Line: 1, Lines: 4000, Data: lines}
+	build := func() *nats.Msg {
+		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, len(want), raw)
+		require.NoError(t, err)
+		return m
+	}
+	m1 := build()
+	require.Greater(t, len(m1.Data), 16<<10, "a body of a pooled size")
+	// The bodies are in a sync.Pool, which may drop what it is given (a
+	// collection, the race detector on purpose, the goroutine moved to
+	// another P): reused at least once in 50 rounds.
+	var m2 *nats.Msg
+	reused := 0
+	for range 50 {
+		body := &m1.Data[:1][0]
+		bus.ReleaseBatchMsg(m1)
+		require.Nil(t, m1.Data, "a released message keeps no body")
+		m2 = build()
+		if &m2.Data[:1][0] == body {
+			reused++
+		}
+		m1 = m2
+	}
+	require.Positive(t, reused, "the released body, reused")
+	var got []schema.Entry
+	require.NoError(t, bus.DecodeEntries(m2.Header, m2.Data, func(e *schema.Entry) error {
+		got = append(got, *e)
+		return nil
+	}))
+	require.Equal(t, want, got)
+	c, ok, err := bus.DecodeBatchRaw(m2.Header, m2.Data)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Equal(t, lines, c.Data)
+
+	// Not a batch message: left alone.
+	other := &nats.Msg{Subject: "x", Data: make([]byte, 32<<10), Header: nats.Header{}}
+	bus.ReleaseBatchMsg(other)
+	require.Len(t, other.Data, 32<<10)
+}
+
 func TestBatchMsg_IDNamesSpanAndContent(t *testing.T) {
 	a, _, _ := batchOf(t, 0, 10, true)
 	b, _, _ := batchOf(t, 0, 10, true)

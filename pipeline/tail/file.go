@@ -265,6 +265,7 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	}
 	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count, raw)
 	if err == nil && len(m.Data)+bus.HeaderSize(m.Header)+len(m.Subject) > limit {
+		bus.ReleaseBatchMsg(m) // never published
 		if len(lines) > 1 {
 			half := len(lines) / 2
 			if err := t.sendBatch(ctx, w, f, lines[:half]); err != nil {
@@ -618,7 +619,14 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 		if i == len(msgs)-1 {
 			at = after
 		}
-		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) { t.completed(f, m, p, at, epoch, err) }); err != nil {
+		if err := t.cfg.Publisher.Publish(t.pubCtx, m, func(err error) {
+			t.completed(f, m, p, at, epoch, err)
+			if err == nil {
+				// Stored: nothing reads its body any more (a refused
+				// one's dead letter keeps a piece of it).
+				bus.ReleaseBatchMsg(m)
+			}
+		}); err != nil {
 			f.mu.Lock()
 			f.inflight -= len(msgs) - i
 			f.stuck = true
