@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 )
 
 // sessionsOf runs a views script and returns the sessions view, one
@@ -103,7 +104,7 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	end := strings.Index(script, ");\n\n") + len(");\n\n")
 	require.True(t, start >= 0 && end > start)
 	offline := strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	want := sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local}))
+	want := sessionsOf(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: local}))
 	require.NotEmpty(t, want)
 	require.Equal(t, want, sessionsOf(t, offline))
 
@@ -122,7 +123,7 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	script = stdout.String()
 	dir = dirOf(t, srv, "pq")
 	offline = strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	require.Equal(t, want, sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local})), "compaction changes no number")
+	require.Equal(t, want, sessionsOf(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: local})), "compaction changes no number")
 	require.Equal(t, want, sessionsOf(t, offline))
 
 	// Restore from the bucket: every file, byte for byte.

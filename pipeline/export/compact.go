@@ -949,6 +949,10 @@ func (s *mergeSource) open(size int64, cfg CompactConfig) (err error) {
 // partSchema is the schema of the files this package writes.
 var partSchema = parquet.SchemaOf(row{})
 
+// Schema returns the Parquet schema of the files this package writes: its
+// columns, their types and their order.
+func Schema() *parquet.Schema { return partSchema }
+
 // next makes s.buf[s.i] the next row, reading a buffer's worth if
 // needed, and reports whether there is one. A file not sorted, or with
 // other than its rows, is an error wrapping [ErrCompactInput].

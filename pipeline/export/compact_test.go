@@ -36,13 +36,6 @@ func compactConfig(dir string) export.CompactConfig {
 	return export.CompactConfig{Dir: dir, ClosedBefore: farFuture, RowGroupRows: 100}
 }
 
-func mustCompact(t testing.TB, cfg export.CompactConfig) export.CompactStats {
-	t.Helper()
-	st, err := export.Compact(t.Context(), cfg)
-	require.NoError(t, err)
-	return st
-}
-
 // checkDir checks that no temporary file is left below dir and that the
 // Parquet files on disk are those the manifest lists, each once; it
 // returns the manifest.

@@ -5,7 +5,7 @@
 // with a commit protocol under which a message counts as exported only
 // once the file holding it is durable; [Compact] merges the small Parquet
 // files of closed partitions; [Restore] gives archived files back;
-// [DuckDBInit] prints the SQL views over the Parquet.
+// package pipeline/export/duckdb writes the SQL views over the Parquet.
 //
 // # Layout
 //
@@ -299,7 +299,7 @@
 // may still hold the same entry twice: a tailer that re-sent an entry after
 // the stream's duplicate window had passed publishes it under a new
 // sequence. Rows with the same key are the same entry; readers keep one
-// (the entries view of [DuckDBInit] keeps the lowest seq). Both copies have the same ts, hence the same
+// (the entries view of package duckdb keeps the lowest seq). Both copies have the same ts, hence the same
 // partition, possibly in two files; [Compact] keeps the one with the
 // lowest seq when it merges them.
 //

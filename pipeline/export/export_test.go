@@ -19,10 +19,3 @@ func FailSyncAfterRename(name string, err error) (restore func()) {
 	}
 	return func() { afterRename = real }
 }
-
-// DuckDBInit returns the DuckDB script of the views over the Parquet files
-// under dir, priced with the embedded price table: [DuckDBScript] with
-// nothing but the directory set.
-func DuckDBInit(dir string) string {
-	return DuckDBScript(ViewConfig{Dir: dir})
-}

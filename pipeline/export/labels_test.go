@@ -81,7 +81,7 @@ func TestDuckDBInit_SpendByLabel(t *testing.T) {
 	writeAll(t, mustWriter(t, export.Config{Dir: dir}), entries)
 	db := openDuckDB(t)
 	db.SetMaxOpenConns(1) // the views are temporary: one connection
-	_, err := db.Exec(export.DuckDBInit(dir))
+	_, err := db.Exec(duckDBInit(dir))
 	require.NoError(t, err)
 	// The query the README shows.
 	rows, err := db.Query(`SELECT labels['team'] AS team, sum(total_tokens) FROM api_calls GROUP BY team`)

@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"fmt"
@@ -68,7 +68,7 @@ func TestParquet_TimeAtTheEdges(t *testing.T) {
 			require.NotNil(t, e, r.Entry.EntryID)
 			require.True(t, e.TS.Equal(r.Entry.TS), "%s: ts %v, want %v", e.EntryID, r.Entry.TS, e.TS)
 		}
-		requireSameSessions(t, want, viewSessions(t, openViews(t, export.DuckDBInit(dir))))
+		requireSameSessions(t, want, viewSessions(t, openViews(t, duckDBInit(dir))))
 	}
 	check(int64(2 * n))
 	var nulls int64

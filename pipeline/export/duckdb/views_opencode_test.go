@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"bufio"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
@@ -21,7 +20,7 @@ import (
 // call at its largest usage, as the Go aggregator does; the recorded cost
 // is the cost.
 func TestDuckDBInit_OpenCode(t *testing.T) {
-	f, err := os.Open("../formats/opencode/testdata/session/input.jsonl")
+	f, err := os.Open("../../formats/opencode/testdata/session/input.jsonl")
 	require.NoError(t, err)
 	defer f.Close()
 	p := opencode.New(parse.Config{Path: "/h/.local/share/opencode/opencode.db", Host: "test-host"})
@@ -35,7 +34,7 @@ func TestDuckDBInit_OpenCode(t *testing.T) {
 	require.Len(t, want, 4)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	for _, s := range got {

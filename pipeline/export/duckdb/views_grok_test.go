@@ -1,11 +1,10 @@
-package export_test
+package duckdb_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -14,12 +13,12 @@ import (
 // give the views the Go aggregator's sessions: a model of a turn is an API
 // call, a turn one assistant message, the recorded cost as recorded.
 func TestDuckDBInit_Grok(t *testing.T) {
-	entries := offlineEntries(t, "../formats/grok/testdata/turns/input.jsonl")
+	entries := offlineEntries(t, "../../formats/grok/testdata/turns/input.jsonl")
 	want := goSessions(entries, price.Default())
 	require.Len(t, want, 1)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	require.Len(t, got, 1)

@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"os"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -21,10 +20,10 @@ import (
 func TestDuckDBInit_WholeFile(t *testing.T) {
 	tmp := t.TempDir()
 	droid := filepath.Join(tmp, "0b7c.settings.json")
-	data, err := os.ReadFile("../formats/droid/testdata/settings/input.json")
+	data, err := os.ReadFile("../../formats/droid/testdata/settings/input.json")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(droid, data, 0o644))
-	thread, err := os.ReadFile("../formats/amp/testdata/thread/input.json")
+	thread, err := os.ReadFile("../../formats/amp/testdata/thread/input.json")
 	require.NoError(t, err)
 	// The earlier version: reply 3 without its token counts yet.
 	early := strings.Replace(string(thread), `"inputTokens": 6,
@@ -35,13 +34,13 @@ func TestDuckDBInit_WholeFile(t *testing.T) {
 	v1 := filepath.Join(tmp, "v1", "T-5f1c9a2e.json")
 	require.NoError(t, os.MkdirAll(filepath.Dir(v1), 0o755))
 	require.NoError(t, os.WriteFile(v1, []byte(early), 0o644))
-	entries := offlineEntries(t, v1, "../formats/amp/testdata/thread/input.json", "../formats/amp/testdata/ledger/input.json",
-		droid, "../formats/gemini/testdata/document/input.json")
+	entries := offlineEntries(t, v1, "../../formats/amp/testdata/thread/input.json", "../../formats/amp/testdata/ledger/input.json",
+		droid, "../../formats/gemini/testdata/document/input.json")
 	want := goSessions(entries, price.Default())
 	require.Len(t, want, 4)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	for _, s := range got {

@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"context"

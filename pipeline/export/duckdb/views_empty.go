@@ -1,8 +1,10 @@
-package export
+package duckdb
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -34,7 +36,7 @@ SELECT
 // partition key date (format and host are file columns too).
 func emptyColumns() [][2]string {
 	var cols [][2]string
-	for _, f := range partSchema.Fields() {
+	for _, f := range export.Schema().Fields() {
 		cols = append(cols, [2]string{f.Name(), duckDBType(f)})
 	}
 	return append(cols, [2]string{"date", "DATE"})

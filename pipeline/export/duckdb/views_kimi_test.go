@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"os"
@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -19,8 +18,8 @@ func TestDuckDBInit_Kimi(t *testing.T) {
 	home := t.TempDir()
 	session := filepath.Join(home, "sessions", "3f2a9c", "sess-1")
 	for from, to := range map[string]string{
-		"../formats/kimi/testdata/turns/input.jsonl":    filepath.Join(session, "wire.jsonl"),
-		"../formats/kimi/testdata/subagent/input.jsonl": filepath.Join(session, "subagents", "a7f3c2", "wire.jsonl"),
+		"../../formats/kimi/testdata/turns/input.jsonl":    filepath.Join(session, "wire.jsonl"),
+		"../../formats/kimi/testdata/subagent/input.jsonl": filepath.Join(session, "subagents", "a7f3c2", "wire.jsonl"),
 	} {
 		data, err := os.ReadFile(from)
 		require.NoError(t, err)
@@ -32,7 +31,7 @@ func TestDuckDBInit_Kimi(t *testing.T) {
 	require.Len(t, want, 1)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	require.Len(t, got, 1)

@@ -1,11 +1,10 @@
-package export_test
+package duckdb_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -13,12 +12,12 @@ import (
 // calls, the injected notification no input, the telemetry no call, the
 // compression a compaction, a tool error.
 func TestDuckDBInit_Qwen(t *testing.T) {
-	entries := offlineEntries(t, "../formats/qwen/testdata/session/input.jsonl")
+	entries := offlineEntries(t, "../../formats/qwen/testdata/session/input.jsonl")
 	want := goSessions(entries, price.Default())
 	require.Len(t, want, 1)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	require.Len(t, got, 1)

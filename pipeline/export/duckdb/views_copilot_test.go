@@ -1,11 +1,10 @@
-package export_test
+package duckdb_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
@@ -13,12 +12,12 @@ import (
 // usage) give the views the Go aggregator's sessions: a leg is an API
 // call, not an assistant message; a compaction counts.
 func TestDuckDBInit_Copilot(t *testing.T) {
-	entries := offlineEntries(t, "../formats/copilot/testdata/legs/input.jsonl", "../formats/copilot/testdata/reset/input.jsonl")
+	entries := offlineEntries(t, "../../formats/copilot/testdata/legs/input.jsonl", "../../formats/copilot/testdata/reset/input.jsonl")
 	want := goSessions(entries, price.Default())
 	require.Len(t, want, 2)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	got := viewSessions(t, db)
 	requireSameSessions(t, want, got)
 	for _, s := range got {

@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"bufio"
@@ -22,7 +22,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -140,7 +140,7 @@ func TestDuckDBInit_Samples(t *testing.T) {
 	}
 	dir := t.TempDir()
 	exportTo(t, dir, union, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	byHost := map[string][]sessionRow{}
 	for _, r := range viewSessions(t, db) {
 		byHost[r.Host] = append(byHost[r.Host], r)
@@ -234,7 +234,7 @@ func TestDuckDBInit_Generated(t *testing.T) {
 	want := goSessions(entries, price.Default())
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 }
 
@@ -247,7 +247,7 @@ func TestDuckDBInit_Duplicates(t *testing.T) {
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
 	exportTo(t, dir, entries, uint64(len(entries))+1) // a second Writer: other files
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 
 	var rows, keys, kept, maxSeq int64
 	scalar(t, db, "SELECT count(*) FROM read_parquet('"+dir+"/**/*.parquet')", &rows)
@@ -285,7 +285,7 @@ func TestDuckDBInit_QuotedDir(t *testing.T) {
 	for _, sibling := range []string{`it's a dir\ "x"`, `it's [a] *dir?X "x"`} {
 		exportTo(t, filepath.Join(filepath.Dir(dir), sibling), entries[:1], 1)
 	}
-	script := export.DuckDBInit(dir)
+	script := duckDBInit(dir)
 	require.True(t, strings.Contains(script, `/it''s [[]a] [*]dir[?]? "x"/**/*.parquet'`), "quoted and escaped")
 	db := openViews(t, script)
 	var n int64
@@ -302,7 +302,7 @@ func TestDuckDBInit_APICalls(t *testing.T) {
 	want := goSessions(entries, price.Default())
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 
 	// The usage keys the aggregator counts: non-copies with a non-zero
 	// total, each with its largest total.
@@ -359,7 +359,7 @@ func TestDuckDBInit_PriceTable(t *testing.T) {
 	table := price.Default()
 	dir := t.TempDir()
 	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	rows, err := db.Query(`SELECT model, valid_from, valid_until, source, layer, input, output, cache_read, cache_write_5m,
 		cache_write_1h, fast, long_threshold, long_whole_request, long_input, long_output, long_cache_read,
 		long_cache_write_5m, long_cache_write_1h FROM prices
@@ -556,7 +556,7 @@ func requireSameCosts(t *testing.T, table *price.Table, entries []schema.Entry) 
 	want := goSessions(entries, table)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: dir, Prices: table}))
+	db := openViews(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: dir, Prices: table}))
 	requireSameSessions(t, want, viewSessions(t, db))
 
 	// Per call: the Go price of the call, rounded as the aggregator
@@ -670,7 +670,7 @@ func TestDuckDBInit_Attribution(t *testing.T) {
 	want := goSessions(entries, price.Default())
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 
 	owner := map[string]string{}
@@ -714,7 +714,7 @@ func TestDuckDBInit_DocQueries(t *testing.T) {
 	want := goSessions(entries, price.Default())
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 
 	t.Run("SpendByModelPerDay", func(t *testing.T) {
 		q := queries["Spend by model per day"]
@@ -831,7 +831,7 @@ func TestDuckDBInit_DocQueries(t *testing.T) {
 func TestDuckDBInit_NoParquet(t *testing.T) {
 	db := openDuckDB(t)
 	db.SetMaxOpenConns(1)
-	_, err := db.Exec(export.DuckDBInit(t.TempDir()))
+	_, err := db.Exec(duckDBInit(t.TempDir()))
 	require.ErrorContains(t, err, "No files found")
 	var n int64
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
@@ -850,10 +850,10 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 		require.NoError(t, rows.Err())
 		return cols
 	}
-	empty := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: t.TempDir(), Empty: true}))
+	empty := openViews(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: t.TempDir(), Empty: true}))
 	dir := t.TempDir()
 	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
-	full := openViews(t, export.DuckDBInit(dir))
+	full := openViews(t, duckDBInit(dir))
 	for _, view := range []string{"entry_copies", "entries", "api_calls", "sessions"} {
 		want := describe(full, view)
 		require.NotEmpty(t, want)
@@ -868,7 +868,7 @@ func TestDuckDBInit_NoParquet(t *testing.T) {
 func TestDuckDBScript_EmptyPriceTable(t *testing.T) {
 	dir := t.TempDir()
 	exportTo(t, dir, offlineEntries(t, filepath.Join(repoRoot(t), "testdata", "corpus", "codex")), 1)
-	db := openViews(t, export.DuckDBScript(export.ViewConfig{Dir: dir, Prices: new(price.Table)}))
+	db := openViews(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: dir, Prices: new(price.Table)}))
 	var n, priced int64
 	scalar(t, db, "SELECT count(*) FROM prices", &n)
 	require.Zero(t, n)
@@ -884,7 +884,7 @@ func TestDuckDBScript_EmptyPriceTable(t *testing.T) {
 // within a host, as are its record ids) is on both hosts: every session
 // is listed on its own and counted as offline.
 func TestDuckDBInit_SessionIdentity(t *testing.T) {
-	const root = "../index/testdata/identity"
+	const root = "../../index/testdata/identity"
 	onHost := func(host string, paths ...string) []schema.Entry {
 		entries := offlineEntries(t, paths...)
 		for i := range entries {
@@ -904,6 +904,6 @@ func TestDuckDBInit_SessionIdentity(t *testing.T) {
 
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 }

@@ -1,4 +1,4 @@
-package export_test
+package duckdb_test
 
 import (
 	"testing"
@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -67,7 +66,7 @@ func TestDuckDBInit_CountingRules(t *testing.T) {
 	want := goSessions(entries, price.Default())
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 
 	got := map[string]sessionRow{}
@@ -120,7 +119,7 @@ func TestDuckDBInit_ReappendedHistory(t *testing.T) {
 		[5]int64{want[0].Turns, want[0].UserMessages, want[0].APICalls, want[0].AssistantMessages, want[0].Compactions})
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 }
 
@@ -145,6 +144,6 @@ func TestDuckDBInit_OmittedToolCalls(t *testing.T) {
 	require.Equal(t, int64(6), want[0].ToolCalls)
 	dir := t.TempDir()
 	exportTo(t, dir, entries, 1)
-	db := openViews(t, export.DuckDBInit(dir))
+	db := openViews(t, duckDBInit(dir))
 	requireSameSessions(t, want, viewSessions(t, db))
 }
