@@ -18,7 +18,7 @@
 //     klauspost/compress zstd at its default level;
 //   - archive: the cold archive as the exporter writes it: the files'
 //     bytes in raw chunks of up to 4 MiB of whole lines (as the tailer
-//     cuts them), one zstd frame each, through export.ArchiveWriter at
+//     cuts them), one zstd frame each, through archive.ArchiveWriter at
 //     its default level, segments partitioned as the Parquet.
 //
 // Throughput is input bytes per CPU-second. The report is printed as a
@@ -54,6 +54,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -380,7 +381,7 @@ func zstdOut(rs []result) int64 {
 // one per message, through an ArchiveWriter.
 func runArchive(r *result, files []string, out string) error {
 	ctx := context.Background()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: out})
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: out})
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 )
 
@@ -147,10 +148,10 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	}
 
 	// One session: only its files, reading only their frames.
-	segs, err := export.ReadBucketArchiveManifest(t.Context(), srv.Bucket("arc"))
+	segs, err := archive.ReadBucketArchiveManifest(t.Context(), srv.Bucket("arc"))
 	require.NoError(t, err)
 	require.NotEmpty(t, segs)
-	idx, err := export.ReadSegmentIndex(filepath.Join(dirOf(t, srv, "arc"), filepath.FromSlash(segs[0].Path)))
+	idx, err := archive.ReadSegmentIndex(filepath.Join(dirOf(t, srv, "arc"), filepath.FromSlash(segs[0].Path)))
 	require.NoError(t, err)
 	session := idx[0].Sessions[0]
 	one := t.TempDir()
@@ -239,7 +240,7 @@ func TestRun_OnceToBucket(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Files)
 	restored := t.TempDir()
-	files, err := export.Restore(t.Context(), export.RestoreConfig{Archive: "s3://test/run-arc", Bucket: srv.Bucket("run-arc"), Out: restored})
+	files, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: "s3://test/run-arc", Bucket: srv.Bucket("run-arc"), Out: restored})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -81,45 +82,6 @@ func TestWriter_BatchSkipsUnwritablePart(t *testing.T) {
 	require.Equal(t, []int64{3, 3}, []int64{n, seqs})
 }
 
-// TestArchive_BatchSkipsUnwritableSegment: as for Parquet, a segment
-// that cannot be written costs only its partition: the others committed
-// with it are listed, it stays open and is committed later, and every
-// file's lines can be restored.
-func TestArchive_BatchSkipsUnwritableSegment(t *testing.T) {
-	ctx := t.Context()
-	dir := t.TempDir()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: dir})
-	require.NoError(t, err)
-	for i, host := range []string{"a", "b", "c"} {
-		c := chunk(host, "/p/"+host+".jsonl", "1:1", 1, fmt.Sprintf("line of %s\n", host))
-		require.NoError(t, a.Write(ctx, c, uint64(i+1)))
-	}
-	blocked := filepath.Join(dir, "format=pi", "date=2026-11-24", "host=b")
-	require.NoError(t, os.MkdirAll(filepath.Dir(blocked), 0o755))
-	require.NoError(t, os.WriteFile(blocked, []byte("in the way"), 0o644))
-
-	require.ErrorAs(t, a.Flush(ctx), new(*export.PartitionError))
-	segs, err := export.ReadArchiveManifest(dir)
-	require.NoError(t, err)
-	require.Len(t, segs, 2)
-	require.Equal(t, "format=pi/date=2026-11-24/host=a/seg-1-1.jsonl.zst", segs[0].Path)
-	require.Equal(t, "format=pi/date=2026-11-24/host=c/seg-3-3.jsonl.zst", segs[1].Path)
-	require.Equal(t, uint64(1), a.Committed())
-
-	require.NoError(t, os.Remove(blocked))
-	require.NoError(t, a.Close(ctx))
-	require.Equal(t, uint64(3), a.Committed())
-	segs, err = export.ReadArchiveManifest(dir)
-	require.NoError(t, err)
-	require.Len(t, segs, 3)
-	files, _ := restoreAll(t, dir, export.RestoreConfig{})
-	require.Equal(t, map[string]string{
-		"a/p/a.jsonl": "line of a\n",
-		"b/p/b.jsonl": "line of b\n",
-		"c/p/c.jsonl": "line of c\n",
-	}, files)
-}
-
 // TestWriter_PartitionMovedAwayWhileRunning: a user moves a closed day's
 // partition to cold storage while the writer runs; a late entry of that
 // day recreates the directory and is committed (the writer's cache of
@@ -142,7 +104,7 @@ func TestWriter_PartitionMovedAwayWhileRunning(t *testing.T) {
 
 	// The same for the archive.
 	adir := t.TempDir()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: adir})
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: adir})
 	require.NoError(t, err)
 	require.NoError(t, a.Write(ctx, chunk("h", "/p/a.jsonl", "1:1", 1, "one\n"), 1))
 	require.NoError(t, a.Flush(ctx))

@@ -23,14 +23,15 @@ import (
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // Log attribute keys of Compact, beside those of logkeys.go.
 const (
-	KeyPartition  = "partition"  // a partition's directory, relative to the output root
-	KeyInputs     = "inputs"     // files merged into one
-	KeyDuplicates = "duplicates" // rows dropped as copies of an entry
+	KeyPartition  = commit.KeyPartition // a partition's directory, relative to the output root
+	KeyInputs     = "inputs"            // files merged into one
+	KeyDuplicates = "duplicates"        // rows dropped as copies of an entry
 )
 
 // Defaults of a [CompactConfig]'s zero fields.
@@ -424,14 +425,14 @@ func (g compactGroup) name() string {
 // Temporary files of a compaction: ".compact-<name>.tmp" in the
 // partition's directory, for the merged file and for the intermediate
 // files of a merge in passes.
-const compactTmpPrefix = tmpPrefix + "compact-"
+const compactTmpPrefix = commit.TmpPrefix + "compact-"
 
 // isCompactTmp reports whether base is a temporary file of a compaction.
 func isCompactTmp(base string) bool {
-	return strings.HasPrefix(base, compactTmpPrefix) && strings.HasSuffix(base, tmpSuffix)
+	return strings.HasPrefix(base, compactTmpPrefix) && strings.HasSuffix(base, commit.TmpSuffix)
 }
 
-func compactTmpName(name string) string { return compactTmpPrefix + name + tmpSuffix }
+func compactTmpName(name string) string { return compactTmpPrefix + name + commit.TmpSuffix }
 
 // compactor runs the merges of one Compact.
 type compactor struct {
@@ -481,7 +482,7 @@ func (c *compactor) lockManifest(ctx context.Context) (*fileLock, error) {
 // place.
 func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 	root := c.cfg.Dir
-	dir := g.partition.path(root)
+	dir := g.partition.Path(root)
 	mg, tmp, out, err := c.build(ctx, g, root)
 	if err != nil {
 		return mg, err
@@ -498,7 +499,7 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 			return mg, fmt.Errorf("remove merged input: %w", err)
 		}
 	}
-	if err := syncDir(dir); err != nil {
+	if err := commit.SyncDir(dir); err != nil {
 		return mg, err
 	}
 	c.step("removed")
@@ -510,7 +511,7 @@ func (c *compactor) merge(ctx context.Context, g compactGroup) (Merge, error) {
 // it.
 func (c *compactor) build(ctx context.Context, g compactGroup, root string) (mg Merge, tmp string, out File, err error) {
 	mg = g.merge()
-	dir := g.partition.path(root)
+	dir := g.partition.Path(root)
 	name := path.Base(mg.Output)
 	tmp = filepath.Join(dir, compactTmpName(name))
 	first, last := g.span()
@@ -685,7 +686,7 @@ func (c *compactor) switchFiles(ctx context.Context, tmp string, inputs []File, 
 		return fmt.Errorf("rename %s: %w", tmp, err)
 	}
 	renamed = true
-	if err := syncDir(filepath.Dir(final)); err != nil {
+	if err := commit.SyncDir(filepath.Dir(final)); err != nil {
 		return err
 	}
 	c.step("renamed")

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -70,27 +72,27 @@ func CompactBucket(ctx context.Context, cfg BucketCompactConfig) (CompactStats, 
 		cfg.LeftoverAge = DefaultLeftoverAge
 	}
 	log := cfg.Logger.With(KeyComponent, "export")
-	rm, err := loadRemoteManifest[File](ctx, cfg.Bucket, ManifestName)
+	rm, err := commit.LoadRemoteManifest[File](ctx, cfg.Bucket, ManifestName)
 	if err != nil {
 		return st, err
 	}
-	if !rm.exists {
+	if !rm.Exists {
 		return st, nil
 	}
 	now := time.Now()
 	if !cfg.DryRun {
-		n, err := cleanBucket(ctx, cfg.Bucket, rm.items, now.Add(-cfg.LeftoverAge), log)
+		n, err := cleanBucket(ctx, cfg.Bucket, rm.Items, now.Add(-cfg.LeftoverAge), log)
 		st.Removed += n
 		if err != nil {
 			return st, err
 		}
 		if cfg.Archive != nil {
-			arm, err := loadRemoteManifest[Segment](ctx, cfg.Archive, ManifestName)
+			arm, err := commit.LoadRemoteManifest[archive.Segment](ctx, cfg.Archive, ManifestName)
 			if err != nil {
 				return st, err
 			}
-			if arm.exists {
-				n, err := cleanBucket(ctx, cfg.Archive, arm.items, now.Add(-cfg.LeftoverAge), log)
+			if arm.Exists {
+				n, err := cleanBucket(ctx, cfg.Archive, arm.Items, now.Add(-cfg.LeftoverAge), log)
 				st.Removed += n
 				if err != nil {
 					return st, err
@@ -98,7 +100,7 @@ func CompactBucket(ctx context.Context, cfg BucketCompactConfig) (CompactStats, 
 			}
 		}
 	}
-	groups := planCompaction(&Manifest{Files: rm.items}, cfg.closedBefore(now), cfg.CompactConfig)
+	groups := planCompaction(&Manifest{Files: rm.Items}, cfg.closedBefore(now), cfg.CompactConfig)
 	if cfg.DryRun {
 		for _, g := range groups {
 			mg := g.merge()
@@ -137,13 +139,13 @@ func CompactBucket(ctx context.Context, cfg BucketCompactConfig) (CompactStats, 
 // mergeRemote merges g's objects: downloaded into a spool directory laid
 // out as the output, merged there, uploaded, switched in the manifest,
 // and the inputs deleted.
-func (c *compactor) mergeRemote(ctx context.Context, g compactGroup, cfg BucketCompactConfig, rm *remoteManifest[File]) (Merge, error) {
+func (c *compactor) mergeRemote(ctx context.Context, g compactGroup, cfg BucketCompactConfig, rm *commit.RemoteManifest[File]) (Merge, error) {
 	spool, err := os.MkdirTemp(cfg.SpoolDir, "sessionpipe-compact-")
 	if err != nil {
 		return g.merge(), err
 	}
 	defer os.RemoveAll(spool)
-	if err := os.MkdirAll(g.partition.path(spool), 0o755); err != nil {
+	if err := os.MkdirAll(g.partition.Path(spool), 0o755); err != nil {
 		return g.merge(), err
 	}
 	for _, f := range g.files {
@@ -168,8 +170,8 @@ func (c *compactor) mergeRemote(ctx context.Context, g compactGroup, cfg BucketC
 	c.step("renamed") // uploaded, not yet listed
 	out.Committed = time.Now().UTC()
 	sw := fileCommitter
-	sw.replace = func(listed []File) ([]File, error) { return switchInputs(listed, g.files, out) }
-	if err := rm.commit(ctx, []File{out}, sw); err != nil {
+	sw.Replace = func(listed []File) ([]File, error) { return switchInputs(listed, g.files, out) }
+	if err := rm.Commit(ctx, []File{out}, sw); err != nil {
 		return mg, err
 	}
 	c.step("recorded")
@@ -205,7 +207,7 @@ func switchInputs(listed, inputs []File, out File) ([]File, error) {
 }
 
 // listedRecord is what cleanBucket needs of a manifest record.
-type listedRecord interface{ File | Segment }
+type listedRecord interface{ File | archive.Segment }
 
 // cleanBucket removes the leftovers below b (see [CompactBucket]): the
 // data objects listed records do not name, removed when a listed record
@@ -224,7 +226,7 @@ func cleanBucket[T listedRecord](ctx context.Context, b *objstore.Bucket, record
 		switch r := any(r).(type) {
 		case File:
 			p, part, last = r.Path, r.Partition, r.LastSeq
-		case Segment:
+		case archive.Segment:
 			p, part, last = r.Path, r.Partition, r.LastSeq
 		}
 		listed[p] = true
@@ -278,7 +280,7 @@ func cleanBucket[T listedRecord](ctx context.Context, b *objstore.Bucket, record
 // name.
 func dataRange(base string) (first, last uint64, ok bool) {
 	var a, z string
-	if isSegmentName(base) {
+	if commit.IsSegmentName(base) {
 		s := strings.TrimSuffix(strings.TrimPrefix(base, "seg-"), ".jsonl.zst")
 		a, z, _ = strings.Cut(s, "-")
 	} else if a, z, _, ok = parseDataName(base); !ok {

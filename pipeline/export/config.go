@@ -6,6 +6,7 @@ import (
 
 	"github.com/parquet-go/parquet-go/compress/zstd"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -20,7 +21,7 @@ const (
 	// DefaultPartAge closes a part five minutes after its first entry
 	// arrived, so that a quiet fleet's entries reach Parquet (and are
 	// acknowledged) within minutes.
-	DefaultPartAge = 5 * time.Minute
+	DefaultPartAge = commit.DefaultPartAge
 
 	// DefaultMemoryBytes bounds the rows buffered in all open parts
 	// together: past it, the largest part is closed early.

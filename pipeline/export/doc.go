@@ -1,10 +1,11 @@
 // Package export writes normalised entries as Hive-partitioned Parquet
 // files that DuckDB reads directly, and the original transcript lines as a
 // byte-exact zstd archive, exactly once: the [Exporter] consumes the
-// stream into a [Writer] (Parquet) and an [ArchiveWriter] (the archive),
+// stream into a [Writer] (Parquet) and an archive.ArchiveWriter (the archive),
 // with a commit protocol under which a message counts as exported only
 // once the file holding it is durable; [Compact] merges the small Parquet
-// files of closed partitions; [Restore] gives archived files back;
+// files of closed partitions; package pipeline/export/archive keeps the
+// original lines and gives archived files back;
 // package pipeline/export/duckdb writes the SQL views over the Parquet.
 //
 // # Layout
@@ -160,7 +161,7 @@
 // No lock is taken, and NewWriter removes nothing: objects no manifest
 // lists and unfinished multipart uploads are removed by [CompactBucket].
 // Readers follow the manifest (the views with ViewConfig.Manifest,
-// [Restore] with RestoreConfig.Bucket). docs/s3.md has the details.
+// archive.Restore with RestoreConfig.Bucket). docs/s3.md has the details.
 //
 // # Compaction
 //
@@ -241,47 +242,9 @@
 //
 // # Archive
 //
-// The tailer publishes the original bytes of every run of lines it reads
-// as raw chunks ([bus.RawChunk], on <prefix>.raw.<host>) before the entries
-// of those lines. The [ArchiveWriter] keeps them under its own root, with
-// the same partitioning as the Parquet (format, the UTC date of the
-// chunk's earliest entry, host) and the same commit protocol and
-// recovery, in segments
-//
-//	<archive>/format=<f>/date=<d>/host=<h>/seg-<firstseq>-<lastseq>.jsonl.zst
-//	<archive>/_manifest.jsonl
-//
-// A segment is a run of zstd frames, one per chunk (or part of a chunk too
-// large for a message), holding the chunk's bytes as they were in the file
-// (secrets replaced when the tailer redacts); then a zstd skippable frame
-// holding the chunk index as JSON ([Chunk]: host, path, file identity,
-// offsets, line numbers, holes, sessions, frame offset and size), ending
-// with the index's length and the tag "SPX1". `zstd -d` prints a segment as
-// the JSONL it holds and skips the index; [ReadSegmentIndex] reads it from
-// the end, and a frame can be read alone.
-//
-// [Restore] rebuilds each file from its chunks in stream order, line by
-// line: a chunk replaces the file's lines from its first one on, so that
-// a chunk sent again (a tailer that restarted) changes nothing and a file
-// read again from its start (rewritten) is given back as it was last
-// read. Chunks are grouped by host and file identity; a chunk that starts
-// a file at line 1 under another path begins another file (an inode
-// reused), and a renamed file is restored at its last path. Lines longer
-// than the tailer keeps (--max-line-bytes) are holes, reported. A file
-// is written at <out>/<host>/<its path cleaned>, the host escaped as a
-// partition value ("." and ".." as %2E), through an [os.Root]: nothing is
-// written outside <out>, and a symbolic link under it that leads out is
-// an error, never followed.
-//
-// Restore checks what the archive claims before it uses it: each segment
-// against the manifest's size and checksum, each index entry against its
-// segment and its own span (a frame inside the segment, data within
-// limits, no more lines than its bytes can hold), each frame against its
-// zstd checksum and its index entry. A missing or unreadable segment, or
-// a damaged chunk, is skipped and reported in a [RestoreError] (segment,
-// chunk, why), with the files it affected; every other file is restored.
-// A file's lines are kept as runs, so a chunk far into a file costs its
-// own lines, not the numbers before them.
+// The raw chunks the tailer publishes are archived by the ArchiveWriter of
+// package pipeline/export/archive, under its own root, with the same
+// partitioning, commit protocol and recovery; [Exporter] drives both.
 //
 // # Driving a Writer from a consumer
 //

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
 
 // listedOnDisk checks that the Parquet files on disk are exactly those the
@@ -137,7 +138,7 @@ func TestExporter_StopsWhenManifestNotDurable(t *testing.T) {
 	x, err := export.NewExporter(export.ExporterConfig{
 		JS:             e.js,
 		Parquet:        export.Config{Dir: e.out, PartAge: 100 * time.Millisecond},
-		Archive:        export.ArchiveConfig{Dir: e.archive},
+		Archive:        archive.ArchiveConfig{Dir: e.archive},
 		CommitInterval: 50 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	})

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/parquet-go/parquet-go"
+
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 

@@ -3,6 +3,8 @@ package export
 import (
 	"errors"
 	"fmt"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 )
 
 // Sentinel errors of the export package. Match them with [errors.Is].
@@ -10,17 +12,17 @@ var (
 	// ErrInvalidConfig reports a configuration field with an invalid value.
 	// It is always wrapped in a *[ConfigError] naming the field; the caller
 	// must fix the configuration, retrying cannot help.
-	ErrInvalidConfig = errors.New("export: invalid configuration")
+	ErrInvalidConfig = commit.ErrInvalidConfig
 
 	// ErrClosed is returned by the methods of a [Writer] after
 	// [Writer.Close].
-	ErrClosed = errors.New("export: writer closed")
+	ErrClosed = commit.ErrClosed
 
 	// ErrManifest reports a manifest that cannot be read: the output
 	// directory's record of committed files is damaged. The writer does
 	// not start, so that it never removes files a damaged manifest fails
 	// to list; an operator must repair or remove the manifest.
-	ErrManifest = errors.New("export: bad manifest")
+	ErrManifest = commit.ErrManifest
 
 	// ErrNotDurable reports a file (a manifest) renamed into place whose
 	// directory could not then be synced: the new version is visible, and
@@ -29,12 +31,12 @@ var (
 	// is acknowledged, and a new Writer (a restarted process) decides at
 	// open from what the disk holds. Retrying in place could list a file
 	// twice, or lose one.
-	ErrNotDurable = errors.New("export: change not known to be durable")
+	ErrNotDurable = commit.ErrNotDurable
 
 	// ErrInvalidSeq is returned by [Writer.Write] for sequence 0, which no
 	// stream message has; the entry is not taken. It is a bug in the
 	// caller.
-	ErrInvalidSeq = errors.New("export: stream sequence 0")
+	ErrInvalidSeq = commit.ErrInvalidSeq
 
 	// ErrInvalidUTF8 is wrapped by the *[EntryError] reported for an entry
 	// with a string that is not valid UTF-8. Parquet strings must be UTF-8
@@ -49,7 +51,7 @@ var (
 	// loser stops like after [ErrNotDurable] and a new writer (the
 	// [Exporter] opens one at once) resumes from the manifest as it now
 	// is, skipping what the winner committed.
-	ErrConflict = errors.New("export: another writer committed to this prefix")
+	ErrConflict = commit.ErrConflict
 )
 
 // EntryError reports an entry that was written altered, located by its
@@ -72,17 +74,4 @@ func (e *EntryError) Error() string {
 func (e *EntryError) Unwrap() error { return e.Err }
 
 // ConfigError reports an invalid [Config] field.
-type ConfigError struct {
-	Field string // the field's name in flags and documentation, e.g. "part_bytes"
-	Value any
-	Err   error // ErrInvalidConfig
-	Why   string
-}
-
-// Error names the field, its value and what is wrong with it.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("export: invalid %s %v: %s", e.Field, e.Value, e.Why)
-}
-
-// Unwrap returns [ErrInvalidConfig].
-func (e *ConfigError) Unwrap() error { return e.Err }
+type ConfigError = commit.ConfigError

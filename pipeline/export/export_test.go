@@ -1,5 +1,7 @@
 package export
 
+import "github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
+
 // SetHook sets the function called at each step of a commit ("written",
 // "renamed", "recorded"), for crash tests.
 func SetHook(w *Writer, f func(step string)) { w.hook = f }
@@ -8,14 +10,14 @@ func SetHook(w *Writer, f func(step string)) { w.hook = f }
 // file named name fail once with err, as an I/O error would; it returns
 // a function that restores the real fsync.
 func FailSyncAfterRename(name string, err error) (restore func()) {
-	real := afterRename
+	real := commit.AfterRename
 	failed := false
-	afterRename = func(dir, n string) error {
+	commit.AfterRename = func(dir, n string) error {
 		if n == name && !failed {
 			failed = true
 			return err
 		}
 		return real(dir, n)
 	}
-	return func() { afterRename = real }
+	return func() { commit.AfterRename = real }
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -60,7 +62,7 @@ type ExporterConfig struct {
 
 	// Archive configures the archive of the original lines; an empty
 	// Archive.Dir keeps no archive (raw chunks are then not consumed).
-	Archive ArchiveConfig
+	Archive archive.ArchiveConfig
 
 	// CommitInterval is how often parts and segments past their age are
 	// committed and the position saved. Default [DefaultCommitInterval],
@@ -117,7 +119,7 @@ type Exporter struct {
 
 	mu      sync.Mutex // the writers and the state, between the consumer and the commit loop
 	w       *Writer
-	a       *ArchiveWriter
+	a       *archive.ArchiveWriter
 	state   exporterState
 	saved   uint64 // state.Committed as last saved
 	saveErr error
@@ -342,9 +344,9 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 	if err != nil {
 		return err
 	}
-	var a *ArchiveWriter
+	var a *archive.ArchiveWriter
 	if x.cfg.Archive.Dir != "" {
-		if a, err = NewArchiveWriter(x.cfg.Archive); err != nil {
+		if a, err = archive.NewArchiveWriter(x.cfg.Archive); err != nil {
 			w.Close(ctx)
 			return err
 		}
@@ -364,23 +366,23 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 // HighestSeq returns the highest stream sequence the output directories
 // hold or have passed: an offline export continues after it.
 func HighestSeq(parquetDir, archiveDir string) (uint64, error) {
-	return HighestSeqOf(context.Background(), Config{Dir: parquetDir}, ArchiveConfig{Dir: archiveDir})
+	return HighestSeqOf(context.Background(), Config{Dir: parquetDir}, archive.ArchiveConfig{Dir: archiveDir})
 }
 
 // HighestSeqOf is [HighestSeq] for outputs that may be in buckets
 // (Config.Bucket, ArchiveConfig.Bucket); an empty archive Dir and no
 // Bucket: no archive.
-func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (uint64, error) {
-	st, err := readStateOf(ctx, parquet)
+func HighestSeqOf(ctx context.Context, pq Config, arc archive.ArchiveConfig) (uint64, error) {
+	st, err := readStateOf(ctx, pq)
 	if err != nil {
 		return 0, err
 	}
 	high := st.Committed
 	var m *Manifest
-	if parquet.Bucket != nil {
-		m, err = ReadBucketManifest(ctx, parquet.Bucket)
+	if pq.Bucket != nil {
+		m, err = ReadBucketManifest(ctx, pq.Bucket)
 	} else {
-		m, err = ReadManifest(parquet.Dir)
+		m, err = ReadManifest(pq.Dir)
 	}
 	if err != nil {
 		return 0, err
@@ -388,12 +390,12 @@ func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (u
 	for _, f := range m.Files {
 		high = max(high, f.LastSeq)
 	}
-	if archive.Dir != "" || archive.Bucket != nil {
-		var segs []Segment
-		if archive.Bucket != nil {
-			segs, err = ReadBucketArchiveManifest(ctx, archive.Bucket)
+	if arc.Dir != "" || arc.Bucket != nil {
+		var segs []archive.Segment
+		if arc.Bucket != nil {
+			segs, err = archive.ReadBucketArchiveManifest(ctx, arc.Bucket)
 		} else {
-			segs, err = ReadArchiveManifest(archive.Dir)
+			segs, err = archive.ReadArchiveManifest(arc.Dir)
 		}
 		if err != nil {
 			return 0, err
@@ -604,12 +606,12 @@ func (x *Exporter) saveLocked(force bool) error {
 	}
 	if b := x.cfg.Parquet.Bucket; b != nil {
 		// After the manifests: a position never runs ahead of them.
-		ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), commit.RemoteOpTimeout)
 		defer cancel()
 		if _, err := b.Put(ctx, StateName, append(data, '\n'), objstore.Cond{}); err != nil {
 			return fmt.Errorf("save position: %w", err)
 		}
-	} else if err := writeFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
+	} else if err := commit.WriteFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
 		return err
 	}
 	x.saved = x.state.Committed

@@ -17,6 +17,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -81,7 +82,7 @@ func (e *exportEnv) run(mod ...func(*export.ExporterConfig)) export.ExporterStat
 	cfg := export.ExporterConfig{
 		JS:             e.js,
 		Parquet:        export.Config{Dir: e.out, PartAge: 100 * time.Millisecond},
-		Archive:        export.ArchiveConfig{Dir: e.archive},
+		Archive:        archive.ArchiveConfig{Dir: e.archive},
 		CommitInterval: 50 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	}
@@ -142,7 +143,7 @@ func TestExporter_ExactlyOnceAcrossRestarts(t *testing.T) {
 
 	// The archive gives every file back.
 	out := t.TempDir()
-	restored, err := export.Restore(t.Context(), export.RestoreConfig{Archive: e.archive, Out: out})
+	restored, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: e.archive, Out: out})
 	require.NoError(t, err)
 	require.Len(t, restored, 3)
 	for _, f := range []struct {
@@ -153,7 +154,7 @@ func TestExporter_ExactlyOnceAcrossRestarts(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(f.data), string(got))
 	}
-	restored, err = export.Restore(t.Context(), export.RestoreConfig{Archive: e.archive, Out: t.TempDir(), Host: "host-a", Session: "s3"})
+	restored, err = archive.Restore(t.Context(), archive.RestoreConfig{Archive: e.archive, Out: t.TempDir(), Host: "host-a", Session: "s3"})
 	require.NoError(t, err)
 	require.Len(t, restored, 1)
 	require.Equal(t, "/home/u/.pi/s3.jsonl", restored[0].Path)
@@ -222,7 +223,7 @@ func TestExporter_CommitsOnCatchingUp(t *testing.T) {
 	e.publishFile("h1", "s1", 5)
 	start := func(catchUp time.Duration) (*export.Exporter, func()) {
 		x, err := export.NewExporter(export.ExporterConfig{
-			JS: e.js, Parquet: export.Config{Dir: e.out, PartAge: time.Hour}, Archive: export.ArchiveConfig{Dir: e.archive},
+			JS: e.js, Parquet: export.Config{Dir: e.out, PartAge: time.Hour}, Archive: archive.ArchiveConfig{Dir: e.archive},
 			CommitInterval: 50 * time.Millisecond, CatchUpCommit: catchUp, LeaseTTL: 2 * time.Second,
 		})
 		require.NoError(t, err)

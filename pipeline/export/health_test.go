@@ -14,6 +14,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
 
 // An exporter whose commits fail (here a file stands where a partition's
@@ -30,7 +31,7 @@ func TestExporter_HealthFollowsCommits(t *testing.T) {
 	x, err := export.NewExporter(export.ExporterConfig{
 		JS:             e.js,
 		Parquet:        export.Config{Dir: e.out, PartAge: 10 * time.Millisecond},
-		Archive:        export.ArchiveConfig{Dir: e.archive},
+		Archive:        archive.ArchiveConfig{Dir: e.archive},
 		CommitInterval: 20 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	})

@@ -24,6 +24,8 @@ var (
 	want             = exporttest.Want
 	duckDBInit       = exporttest.DuckDBInit
 	mustCompact      = exporttest.MustCompact
+	chunk            = exporttest.Chunk
+	restoreAll       = exporttest.RestoreAll
 )
 
 type readRow = exporttest.ReadRow

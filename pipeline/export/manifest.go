@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 )
 
 // ManifestName is the manifest's file name in the output root. Its
 // leading underscore keeps it out of Hive-style globs such as
 // '<out>/**/*.parquet'.
-const ManifestName = "_manifest.jsonl"
+const ManifestName = commit.ManifestName
 
 // File is the manifest record of one committed Parquet file.
 type File struct {
@@ -112,25 +114,11 @@ func (m *Manifest) highest() map[Partition]uint64 {
 // the manifest, fsync of dir. A crash leaves the old or the new manifest,
 // never a mix.
 func (m *Manifest) write(dir string) error {
-	data, err := appendLines(nil, m.Files)
+	data, err := commit.AppendLines(nil, m.Files)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(dir, ManifestName, data)
-}
-
-// appendLines appends items to data as JSON lines, the form of both
-// manifests.
-func appendLines[T any](data []byte, items []T) ([]byte, error) {
-	b := bytes.NewBuffer(data)
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	for i := range items {
-		if err := enc.Encode(&items[i]); err != nil {
-			return nil, fmt.Errorf("encode manifest: %w", err)
-		}
-	}
-	return b.Bytes(), nil
+	return commit.WriteFileAtomic(dir, ManifestName, data)
 }
 
 // manifestCopy is a process's copy of the manifest as it last wrote it:
@@ -155,18 +143,18 @@ func (c *manifestCopy) current(dir string) (m *Manifest, data []byte, reread boo
 	if m, err = rereadManifest(dir); err != nil {
 		return nil, nil, false, err
 	}
-	data, err = appendLines(nil, m.Files)
+	data, err = commit.AppendLines(nil, m.Files)
 	return m, data, true, err
 }
 
 // add writes the manifest data followed by files to dir, atomically, and
 // keeps the new version as c.
 func (c *manifestCopy) add(dir string, m *Manifest, data []byte, files []File) error {
-	data, err := appendLines(data, files) // in place: c's own, and its length is kept on failure
+	data, err := commit.AppendLines(data, files) // in place: c's own, and its length is kept on failure
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(dir, ManifestName, data); err != nil {
+	if err := commit.WriteFileAtomic(dir, ManifestName, data); err != nil {
 		return err
 	}
 	next := &Manifest{Files: append(m.Files, files...)} // as for data

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 )
 
 // recover removes what a crash left below the output root: what l
@@ -75,9 +77,9 @@ func scanLeftovers(root string, writerTemps, compactTemps bool) (*leftovers, err
 		}
 		rel = filepath.ToSlash(rel)
 		switch base := d.Name(); {
-		case isTmp(base):
+		case commit.IsTmp(base):
 			switch {
-			case rel == tmpName(ManifestName):
+			case rel == commit.TmpName(ManifestName):
 				l.tmps = append(l.tmps, rel)
 			case isCompactTmp(base):
 				if compactTemps {
@@ -127,7 +129,7 @@ func (l *leftovers) remove(root string, m *Manifest, exists bool, log *slog.Logg
 		} else if err != nil {
 			return n, fmt.Errorf("remove leftover %s: %w", p, err)
 		}
-		if err := syncDir(filepath.Dir(p)); err != nil {
+		if err := commit.SyncDir(filepath.Dir(p)); err != nil {
 			return n, err
 		}
 		n++
@@ -156,33 +158,21 @@ func parseDataName(base string) (first, last string, gen int, ok bool) {
 		return "", "", 0, false
 	}
 	first, s, ok = strings.Cut(s, "-")
-	if !ok || !isDigits(first) {
+	if !ok || !commit.IsDigits(first) {
 		return "", "", 0, false
 	}
 	last, g, merged := strings.Cut(s, "-c")
-	if !isDigits(last) {
+	if !commit.IsDigits(last) {
 		return "", "", 0, false
 	}
 	if !merged {
 		return first, last, 0, true
 	}
-	if !isDigits(g) || g[0] == '0' || len(g) > 9 {
+	if !commit.IsDigits(g) || g[0] == '0' || len(g) > 9 {
 		return "", "", 0, false
 	}
 	for i := 0; i < len(g); i++ {
 		gen = gen*10 + int(g[i]-'0')
 	}
 	return first, last, gen, true
-}
-
-func isDigits(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
 }

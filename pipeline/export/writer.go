@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -58,7 +59,7 @@ type Writer struct {
 
 	// remote is the manifest object when the output is in a bucket
 	// (Config.Bucket); nil for a directory.
-	remote *remoteManifest[File]
+	remote *commit.RemoteManifest[File]
 
 	// hook, when set (by tests), is called at each step of a commit:
 	// "written" (temporary file synced), "renamed" (renamed, directory
@@ -543,7 +544,7 @@ func (w *Writer) writePart(ctx context.Context, pt *part) (written, error) {
 		return written{}, err
 	}
 	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
-	tmp := filepath.Join(dir, tmpName(name))
+	tmp := filepath.Join(dir, commit.TmpName(name))
 	sum, n, err := w.writeTemp(tmp, pt, true)
 	if err != nil {
 		os.Remove(tmp)
@@ -631,7 +632,7 @@ func (w *Writer) record(ctx context.Context, batch []written) (recorded []writte
 		return nil, errors.Join(errs...)
 	}
 	for dir := range dirs {
-		if err := syncDir(dir); err != nil {
+		if err := commit.SyncDir(dir); err != nil {
 			unrename()
 			return nil, errors.Join(append(errs, err)...)
 		}
@@ -701,7 +702,7 @@ func (w *Writer) writeTemp(tmp string, pt *part, sync bool) (string, int64, erro
 // mkdir creates the partition directory rel (slash-separated, relative to
 // the root) and fsyncs the parent of every directory it created, so that
 // a committed file's path survives a crash.
-func (w *Writer) mkdir(rel string) error { return mkdirs(w.cfg.Dir, rel, w.dirs) }
+func (w *Writer) mkdir(rel string) error { return commit.Mkdirs(w.cfg.Dir, rel, w.dirs) }
 
 func (w *Writer) step(name string) {
 	if w.hook != nil {

@@ -8,11 +8,9 @@ import (
 	"path"
 	"sync"
 	"time"
-)
 
-// remoteOpTimeout bounds the requests of opening a writer on a bucket
-// (NewWriter takes no context): reading the manifest, creating it.
-const remoteOpTimeout = 2 * time.Minute
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
+)
 
 // newRemoteWriter opens a Writer on cfg.Bucket: it reads the manifest
 // (creating an empty one where the prefix holds nothing) and takes no
@@ -26,13 +24,13 @@ func newRemoteWriter(cfg Config) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), commit.RemoteOpTimeout)
 	defer cancel()
-	rm, err := loadRemoteManifest[File](ctx, cfg.Bucket, ManifestName)
+	rm, err := commit.LoadRemoteManifest[File](ctx, cfg.Bucket, ManifestName)
 	if err != nil {
 		return nil, err
 	}
-	if err := createRemoteManifest(ctx, rm, fileCommitter, isDataName); err != nil {
+	if err := commit.CreateRemoteManifest(ctx, rm, fileCommitter, isDataName); err != nil {
 		return nil, err
 	}
 	w := &Writer{
@@ -43,7 +41,7 @@ func newRemoteWriter(cfg Config) (*Writer, error) {
 		dirs:   make(map[string]bool),
 		remote: rm,
 	}
-	w.man = manifestCopy{m: &Manifest{Files: rm.items}}
+	w.man = manifestCopy{m: &Manifest{Files: rm.Items}}
 	w.high = w.man.m.highest()
 	return w, nil
 }
@@ -126,7 +124,7 @@ func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []e
 func (w *Writer) spoolPart(pt *part) (written, string, error) {
 	rel := pt.partition.Dir()
 	name := fmt.Sprintf("part-%d-%d.parquet", pt.first, pt.last)
-	spool, err := os.CreateTemp(w.cfg.SpoolDir, tmpPrefix+"sessionpipe-"+name+"-*"+tmpSuffix)
+	spool, err := os.CreateTemp(w.cfg.SpoolDir, commit.TmpPrefix+"sessionpipe-"+name+"-*"+commit.TmpSuffix)
 	if err != nil {
 		return written{}, "", fmt.Errorf("create spool file: %w", err)
 	}
@@ -159,13 +157,13 @@ func (w *Writer) recordRemote(ctx context.Context, batch []written) ([]written, 
 		files[i] = wr.file
 	}
 	w.step("renamed") // uploaded; nothing to rename
-	if err := w.remote.commit(ctx, files, fileCommitter); err != nil {
+	if err := w.remote.Commit(ctx, files, fileCommitter); err != nil {
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotDurable) {
 			w.fail(err)
 		}
 		return nil, err
 	}
-	w.man = manifestCopy{m: &Manifest{Files: w.remote.items}}
+	w.man = manifestCopy{m: &Manifest{Files: w.remote.Items}}
 	for p, s := range w.man.m.highest() {
 		w.high[p] = max(w.high[p], s)
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -19,7 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
@@ -335,4 +338,37 @@ func MustCompact(t testing.TB, cfg export.CompactConfig) export.CompactStats {
 	st, err := export.Compact(t.Context(), cfg)
 	require.NoError(t, err)
 	return st
+}
+
+// Chunk builds a raw chunk of the given lines of a file.
+func Chunk(host, path, file string, line int64, lines ...string) *bus.RawChunk {
+	data := strings.Join(lines, "")
+	return &bus.RawChunk{
+		Host: host, Path: path, Format: "pi", File: file, Line: line, Lines: int64(len(lines)),
+		Offset: 0, End: int64(len(data)), Sessions: []string{"s-" + file},
+		TS: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC), Data: []byte(data),
+	}
+}
+
+// RestoreAll restores the archive arch with cfg (into a new temporary
+// directory when cfg.Out is empty), requires every file inside Out, and
+// returns their contents by path relative to Out.
+func RestoreAll(t testing.TB, arch string, cfg archive.RestoreConfig) (map[string]string, []archive.Restored) {
+	t.Helper()
+	cfg.Archive = arch
+	if cfg.Out == "" {
+		cfg.Out = t.TempDir()
+	}
+	got, err := archive.Restore(t.Context(), cfg)
+	require.NoError(t, err)
+	files := map[string]string{}
+	for _, r := range got {
+		rel, err := filepath.Rel(cfg.Out, r.Out)
+		require.NoError(t, err)
+		require.False(t, rel == ".." || strings.HasPrefix(rel, "../"), "restored outside -out: %s", r.Out)
+		data, err := os.ReadFile(r.Out)
+		require.NoError(t, err)
+		files[filepath.ToSlash(rel)] = string(data)
+	}
+	return files, got
 }

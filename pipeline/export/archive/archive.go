@@ -1,4 +1,4 @@
-package export
+package archive
 
 import (
 	"bytes"
@@ -21,8 +21,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -47,7 +48,7 @@ type ArchiveConfig struct {
 	SegmentBytes int64
 
 	// SegmentAge closes a segment this long after its first chunk, at the
-	// next [ArchiveWriter.CommitDue]. Default [DefaultPartAge].
+	// next [ArchiveWriter.CommitDue]. Default five minutes (the Parquet writer's DefaultPartAge).
 	SegmentAge time.Duration
 
 	// MemoryBytes bounds the memory held by all open segments: their
@@ -72,7 +73,7 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 		c.SegmentBytes = DefaultSegmentBytes
 	}
 	if c.SegmentAge <= 0 {
-		c.SegmentAge = DefaultPartAge
+		c.SegmentAge = commit.DefaultPartAge
 	}
 	if c.MemoryBytes <= 0 {
 		c.MemoryBytes = max(DefaultArchiveMemoryBytes, c.SegmentBytes)
@@ -121,17 +122,17 @@ type Chunk struct {
 
 // Segment is the manifest record of one committed archive segment.
 type Segment struct {
-	Path      string    `json:"path"`
-	Partition Partition `json:"partition"`
-	Chunks    int       `json:"chunks"`
-	Bytes     int64     `json:"bytes"`     // size of the segment file
-	RawBytes  int64     `json:"raw_bytes"` // its chunks' data, decompressed
-	SHA256    string    `json:"sha256"`
-	FirstSeq  uint64    `json:"first_seq"`
-	LastSeq   uint64    `json:"last_seq"`
-	MinTS     time.Time `json:"min_ts,omitzero"`
-	MaxTS     time.Time `json:"max_ts,omitzero"`
-	Committed time.Time `json:"committed"`
+	Path      string           `json:"path"`
+	Partition commit.Partition `json:"partition"`
+	Chunks    int              `json:"chunks"`
+	Bytes     int64            `json:"bytes"`     // size of the segment file
+	RawBytes  int64            `json:"raw_bytes"` // its chunks' data, decompressed
+	SHA256    string           `json:"sha256"`
+	FirstSeq  uint64           `json:"first_seq"`
+	LastSeq   uint64           `json:"last_seq"`
+	MinTS     time.Time        `json:"min_ts,omitzero"`
+	MaxTS     time.Time        `json:"max_ts,omitzero"`
+	Committed time.Time        `json:"committed"`
 }
 
 // ArchiveStats counts what an [ArchiveWriter] did since it was opened.
@@ -150,7 +151,7 @@ type ArchiveStats struct {
 
 // ArchiveWriter writes raw chunks (the original lines of transcript
 // files, see [bus.RawChunk]) as the byte-exact cold archive, with the
-// commit protocol of [Writer]: one open segment per partition, committed
+// commit protocol of export.Writer: one open segment per partition, committed
 // by size, age, memory, [ArchiveWriter.Flush] and [ArchiveWriter.Close]
 // (temporary file, fsync, rename, fsync, manifest); a caller acknowledges
 // up to [ArchiveWriter.Committed]. See the package documentation,
@@ -165,8 +166,8 @@ type ArchiveWriter struct {
 
 	segments []Segment
 	manifest []byte // the manifest file's content: segments as JSON lines
-	high     map[Partition]uint64
-	open     map[Partition]*segment
+	high     map[commit.Partition]uint64
+	open     map[commit.Partition]*segment
 	buffered int64
 	handed   uint64
 	dirs     map[string]bool
@@ -180,13 +181,13 @@ type ArchiveWriter struct {
 	// remote is the manifest object when the archive is in a bucket;
 	// failed stops the writer as Writer.failed does (a conflict with
 	// another writer, or a manifest write of unknown fate).
-	remote *remoteManifest[Segment]
+	remote *commit.RemoteManifest[Segment]
 	failed error
 }
 
 // segment is an open segment: its frames, compressed, and their index.
 type segment struct {
-	partition   Partition
+	partition   commit.Partition
 	opened      time.Time
 	first, last uint64
 	frames      []byte
@@ -201,7 +202,7 @@ type segment struct {
 // files, and segments the manifest does not list.
 func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 	if cfg.Dir == "" {
-		return nil, &ConfigError{Field: "archive_dir", Value: cfg.Dir, Err: ErrInvalidConfig, Why: "required"}
+		return nil, &commit.ConfigError{Field: "archive_dir", Value: cfg.Dir, Err: commit.ErrInvalidConfig, Why: "required"}
 	}
 	cfg = cfg.withDefaults()
 	if cfg.Bucket != nil {
@@ -218,8 +219,8 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 		return nil, err
 	}
 	a := &ArchiveWriter{
-		cfg: cfg, log: cfg.Logger.With(KeyComponent, "archive"), lock: lock, enc: enc,
-		high: make(map[Partition]uint64), open: make(map[Partition]*segment), dirs: make(map[string]bool),
+		cfg: cfg, log: cfg.Logger.With(commit.KeyComponent, "archive"), lock: lock, enc: enc,
+		high: make(map[commit.Partition]uint64), open: make(map[commit.Partition]*segment), dirs: make(map[string]bool),
 	}
 	if a.segments, err = ReadArchiveManifest(cfg.Dir); err != nil {
 		lock.Release()
@@ -232,12 +233,12 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 		lock.Release()
 		return nil, err
 	}
-	if a.manifest, err = appendLines(nil, a.segments); err != nil {
+	if a.manifest, err = commit.AppendLines(nil, a.segments); err != nil {
 		lock.Release()
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(cfg.Dir, ManifestName)); errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomic(cfg.Dir, ManifestName, a.manifest); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.Dir, commit.ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		if err := commit.WriteFileAtomic(cfg.Dir, commit.ManifestName, a.manifest); err != nil {
 			lock.Release()
 			return nil, err
 		}
@@ -247,8 +248,8 @@ func NewArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 
 // ChunkPartition returns the archive partition of a chunk: its format,
 // the UTC date of its timestamp and its host.
-func ChunkPartition(c *bus.RawChunk) Partition {
-	p := Partition{Format: c.Format, Host: c.Host}
+func ChunkPartition(c *bus.RawChunk) commit.Partition {
+	p := commit.Partition{Format: c.Format, Host: c.Host}
 	if !c.TS.IsZero() {
 		p.Date = c.TS.UTC().Format(time.DateOnly)
 	}
@@ -261,13 +262,13 @@ func ChunkPartition(c *bus.RawChunk) Partition {
 // its partition holds, is skipped.
 func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) error {
 	if a.closed {
-		return ErrClosed
+		return commit.ErrClosed
 	}
 	if a.failed != nil {
 		return a.failed
 	}
 	if seq == 0 {
-		return ErrInvalidSeq
+		return commit.ErrInvalidSeq
 	}
 	p := ChunkPartition(c)
 	if seq <= a.handed || seq <= a.high[p] {
@@ -363,7 +364,7 @@ func (a *ArchiveWriter) Segments() []Segment { return a.segments }
 // only its partition (see commitSegments).
 func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	if a.closed {
-		return ErrClosed
+		return commit.ErrClosed
 	}
 	if a.failed != nil {
 		return a.failed
@@ -383,7 +384,7 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 // Flush commits every open segment.
 func (a *ArchiveWriter) Flush(ctx context.Context) error {
 	if a.closed {
-		return ErrClosed
+		return commit.ErrClosed
 	}
 	if a.failed != nil {
 		return a.failed
@@ -453,29 +454,16 @@ func segmentName(first, last uint64) string {
 	return fmt.Sprintf("seg-%d-%d.jsonl.zst", first, last)
 }
 
-// isSegmentName reports whether base is seg-<first>-<last>.jsonl.zst.
-func isSegmentName(base string) bool {
-	s, ok := strings.CutPrefix(base, "seg-")
-	if !ok {
-		return false
-	}
-	if s, ok = strings.CutSuffix(s, ".jsonl.zst"); !ok {
-		return false
-	}
-	x, y, ok := strings.Cut(s, "-")
-	return ok && isDigits(x) && isDigits(y)
-}
-
 // commit commits the one segment s (see commitSegments), closed in Write
 // (full, or the memory budget needs its room). When that fails for s's
-// partition only (a *[PartitionError]), s waits for the next commit in
-// a.waiting and commit returns nil (logging why), as [Writer]'s commit
+// partition only (a *commit.PartitionError), s waits for the next commit in
+// a.waiting and commit returns nil (logging why), as export.Writer's commit
 // does: Write goes on with the other partitions. Once the waiting
 // segments would hold more than three quarters of MemoryBytes, the error
 // is returned instead.
 func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 	err := a.commitSegments(ctx, []*segment{s})
-	var pe *PartitionError
+	var pe *commit.PartitionError
 	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
 		return err
 	}
@@ -492,7 +480,7 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 		slices.SortFunc(a.waiting, func(x, y *segment) int { return compareSeq(x.first, y.first) })
 	}
 	a.log.Warn("archive partition cannot be committed; its chunks are kept and tried again at the next commit",
-		KeyPartition, s.partition.Dir(), KeyFirstSeq, s.first, KeyLastSeq, s.last, KeyError, err.Error())
+		commit.KeyPartition, s.partition.Dir(), commit.KeyFirstSeq, s.first, commit.KeyLastSeq, s.last, commit.KeyError, err.Error())
 	return nil
 }
 
@@ -513,12 +501,12 @@ func (a *ArchiveWriter) withWaiting(open []*segment) []*segment {
 }
 
 // commitSegments writes each segment as a file (atomically, fsynced) and
-// records them all with one write of the manifest, as [Writer]'s
+// records them all with one write of the manifest, as export.Writer's
 // commitParts does for Parquet files: a periodic commit of hundreds of
 // quiet partitions costs one manifest write, not one per segment. A
 // segment that cannot be written (a file where its partition's directory
 // belongs) costs only its partition: it stays open, to be tried again at
-// the next commit, a *[PartitionError] is returned for it (several
+// the next commit, a *commit.PartitionError is returned for it (several
 // joined) and counted in Stats.FailedCommits, and the other segments are
 // committed. A partition's segments are committed in stream order: after
 // one that failed, its later ones wait too (a restart skips what its
@@ -530,7 +518,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 	var segs []Segment
 	var written []*segment
 	var errs []error
-	failed := make(map[Partition]bool)
+	failed := make(map[commit.Partition]bool)
 	for _, s := range open {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, context.Cause(ctx))
@@ -543,7 +531,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		if err != nil {
 			failed[s.partition] = true
 			a.stats.FailedCommits++
-			errs = append(errs, &PartitionError{Partition: s.partition, Dir: filepath.Join(a.cfg.Dir, filepath.FromSlash(s.partition.Dir())),
+			errs = append(errs, &commit.PartitionError{Partition: s.partition, Dir: filepath.Join(a.cfg.Dir, filepath.FromSlash(s.partition.Dir())),
 				FirstSeq: s.first, LastSeq: s.last, Err: err})
 			continue
 		}
@@ -565,11 +553,11 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 			return errors.Join(werr, err)
 		}
 	} else {
-		data, err := appendLines(a.manifest, segs)
+		data, err := commit.AppendLines(a.manifest, segs)
 		if err != nil {
 			return errors.Join(werr, err)
 		}
-		if err := writeFileAtomic(a.cfg.Dir, ManifestName, data); err != nil {
+		if err := commit.WriteFileAtomic(a.cfg.Dir, commit.ManifestName, data); err != nil {
 			return errors.Join(werr, err) // the files stay unlisted: removed at the next open, or renamed over by a retry
 		}
 		a.manifest = data
@@ -587,7 +575,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		a.stats.Segments++
 		a.stats.RawBytes += s.raw
 		a.stats.Bytes += seg.Bytes
-		a.log.Debug("committed", KeyFile, seg.Path, "chunks", seg.Chunks, KeyBytes, seg.Bytes, KeyFirstSeq, seg.FirstSeq, KeyLastSeq, seg.LastSeq)
+		a.log.Debug("committed", commit.KeyFile, seg.Path, "chunks", seg.Chunks, commit.KeyBytes, seg.Bytes, commit.KeyFirstSeq, seg.FirstSeq, commit.KeyLastSeq, seg.LastSeq)
 	}
 	return werr
 }
@@ -596,7 +584,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, error) {
 	rel := s.partition.Dir()
 	if a.remote == nil {
-		if err := mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
+		if err := commit.Mkdirs(a.cfg.Dir, rel, a.dirs); err != nil {
 			return Segment{}, err
 		}
 	}
@@ -627,7 +615,7 @@ func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, 
 		if err := a.cfg.Bucket.Upload(ctx, path.Join(rel, name), bytes.NewReader(data), int64(len(data))); err != nil {
 			return Segment{}, fmt.Errorf("upload: %w", err)
 		}
-	} else if err := writeFileAtomic(dir, name, data); err != nil {
+	} else if err := commit.WriteFileAtomic(dir, name, data); err != nil {
 		return Segment{}, err
 	}
 	return Segment{
@@ -637,48 +625,10 @@ func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, 
 	}, nil
 }
 
-// mkdirs creates the directory rel below root and fsyncs the parent of
-// every directory it created; done caches those made. A cached directory
-// is checked again (one stat): a user may move a closed partition to cold
-// storage while the exporter runs, and a late entry of that day must
-// recreate it, not fail every retry. A file in a directory's place is an
-// error that names it and says what to do; it concerns the partitions
-// below it only (see [PartitionError]).
-func mkdirs(root, rel string, done map[string]bool) error {
-	if done[rel] {
-		if fi, err := os.Stat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.IsDir() {
-			return nil
-		}
-		delete(done, rel)
-	}
-	var parents []string
-	for d := rel; d != "."; d = path.Dir(d) {
-		parents = append(parents, d)
-	}
-	for i := len(parents) - 1; i >= 0; i-- {
-		d := filepath.Join(root, filepath.FromSlash(parents[i]))
-		err := os.Mkdir(d, 0o755)
-		if os.IsExist(err) {
-			if fi, err := os.Stat(d); err == nil && !fi.IsDir() {
-				return fmt.Errorf("create partition directory: %s is a file, not a directory: move it away; the partition's entries are kept until then", d)
-			}
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("create partition directory: %w", err)
-		}
-		if err := syncDir(filepath.Dir(d)); err != nil {
-			return err
-		}
-	}
-	done[rel] = true
-	return nil
-}
-
 // ReadArchiveManifest reads the segments listed in the archive root dir;
 // a directory without a manifest lists none.
 func ReadArchiveManifest(dir string) ([]Segment, error) {
-	p := filepath.Join(dir, ManifestName)
+	p := filepath.Join(dir, commit.ManifestName)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -693,7 +643,7 @@ func ReadArchiveManifest(dir string) ([]Segment, error) {
 		}
 		var s Segment
 		if err := json.Unmarshal(line, &s); err != nil {
-			return nil, fmt.Errorf("%w: %s:%d: %v", ErrManifest, p, n+1, err)
+			return nil, fmt.Errorf("%w: %s:%d: %v", commit.ErrManifest, p, n+1, err)
 		}
 		segs = append(segs, s)
 	}
@@ -701,7 +651,7 @@ func ReadArchiveManifest(dir string) ([]Segment, error) {
 }
 
 // recover removes temporary files and unlisted segments, as
-// [Writer]'s recover does for Parquet files.
+// export.Writer's recover does for Parquet files.
 func (a *ArchiveWriter) recover() error {
 	root := a.cfg.Dir
 	listed := make(map[string]bool, len(a.segments))
@@ -719,7 +669,7 @@ func (a *ArchiveWriter) recover() error {
 		}
 		rel = filepath.ToSlash(rel)
 		base := d.Name()
-		if isTmp(base) || isSegmentName(base) && strings.Count(rel, "/") == 3 && !listed[rel] {
+		if commit.IsTmp(base) || commit.IsSegmentName(base) && strings.Count(rel, "/") == 3 && !listed[rel] {
 			remove = append(remove, rel)
 		}
 		return nil
@@ -728,10 +678,10 @@ func (a *ArchiveWriter) recover() error {
 		return fmt.Errorf("recover %s: %w", root, err)
 	}
 	if len(a.segments) == 0 && len(remove) > 0 {
-		if _, err := os.Stat(filepath.Join(root, ManifestName)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(root, commit.ManifestName)); errors.Is(err, fs.ErrNotExist) {
 			for _, r := range remove {
-				if !isTmp(path.Base(r)) {
-					return fmt.Errorf("%w: %s holds segments (%s, ...) but no %s: not removing them", ErrManifest, root, r, ManifestName)
+				if !commit.IsTmp(path.Base(r)) {
+					return fmt.Errorf("%w: %s holds segments (%s, ...) but no %s: not removing them", commit.ErrManifest, root, r, commit.ManifestName)
 				}
 			}
 		}
@@ -741,11 +691,11 @@ func (a *ArchiveWriter) recover() error {
 		if err := os.Remove(p); err != nil {
 			return fmt.Errorf("remove leftover %s: %w", p, err)
 		}
-		if err := syncDir(filepath.Dir(p)); err != nil {
+		if err := commit.SyncDir(filepath.Dir(p)); err != nil {
 			return err
 		}
 		a.stats.Removed++
-		a.log.Info("removed leftover of an interrupted commit", KeyFile, rel)
+		a.log.Info("removed leftover of an interrupted commit", commit.KeyFile, rel)
 	}
 	return nil
 }

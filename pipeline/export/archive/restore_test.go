@@ -1,4 +1,4 @@
-package export_test
+package archive_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
 
 // requireEmptyDir fails unless dir holds nothing but the names keep.
@@ -43,7 +44,7 @@ func TestRestore_DotHosts(t *testing.T) {
 	)
 	parent := t.TempDir()
 	out := filepath.Join(parent, "inner")
-	files, _ := restoreAll(t, dir, export.RestoreConfig{Out: out})
+	files, _ := restoreAll(t, dir, archive.RestoreConfig{Out: out})
 	require.Equal(t, map[string]string{
 		"%2E%2E/p/a.jsonl": "a\n",
 		"%2E/p/b.jsonl":    "b\n",
@@ -56,14 +57,14 @@ func TestRestore_DotHosts(t *testing.T) {
 // with or without Force: the restore of that file fails, and nothing is
 // written where the link points.
 func TestRestore_SymlinksUnderOut(t *testing.T) {
-	archive := t.TempDir()
-	archiveAll(t, archive, chunk("h", "/p/a.jsonl", "1:1", 1, "new\n"))
+	arch := t.TempDir()
+	archiveAll(t, arch, chunk("h", "/p/a.jsonl", "1:1", 1, "new\n"))
 	for _, force := range []bool{false, true} {
 		name := map[bool]string{false: "NoForce", true: "Force"}[force]
 		t.Run("DirectoryLink/"+name, func(t *testing.T) {
 			out, outside := t.TempDir(), t.TempDir()
 			require.NoError(t, os.Symlink(outside, filepath.Join(out, "h")))
-			_, err := export.Restore(t.Context(), export.RestoreConfig{Archive: archive, Out: out, Force: force})
+			_, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: arch, Out: out, Force: force})
 			require.Error(t, err)
 			requireEmptyDir(t, outside)
 		})
@@ -74,7 +75,7 @@ func TestRestore_SymlinksUnderOut(t *testing.T) {
 			require.NoError(t, os.MkdirAll(filepath.Join(out, "h", "p"), 0o755))
 			link := filepath.Join(out, "h", "p", "a.jsonl")
 			require.NoError(t, os.Symlink(victim, link))
-			_, err := export.Restore(t.Context(), export.RestoreConfig{Archive: archive, Out: out, Force: force})
+			_, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: arch, Out: out, Force: force})
 			if force {
 				// The link itself is replaced by the file, inside -out.
 				require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestRestore_SymlinksUnderOut(t *testing.T) {
 			require.NoError(t, os.WriteFile(victim, []byte("keep\n"), 0o644))
 			require.NoError(t, os.MkdirAll(filepath.Join(out, "h", "p"), 0o755))
 			require.NoError(t, os.Symlink(victim, filepath.Join(out, "h", "p", ".a.jsonl.tmp")))
-			files, _ := restoreAll(t, archive, export.RestoreConfig{Out: out, Force: force})
+			files, _ := restoreAll(t, arch, archive.RestoreConfig{Out: out, Force: force})
 			require.Equal(t, map[string]string{"h/p/a.jsonl": "new\n"}, files)
 			data, err := os.ReadFile(victim)
 			require.NoError(t, err)
@@ -110,13 +111,13 @@ func TestRestore_SymlinksUnderOut(t *testing.T) {
 // restoreDamaged restores archive into a new directory, expecting a
 // *RestoreError; it returns the files written (relative path: content),
 // what Restore returned, and the error.
-func restoreDamaged(t *testing.T, archive string) (map[string]string, []export.Restored, *export.RestoreError) {
+func restoreDamaged(t *testing.T, arch string) (map[string]string, []archive.Restored, *archive.RestoreError) {
 	t.Helper()
 	out := t.TempDir()
-	got, err := export.Restore(t.Context(), export.RestoreConfig{Archive: archive, Out: out})
-	var re *export.RestoreError
+	got, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: arch, Out: out})
+	var re *archive.RestoreError
 	require.ErrorAs(t, err, &re)
-	require.ErrorIs(t, err, export.ErrSegment)
+	require.ErrorIs(t, err, archive.ErrSegment)
 	files := map[string]string{}
 	for _, r := range got {
 		rel, err := filepath.Rel(out, r.Out)
@@ -129,7 +130,7 @@ func restoreDamaged(t *testing.T, archive string) (map[string]string, []export.R
 }
 
 // restoredOf returns the record of the file at path in rs.
-func restoredOf(t *testing.T, rs []export.Restored, path string) export.Restored {
+func restoredOf(t *testing.T, rs []archive.Restored, path string) archive.Restored {
 	t.Helper()
 	for _, r := range rs {
 		if r.Path == path {
@@ -137,7 +138,7 @@ func restoredOf(t *testing.T, rs []export.Restored, path string) export.Restored
 		}
 	}
 	require.Failf(t, "not restored", "%s not in %+v", path, rs)
-	return export.Restored{}
+	return archive.Restored{}
 }
 
 // Forged line numbers allocate nothing by what they claim: a chunk whose
@@ -154,7 +155,7 @@ func TestRestore_ForgedLineNumbers(t *testing.T) {
 		archiveAll(t, dir, chunk("h", "/p/a.jsonl", "1:1", 1, "a\n"), far(4_000_000, "x\n"))
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		files, got := restoreAll(t, dir, export.RestoreConfig{})
+		files, got := restoreAll(t, dir, archive.RestoreConfig{})
 		runtime.ReadMemStats(&after)
 		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(32<<20), "bytes allocated for a 2-byte chunk at line 4e6")
 		require.Equal(t, "x\n", files["h/p/far.jsonl"])
@@ -162,7 +163,7 @@ func TestRestore_ForgedLineNumbers(t *testing.T) {
 
 		dir = t.TempDir()
 		archiveAll(t, dir, chunk("h", "/p/a.jsonl", "1:1", 1, "a\n"), far(1e12, "x\n"))
-		files, got = restoreAll(t, dir, export.RestoreConfig{})
+		files, got = restoreAll(t, dir, archive.RestoreConfig{})
 		require.Equal(t, "x\n", files["h/p/far.jsonl"])
 		require.Equal(t, int64(1e12-1), restoredOf(t, got, "/p/far.jsonl").Holes)
 	})
@@ -201,7 +202,7 @@ func threeSegments(t *testing.T, dir string) map[int]string {
 		dated(chunk("h", "/p/a.jsonl", "1:1", 3, "a3\n"), 3),
 		dated(chunk("h", "/p/c.jsonl", "1:3", 1, "c1\n", "c2\n"), 3),
 	)
-	segs, err := export.ReadArchiveManifest(dir)
+	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 3)
 	byDay := map[int]string{}
@@ -220,7 +221,7 @@ func TestRestore_DamagedArchive(t *testing.T) {
 	t.Run("FlippedByteInAFrame", func(t *testing.T) {
 		dir := t.TempDir()
 		seg := threeSegments(t, dir)[3]
-		index, err := export.ReadSegmentIndex(seg)
+		index, err := archive.ReadSegmentIndex(seg)
 		require.NoError(t, err)
 		require.Len(t, index, 2)
 		data, err := os.ReadFile(seg)
@@ -271,20 +272,20 @@ func TestRestore_DamagedArchive(t *testing.T) {
 	t.Run("ForgedIndex", func(t *testing.T) {
 		for _, tc := range []struct {
 			name  string
-			forge func(c *export.Chunk)
+			forge func(c *archive.Chunk)
 			want  string
 		}{
-			{"HugeFrame", func(c *export.Chunk) { c.FrameBytes = 1 << 40 }, "outside the"},
-			{"HugeData", func(c *export.Chunk) { c.Bytes = 1 << 40 }, "bytes of data"},
-			{"DataLargerThanSaid", func(c *export.Chunk) { c.Bytes = 1 }, "the index says 1"},
-			{"MoreLinesThanData", func(c *export.Chunk) { c.Lines, c.End = 1e9, 1e10 }, "complete lines"},
-			{"HoleOutOfLines", func(c *export.Chunk) { c.Holes = []bus.Hole{{Line: 1e9}} }, "hole at line"},
-			{"PartOutOfParts", func(c *export.Chunk) { c.Part, c.Parts = 7, 2 }, "part 7 of 2"},
+			{"HugeFrame", func(c *archive.Chunk) { c.FrameBytes = 1 << 40 }, "outside the"},
+			{"HugeData", func(c *archive.Chunk) { c.Bytes = 1 << 40 }, "bytes of data"},
+			{"DataLargerThanSaid", func(c *archive.Chunk) { c.Bytes = 1 }, "the index says 1"},
+			{"MoreLinesThanData", func(c *archive.Chunk) { c.Lines, c.End = 1e9, 1e10 }, "complete lines"},
+			{"HoleOutOfLines", func(c *archive.Chunk) { c.Holes = []bus.Hole{{Line: 1e9}} }, "hole at line"},
+			{"PartOutOfParts", func(c *archive.Chunk) { c.Part, c.Parts = 7, 2 }, "part 7 of 2"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				dir := t.TempDir()
 				seg := threeSegments(t, dir)[3]
-				forgeIndex(t, dir, seg, func(index []export.Chunk) { tc.forge(&index[1]) })
+				forgeIndex(t, dir, seg, func(index []archive.Chunk) { tc.forge(&index[1]) })
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
 				files, _, re := restoreDamaged(t, dir)
@@ -326,26 +327,26 @@ func TestRestore_DamagedPart(t *testing.T) {
 	p1.End = 200
 	p2.End, p3.End = p1.End, p1.End
 	archiveAll(t, dir, chunk("h", "/p/f.jsonl", "2:1", 1, "first\n"), p1, &p2, &p3)
-	segs, err := export.ReadArchiveManifest(dir)
+	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
 	seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
-	forgeIndex(t, dir, seg, func(index []export.Chunk) { index[2].Bytes++ }) // part 2 says one byte more
+	forgeIndex(t, dir, seg, func(index []archive.Chunk) { index[2].Bytes++ }) // part 2 says one byte more
 
 	files, got, re := restoreDamaged(t, dir)
 	require.Equal(t, map[string]string{"h/p/f.jsonl": "first\n"}, files)
 	require.Len(t, re.Damage, 1, "%v", re)
 	require.Equal(t, uint64(3), re.Damage[0].Seq)
 	require.Equal(t, 1, got[0].Damaged)
-	require.Equal(t, []export.Restored{got[0]}, re.Affected)
+	require.Equal(t, []archive.Restored{got[0]}, re.Affected)
 }
 
 // forgeIndex rewrites the index of the segment seg of the archive dir
 // with edit, and the manifest's record of it, as a forger would: the
 // segment matches its checksum, only its claims are false.
-func forgeIndex(t *testing.T, dir, seg string, edit func([]export.Chunk)) {
+func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 	t.Helper()
-	index, err := export.ReadSegmentIndex(seg)
+	index, err := archive.ReadSegmentIndex(seg)
 	require.NoError(t, err)
 	data, err := os.ReadFile(seg)
 	require.NoError(t, err)
@@ -366,10 +367,10 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]export.Chunk)) {
 	foot.WriteString("SPX1")
 	data = append(data[:framesEnd:framesEnd], foot.Bytes()...)
 	require.NoError(t, os.WriteFile(seg, data, 0o644))
-	_, err = export.ReadSegmentIndex(seg)
+	_, err = archive.ReadSegmentIndex(seg)
 	require.NoError(t, err)
 
-	segs, err := export.ReadArchiveManifest(dir)
+	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	var manifest bytes.Buffer
 	for _, s := range segs {
@@ -386,9 +387,9 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]export.Chunk)) {
 
 // The errors of a damaged archive say what they are.
 func TestSegmentError_Error(t *testing.T) {
-	e := &export.SegmentError{Segment: "a/seg-1-2.jsonl.zst", Seq: 2, Host: "h", Path: "/p/\x1b[2Jx", Line: 3, Lines: 2, Err: errors.New("bad")}
+	e := &archive.SegmentError{Segment: "a/seg-1-2.jsonl.zst", Seq: 2, Host: "h", Path: "/p/\x1b[2Jx", Line: 3, Lines: 2, Err: errors.New("bad")}
 	require.Equal(t, `a/seg-1-2.jsonl.zst: chunk 2 of "/p/\x1b[2Jx" on "h" (lines 3-4): bad`, e.Error())
-	require.ErrorIs(t, e, export.ErrSegment)
-	whole := &export.SegmentError{Segment: "a/seg\r-1-2.jsonl.zst", Err: os.ErrNotExist}
+	require.ErrorIs(t, e, archive.ErrSegment)
+	whole := &archive.SegmentError{Segment: "a/seg\r-1-2.jsonl.zst", Err: os.ErrNotExist}
 	require.Equal(t, `"a/seg\r-1-2.jsonl.zst": file does not exist`, whole.Error())
 }

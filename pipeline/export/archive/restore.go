@@ -1,4 +1,4 @@
-package export
+package archive
 
 import (
 	"bytes"
@@ -21,6 +21,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -163,8 +164,8 @@ func Restore(ctx context.Context, cfg RestoreConfig) ([]Restored, error) {
 			return nil, err
 		}
 		if len(segs) == 0 && len(bad) == 0 {
-			if _, err := os.Stat(filepath.Join(cfg.Archive, ManifestName)); err != nil {
-				return nil, fmt.Errorf("%s is not an archive (no %s): %w", cfg.Archive, ManifestName, err)
+			if _, err := os.Stat(filepath.Join(cfg.Archive, commit.ManifestName)); err != nil {
+				return nil, fmt.Errorf("%s is not an archive (no %s): %w", cfg.Archive, commit.ManifestName, err)
 			}
 		}
 		if root, err = os.OpenRoot(cfg.Archive); err != nil {
@@ -249,7 +250,7 @@ type rebuilt struct {
 	damaged          int
 	suspect          bool
 	first, last      uint64 // sequences of its chunks
-	partitions       map[Partition]bool
+	partitions       map[commit.Partition]bool
 }
 
 // lineRun is lines first, first+1, ...; a nil line is a hole.
@@ -454,7 +455,7 @@ func (rs *restorer) fileOf(l *located) *rebuilt {
 		r = nil
 	}
 	if r == nil {
-		r = &rebuilt{host: l.Host, file: l.File, path: l.Path, sessions: map[string]bool{}, first: l.Seq, partitions: map[Partition]bool{}}
+		r = &rebuilt{host: l.Host, file: l.File, path: l.Path, sessions: map[string]bool{}, first: l.Seq, partitions: map[commit.Partition]bool{}}
 		rs.current[key] = r
 	}
 	if l.bad == nil || r.path == "" {
@@ -475,8 +476,8 @@ func (rs *restorer) fileOf(l *located) *rebuilt {
 
 // chunkPartition returns the partition of a chunk of an index (as
 // [ChunkPartition] does for a raw chunk).
-func chunkPartition(c *Chunk) Partition {
-	p := Partition{Format: c.Format, Host: c.Host}
+func chunkPartition(c *Chunk) commit.Partition {
+	p := commit.Partition{Format: c.Format, Host: c.Host}
 	if !c.TS.IsZero() {
 		p.Date = c.TS.UTC().Format(time.DateOnly)
 	}
@@ -666,10 +667,10 @@ func usablePath(p string) bool {
 	return ok
 }
 
-// hostDir returns the directory name of host's files: [EscapeValue]'s,
+// hostDir returns the directory name of host's files: commit.EscapeValue's,
 // with "." and ".." (which it keeps) escaped as "%2E" each.
 func hostDir(host string) string {
-	v := EscapeValue(host)
+	v := commit.EscapeValue(host)
 	if v == "." || v == ".." {
 		return strings.Repeat("%2E", len(v))
 	}
@@ -704,7 +705,7 @@ func (rs *restorer) writeFile(rel string, data []byte) error {
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("restore: create directory: %w", err)
 	}
-	tmp := filepath.Join(dir, tmpName(filepath.Base(rel)))
+	tmp := filepath.Join(dir, commit.TmpName(filepath.Base(rel)))
 	if err := root.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("restore: remove leftover: %w", err)
 	}

@@ -1,4 +1,4 @@
-package export
+package commit
 
 import (
 	"bytes"
@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
@@ -23,46 +22,46 @@ import (
 // returns the error (the commit is retried at the next interval).
 const maxManifestRaces = 50
 
-// remoteManifest is a manifest object (of the Parquet files or of the
+// RemoteManifest is a manifest object (of the Parquet files or of the
 // archive segments) as this process last read or wrote it: its items,
 // their encoding and its ETag.
-type remoteManifest[T any] struct {
+type RemoteManifest[T any] struct {
 	b      *objstore.Bucket
 	name   string
-	items  []T
+	Items  []T // the records listed
 	data   []byte
 	etag   string
-	exists bool
+	Exists bool // whether the object exists
 }
 
-// loadRemoteManifest reads the manifest object name of b; a missing
+// LoadRemoteManifest reads the manifest object name of b; a missing
 // object is an empty manifest that does not exist yet.
-func loadRemoteManifest[T any](ctx context.Context, b *objstore.Bucket, name string) (*remoteManifest[T], error) {
-	rm := &remoteManifest[T]{b: b, name: name}
-	return rm, rm.reload(ctx)
+func LoadRemoteManifest[T any](ctx context.Context, b *objstore.Bucket, name string) (*RemoteManifest[T], error) {
+	rm := &RemoteManifest[T]{b: b, name: name}
+	return rm, rm.Reload(ctx)
 }
 
-// reload reads the manifest again.
-func (rm *remoteManifest[T]) reload(ctx context.Context) error {
+// Reload reads the manifest again.
+func (rm *RemoteManifest[T]) Reload(ctx context.Context) error {
 	data, etag, err := rm.b.Get(ctx, rm.name)
 	if errors.Is(err, objstore.ErrNotExist) {
-		rm.items, rm.data, rm.etag, rm.exists = nil, nil, "", false
+		rm.Items, rm.data, rm.etag, rm.Exists = nil, nil, "", false
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read manifest: %w", err)
 	}
-	items, err := parseLines[T](data, rm.b.ObjectURL(rm.name))
+	items, err := ParseLines[T](data, rm.b.ObjectURL(rm.name))
 	if err != nil {
 		return err
 	}
-	rm.items, rm.data, rm.etag, rm.exists = items, data, etag, true
+	rm.Items, rm.data, rm.etag, rm.Exists = items, data, etag, true
 	return nil
 }
 
-// parseLines decodes a manifest's JSON lines; a line that does not
+// ParseLines decodes a manifest's JSON lines; a line that does not
 // decode is an error wrapping [ErrManifest] that names it.
-func parseLines[T any](data []byte, name string) ([]T, error) {
+func ParseLines[T any](data []byte, name string) ([]T, error) {
 	var items []T
 	for n, line := range bytes.Split(data, []byte{'\n'}) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -77,22 +76,22 @@ func parseLines[T any](data []byte, name string) ([]T, error) {
 	return items, nil
 }
 
-// committer describes the records of one manifest to commitRemote.
-type committer[T any] struct {
-	// same reports whether two records are the same commit (path and
+// Committer describes the records of one manifest to commitRemote.
+type Committer[T any] struct {
+	// Same reports whether two records are the same commit (path and
 	// checksum): a record of ours that the manifest already lists is a
 	// write of ours whose answer was lost.
-	same func(a, b T) bool
-	// overlaps reports whether a listed record and one of ours hold
+	Same func(a, b T) bool
+	// Overlaps reports whether a listed record and one of ours hold
 	// entries in common (one partition, overlapping stream ranges): only
 	// a second writer on the prefix lists such a record.
-	overlaps func(listed, ours T) bool
-	// replace, when set, is a compaction's switch: it returns the new
+	Overlaps func(listed, ours T) bool
+	// Replace, when set, is a compaction's switch: it returns the new
 	// list from the one read, or an error (an input no longer listed).
-	replace func(listed []T) ([]T, error)
+	Replace func(listed []T) ([]T, error)
 }
 
-// commit writes the manifest with items added (or c.replace applied)
+// Commit writes the manifest with items added (or c.Replace applied)
 // by a conditional PUT: If-Match on the ETag read, or If-None-Match: *
 // for a manifest that does not exist yet, so that of two processes that
 // read the same version only one writes the next. A lost race reads the
@@ -102,43 +101,43 @@ type committer[T any] struct {
 // back: listed, it succeeded; the same version still there, it failed
 // (the error is returned, nothing changed); unreadable, the error wraps
 // [ErrNotDurable].
-func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[T]) error {
+func (rm *RemoteManifest[T]) Commit(ctx context.Context, items []T, c Committer[T]) error {
 	for race := 0; ; race++ {
 		// A record another writer already listed, the same object (same
 		// range, same bytes: both read the same stream), is not listed
 		// twice.
 		var add []T
 		for _, o := range items {
-			if !slices.ContainsFunc(rm.items, func(l T) bool { return c.same(l, o) }) {
+			if !slices.ContainsFunc(rm.Items, func(l T) bool { return c.Same(l, o) }) {
 				add = append(add, o)
 			}
 		}
 		// A record listed since this writer opened the part (it learns of
 		// another writer's commits only when it reads the manifest) may
 		// overlap one of ours, whatever the ETag says.
-		if c.replace == nil {
+		if c.Replace == nil {
 			if err := rm.overlapping(add, c); err != nil {
 				return err
 			}
 		}
-		if len(add) == 0 && len(items) > 0 && c.replace == nil {
+		if len(add) == 0 && len(items) > 0 && c.Replace == nil {
 			return nil
 		}
-		next := slices.Concat(rm.items, add)
-		if c.replace != nil {
+		next := slices.Concat(rm.Items, add)
+		if c.Replace != nil {
 			var err error
-			if next, err = c.replace(rm.items); err != nil {
+			if next, err = c.Replace(rm.Items); err != nil {
 				return err
 			}
 		}
-		data, err := appendLines(nil, next)
+		data, err := AppendLines(nil, next)
 		if err != nil {
 			return err
 		}
-		cond := objstore.Cond{IfMatch: rm.etag, IfNoneMatch: !rm.exists}
+		cond := objstore.Cond{IfMatch: rm.etag, IfNoneMatch: !rm.Exists}
 		etag, err := rm.b.Put(ctx, rm.name, data, cond)
 		if err == nil {
-			rm.items, rm.data, rm.etag, rm.exists = next, data, etag, true
+			rm.Items, rm.data, rm.etag, rm.Exists = next, data, etag, true
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -146,13 +145,13 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 		}
 		lost := errors.Is(err, objstore.ErrPrecondition)
 		before := rm.etag
-		if rerr := rm.reload(ctx); rerr != nil {
+		if rerr := rm.Reload(ctx); rerr != nil {
 			if lost {
 				return rerr
 			}
 			return fmt.Errorf("%w: manifest write %v, then %v", ErrNotDurable, err, rerr)
 		}
-		if rm.lists(items, c.same) {
+		if rm.lists(items, c.Same) {
 			return nil // ours: a retried PUT whose first attempt succeeded
 		}
 		if !lost && rm.etag == before {
@@ -167,13 +166,13 @@ func (rm *remoteManifest[T]) commit(ctx context.Context, items []T, c committer[
 // overlapping returns an error wrapping [ErrConflict] if the manifest
 // lists a record, other than one of items, that holds entries of one of
 // them.
-func (rm *remoteManifest[T]) overlapping(items []T, c committer[T]) error {
+func (rm *RemoteManifest[T]) overlapping(items []T, c Committer[T]) error {
 	if len(items) == 0 {
 		return nil
 	}
-	for _, l := range rm.items {
+	for _, l := range rm.Items {
 		for _, o := range items {
-			if c.overlaps(l, o) && !c.same(l, o) {
+			if c.Overlaps(l, o) && !c.Same(l, o) {
 				return fmt.Errorf("%w: %s lists %+v, overlapping %+v", ErrConflict, rm.b.ObjectURL(rm.name), l, o)
 			}
 		}
@@ -182,36 +181,20 @@ func (rm *remoteManifest[T]) overlapping(items []T, c committer[T]) error {
 }
 
 // lists reports whether the manifest lists every one of items.
-func (rm *remoteManifest[T]) lists(items []T, same func(a, b T) bool) bool {
+func (rm *RemoteManifest[T]) lists(items []T, same func(a, b T) bool) bool {
 	for _, o := range items {
-		if !slices.ContainsFunc(rm.items, func(l T) bool { return same(l, o) }) {
+		if !slices.ContainsFunc(rm.Items, func(l T) bool { return same(l, o) }) {
 			return false
 		}
 	}
 	return true
 }
 
-// fileCommitter is the committer of the Parquet manifest.
-var fileCommitter = committer[File]{
-	same: func(a, b File) bool { return a.Path == b.Path && a.SHA256 == b.SHA256 },
-	overlaps: func(l, o File) bool {
-		return l.Partition == o.Partition && l.FirstSeq <= o.LastSeq && o.FirstSeq <= l.LastSeq
-	},
-}
-
-// segmentCommitter is the committer of the archive manifest.
-var segmentCommitter = committer[Segment]{
-	same: func(a, b Segment) bool { return a.Path == b.Path && a.SHA256 == b.SHA256 },
-	overlaps: func(l, o Segment) bool {
-		return l.Partition == o.Partition && l.FirstSeq <= o.LastSeq && o.FirstSeq <= l.LastSeq
-	},
-}
-
-// createRemoteManifest writes an empty manifest where none exists,
+// CreateRemoteManifest writes an empty manifest where none exists,
 // unless the prefix already holds data objects (a lost manifest, as
 // [NewWriter] refuses locally): isData tells them by their base name.
-func createRemoteManifest[T any](ctx context.Context, rm *remoteManifest[T], c committer[T], isData func(string) bool) error {
-	if rm.exists {
+func CreateRemoteManifest[T any](ctx context.Context, rm *RemoteManifest[T], c Committer[T], isData func(string) bool) error {
+	if rm.Exists {
 		return nil
 	}
 	for o, err := range rm.b.List(ctx, "format=") {
@@ -222,35 +205,5 @@ func createRemoteManifest[T any](ctx context.Context, rm *remoteManifest[T], c c
 			return fmt.Errorf("%w: %s holds %s but no %s: not writing into it", ErrManifest, rm.b.URL(), o.Key, rm.name)
 		}
 	}
-	return rm.commit(ctx, nil, c)
-}
-
-// uploadFile uploads the local file p as rel.
-func uploadFile(ctx context.Context, b *objstore.Bucket, rel, p string, size int64) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return b.Upload(ctx, rel, f, size)
-}
-
-// ReadBucketManifest reads the Parquet manifest of an output in a bucket
-// (as [ReadManifest] for a directory); none is an empty manifest.
-func ReadBucketManifest(ctx context.Context, b *objstore.Bucket) (*Manifest, error) {
-	rm, err := loadRemoteManifest[File](ctx, b, ManifestName)
-	if err != nil {
-		return nil, err
-	}
-	return &Manifest{Files: rm.items}, nil
-}
-
-// ReadBucketArchiveManifest reads the segments listed in an archive in a
-// bucket (as [ReadArchiveManifest] for a directory).
-func ReadBucketArchiveManifest(ctx context.Context, b *objstore.Bucket) ([]Segment, error) {
-	rm, err := loadRemoteManifest[Segment](ctx, b, ManifestName)
-	if err != nil {
-		return nil, err
-	}
-	return rm.items, nil
+	return rm.Commit(ctx, nil, c)
 }

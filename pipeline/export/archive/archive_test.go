@@ -1,4 +1,4 @@
-package export_test
+package archive_test
 
 import (
 	"crypto/sha256"
@@ -15,50 +15,20 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
-
-// chunk builds a raw chunk of the given lines of a file.
-func chunk(host, path, file string, line int64, lines ...string) *bus.RawChunk {
-	data := strings.Join(lines, "")
-	return &bus.RawChunk{
-		Host: host, Path: path, Format: "pi", File: file, Line: line, Lines: int64(len(lines)),
-		Offset: 0, End: int64(len(data)), Sessions: []string{"s-" + file},
-		TS: time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC), Data: []byte(data),
-	}
-}
 
 // archiveAll writes chunks with sequences 1..n into a new archive and
 // closes it.
 func archiveAll(t *testing.T, dir string, chunks ...*bus.RawChunk) {
 	t.Helper()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: dir})
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: dir})
 	require.NoError(t, err)
 	for i, c := range chunks {
 		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))
 	}
 	require.NoError(t, a.Close(t.Context()))
 	require.Equal(t, uint64(len(chunks)), a.Committed(), "every chunk committed")
-}
-
-func restoreAll(t *testing.T, archive string, cfg export.RestoreConfig) (map[string]string, []export.Restored) {
-	t.Helper()
-	cfg.Archive = archive
-	if cfg.Out == "" {
-		cfg.Out = t.TempDir()
-	}
-	got, err := export.Restore(t.Context(), cfg)
-	require.NoError(t, err)
-	files := map[string]string{}
-	for _, r := range got {
-		rel, err := filepath.Rel(cfg.Out, r.Out)
-		require.NoError(t, err)
-		require.False(t, rel == ".." || strings.HasPrefix(rel, "../"), "restored outside -out: %s", r.Out)
-		data, err := os.ReadFile(r.Out)
-		require.NoError(t, err)
-		files[filepath.ToSlash(rel)] = string(data)
-	}
-	return files, got
 }
 
 // Restore follows what happened to a file: appends, a re-send after a
@@ -78,7 +48,7 @@ func TestRestore_FileHistory(t *testing.T) {
 		chunk("h", "/p/d.jsonl", "1:4", 1, "d1\n"),
 		chunk("h", "/p/e.jsonl", "1:4", 1, "e1\n"), // d deleted, its inode reused by e
 	)
-	files, _ := restoreAll(t, dir, export.RestoreConfig{})
+	files, _ := restoreAll(t, dir, archive.RestoreConfig{})
 	require.Equal(t, map[string]string{
 		"h/p/a.jsonl":         "a1\na2\na3\na4\n",
 		"h/p/b.jsonl":         "B1\nB2\n",
@@ -87,11 +57,11 @@ func TestRestore_FileHistory(t *testing.T) {
 		"h/p/e.jsonl":         "e1\n",
 	}, files)
 
-	only, _ := restoreAll(t, dir, export.RestoreConfig{Session: "s-1:2"})
+	only, _ := restoreAll(t, dir, archive.RestoreConfig{Session: "s-1:2"})
 	require.Equal(t, map[string]string{"h/p/b.jsonl": "B1\nB2\n"}, only)
-	none, _ := restoreAll(t, dir, export.RestoreConfig{Since: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)})
+	none, _ := restoreAll(t, dir, archive.RestoreConfig{Since: time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC)})
 	require.Empty(t, none)
-	none, _ = restoreAll(t, dir, export.RestoreConfig{Host: "other"})
+	none, _ = restoreAll(t, dir, archive.RestoreConfig{Host: "other"})
 	require.Empty(t, none)
 }
 
@@ -103,7 +73,7 @@ func TestArchive_HostilePartitionsAndPaths(t *testing.T) {
 		chunk("../../etc", "/../../../etc/passwd", "9:9", 1, "x\n"),
 		chunk("a/b=c\x00d", "relative/../../up.jsonl", "9:8", 1, "y\n"),
 	)
-	segs, err := export.ReadArchiveManifest(dir)
+	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 2)
 	for _, s := range segs {
@@ -113,7 +83,7 @@ func TestArchive_HostilePartitionsAndPaths(t *testing.T) {
 		require.NoError(t, err)
 	}
 	out := t.TempDir()
-	files, got := restoreAll(t, dir, export.RestoreConfig{Out: out})
+	files, got := restoreAll(t, dir, archive.RestoreConfig{Out: out})
 	require.Len(t, got, 2)
 	for rel := range files {
 		require.NotContains(t, strings.Split(rel, "/"), "..", rel)
@@ -135,7 +105,7 @@ func TestRestore_HolesAndParts(t *testing.T) {
 	p1.Data, p1.Part, p1.Parts = []byte(big[:40]), 1, 2
 	p2.Data, p2.Part, p2.Parts = []byte(big[40:]), 2, 2
 	archiveAll(t, dir, c, p1, &p2)
-	files, got := restoreAll(t, dir, export.RestoreConfig{})
+	files, got := restoreAll(t, dir, archive.RestoreConfig{})
 	require.Equal(t, "l1\nl3\n"+big, files["h/p/f.jsonl"])
 	require.Equal(t, int64(1), got[0].Holes)
 	require.Equal(t, int64(3), got[0].Lines)
@@ -147,14 +117,14 @@ func TestRestore_HolesAndParts(t *testing.T) {
 func TestArchive_RecoveryAndPlainZstd(t *testing.T) {
 	dir := t.TempDir()
 	archiveAll(t, dir, chunk("h", "/p/a.jsonl", "1:1", 1, "one\n", "two\n"))
-	segs, err := export.ReadArchiveManifest(dir)
+	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
 	seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
 	partDir := filepath.Dir(seg)
 	require.NoError(t, os.WriteFile(filepath.Join(partDir, ".seg-5-6.jsonl.zst.tmp"), []byte("x"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(partDir, "seg-7-8.jsonl.zst"), []byte("x"), 0o644))
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: dir})
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: dir})
 	require.NoError(t, err)
 	require.Equal(t, int64(2), a.Stats().Removed)
 	// A redelivered chunk is skipped: its partition's segment holds it.
@@ -181,7 +151,7 @@ func TestArchive_RecoveryAndPlainZstd(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "one\ntwo\n", string(out))
 	}
-	index, err := export.ReadSegmentIndex(seg)
+	index, err := archive.ReadSegmentIndex(seg)
 	require.NoError(t, err)
 	require.Len(t, index, 1)
 	require.Equal(t, "/p/a.jsonl", index[0].Path)

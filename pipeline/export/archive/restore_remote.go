@@ -1,4 +1,4 @@
-package export
+package archive
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
 )
 
@@ -46,14 +47,14 @@ func (e *ArchivedSegmentsError) Unwrap() error { return objstore.ErrArchived }
 // readManifestLines reads the file: bad lines reported, not fatal. A
 // prefix without one is not an archive.
 func bucketManifestLines(ctx context.Context, b *objstore.Bucket) ([]Segment, []*SegmentError, error) {
-	data, _, err := b.Get(ctx, ManifestName)
+	data, _, err := b.Get(ctx, commit.ManifestName)
 	if errors.Is(err, objstore.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%s is not an archive (no %s): %w", b.URL(), ManifestName, err)
+		return nil, nil, fmt.Errorf("%s is not an archive (no %s): %w", b.URL(), commit.ManifestName, err)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read archive manifest: %w", err)
 	}
-	segs, bad := decodeManifestLines(data, b.ObjectURL(ManifestName))
+	segs, bad := decodeManifestLines(data, b.ObjectURL(commit.ManifestName))
 	return segs, bad, nil
 }
 

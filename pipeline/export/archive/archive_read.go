@@ -1,4 +1,4 @@
-package export
+package archive
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 )
 
 // ErrSegment reports an archive segment, or a chunk of one, that cannot
@@ -148,7 +150,7 @@ func (c *Chunk) splitLines(data []byte) ([][]byte, error) {
 // is skipped and returned in bad (naming the manifest and the line)
 // instead of failing the whole read.
 func readManifestLines(dir string) (segs []Segment, bad []*SegmentError, err error) {
-	p := filepath.Join(dir, ManifestName)
+	p := filepath.Join(dir, commit.ManifestName)
 	data, err := os.ReadFile(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, nil
@@ -169,7 +171,7 @@ func decodeManifestLines(data []byte, name string) (segs []Segment, bad []*Segme
 		}
 		var s Segment
 		if err := json.Unmarshal(line, &s); err != nil {
-			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", name, n+1), Err: fmt.Errorf("%w: %w", ErrManifest, err)})
+			bad = append(bad, &SegmentError{Segment: fmt.Sprintf("%s:%d", name, n+1), Err: fmt.Errorf("%w: %w", commit.ErrManifest, err)})
 			continue
 		}
 		segs = append(segs, s)
