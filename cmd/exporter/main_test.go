@@ -25,6 +25,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -100,7 +101,7 @@ const perFile = 50
 // one row, and every file restored from the archive as published.
 func requireExactlyOnce(t *testing.T, out, arch string, want published) {
 	t.Helper()
-	m, err := export.ReadManifest(out)
+	m, err := parquet.ReadManifest(out)
 	require.NoError(t, err)
 	listed := map[string]bool{}
 	for _, f := range m.Files {
@@ -181,7 +182,7 @@ func TestExporter_KilledAtRandomPoints(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		cmd.Wait()
 		require.NotContains(t, stderr.String(), "panic", "run %d", kill)
-		m, err := export.ReadManifest(out)
+		m, err := parquet.ReadManifest(out)
 		require.NoError(t, err, "run %d", kill)
 		state, _ := os.ReadFile(filepath.Join(out, export.StateName))
 		t.Logf("killed run %d: %d files committed, position %s", kill, len(m.Files), bytes.TrimSpace(state))
@@ -255,7 +256,7 @@ func TestExporter_SigtermCommitsOpenParts(t *testing.T) {
 		}
 		return nil
 	})
-	m, err := export.ReadManifest(out)
+	m, err := parquet.ReadManifest(out)
 	require.NoError(t, err)
 	require.Empty(t, m.Files, "nothing committed before the stop")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))

@@ -23,6 +23,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // s3Args are the flags that point a command at the test server.
@@ -38,7 +39,7 @@ func s3Args(srv *s3test.Server) []string {
 func requireExactlyOnceBucket(t *testing.T, out, arch *objstore.Bucket, want published) (leftovers []string) {
 	t.Helper()
 	ctx := t.Context()
-	m, err := export.ReadBucketManifest(ctx, out)
+	m, err := parquet.ReadBucketManifest(ctx, out)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var files []string
@@ -130,7 +131,7 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		cmd.Wait()
 		require.NotContains(t, stderr.String(), "panic", "run %d", kill)
-		m, err := export.ReadBucketManifest(t.Context(), out)
+		m, err := parquet.ReadBucketManifest(t.Context(), out)
 		require.NoError(t, err, "run %d: %s", kill, stderr.String())
 		state, _, _ := out.Get(t.Context(), export.StateName)
 		t.Logf("killed run %d: %d files committed, position %s", kill, len(m.Files), bytes.TrimSpace(state))
@@ -167,7 +168,7 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 	require.NoError(t, compact(t.Context(), cargs, os.Getenv, &so, &se), se.String())
 	require.Contains(t, se.String(), "merged")
 	require.Empty(t, requireExactlyOnceBucket(t, out, arch, want), "leftovers after compact")
-	m, err := export.ReadBucketManifest(t.Context(), out)
+	m, err := parquet.ReadBucketManifest(t.Context(), out)
 	require.NoError(t, err)
 	merged := 0
 	for _, f := range m.Files {

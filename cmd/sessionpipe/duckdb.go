@@ -14,9 +14,9 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 const duckdbUsage = `Usage: sessionpipe duckdb [flags] [DIR|s3://bucket/prefix]
@@ -112,7 +112,7 @@ func duckDBBucket(ctx context.Context, loc string, s3 *cli.S3, prices string, st
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)
 	}
-	m, err := export.ReadBucketManifest(ctx, b)
+	m, err := parquet.ReadBucketManifest(ctx, b)
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)
 	}

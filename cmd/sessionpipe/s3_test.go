@@ -13,9 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // sessionsOf runs a views script and returns the sessions view, one
@@ -111,11 +111,11 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 
 	// Compaction of every day, in the directory and in the bucket: the
 	// same rows, the same numbers.
-	cc := export.CompactConfig{ClosedBefore: time.Now().AddDate(0, 0, 2), MinFiles: 2}
+	cc := parquet.CompactConfig{ClosedBefore: time.Now().AddDate(0, 0, 2), MinFiles: 2}
 	cc.Dir = local
-	lst, err := export.Compact(t.Context(), cc)
+	lst, err := parquet.Compact(t.Context(), cc)
 	require.NoError(t, err)
-	bst, err := export.CompactBucket(t.Context(), export.BucketCompactConfig{CompactConfig: export.CompactConfig{ClosedBefore: cc.ClosedBefore, MinFiles: 2}, Bucket: b, SpoolDir: t.TempDir()})
+	bst, err := parquet.CompactBucket(t.Context(), parquet.BucketCompactConfig{CompactConfig: parquet.CompactConfig{ClosedBefore: cc.ClosedBefore, MinFiles: 2}, Bucket: b, SpoolDir: t.TempDir()})
 	require.NoError(t, err)
 	require.Positive(t, lst.FilesIn+bst.FilesIn, "something merged")
 	requireSameRows(t, local, srv)
@@ -185,12 +185,12 @@ func dirOf(t *testing.T, srv *s3test.Server, prefix string) string {
 // TestWriter_BucketSameBytes compares bytes for the same stream).
 func requireSameRows(t *testing.T, local string, srv *s3test.Server) {
 	t.Helper()
-	lm, err := export.ReadManifest(local)
+	lm, err := parquet.ReadManifest(local)
 	require.NoError(t, err)
-	bm, err := export.ReadBucketManifest(t.Context(), srv.Bucket("pq"))
+	bm, err := parquet.ReadBucketManifest(t.Context(), srv.Bucket("pq"))
 	require.NoError(t, err)
 	bdir := dirOf(t, srv, "pq")
-	digest := func(root string, files []export.File) []string {
+	digest := func(root string, files []parquet.File) []string {
 		var paths []string
 		for _, f := range files {
 			paths = append(paths, "'"+filepath.Join(root, filepath.FromSlash(f.Path))+"'")
@@ -236,7 +236,7 @@ func TestRun_OnceToBucket(t *testing.T) {
 		"-content", "full", "-host", "laptop", "-out", "s3://test/run-pq", "-archive-dir", "s3://test/run-arc",
 		"-s3-endpoint", srv.Endpoint, "-s3-path-style", src}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
-	m, err := export.ReadBucketManifest(t.Context(), srv.Bucket("run-pq"))
+	m, err := parquet.ReadBucketManifest(t.Context(), srv.Bucket("run-pq"))
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Files)
 	restored := t.TempDir()

@@ -20,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // Exporter defaults.
@@ -58,7 +59,7 @@ type ExporterConfig struct {
 	Name string
 
 	// Parquet configures the Parquet writer; Parquet.Dir is required.
-	Parquet Config
+	Parquet parquet.Config
 
 	// Archive configures the archive of the original lines; an empty
 	// Archive.Dir keeps no archive (raw chunks are then not consumed).
@@ -118,7 +119,7 @@ type Exporter struct {
 	log *slog.Logger
 
 	mu      sync.Mutex // the writers and the state, between the consumer and the commit loop
-	w       *Writer
+	w       *parquet.Writer
 	a       *archive.ArchiveWriter
 	state   exporterState
 	saved   uint64 // state.Committed as last saved
@@ -147,7 +148,7 @@ type Exporter struct {
 // directories: [Exporter.Run] does.
 func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.JS == nil {
-		return nil, &ConfigError{Field: "js", Value: nil, Err: ErrInvalidConfig, Why: "required"}
+		return nil, &parquet.ConfigError{Field: "js", Value: nil, Err: parquet.ErrInvalidConfig, Why: "required"}
 	}
 	if err := cfg.Parquet.Validate(); err != nil {
 		return nil, err
@@ -184,7 +185,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	x := &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
+	x := &Exporter{cfg: cfg, log: cfg.Logger.With(parquet.KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
 	if err := x.register(cfg.Registry); err != nil {
 		return nil, err
 	}
@@ -217,20 +218,20 @@ func (x *Exporter) Run(ctx context.Context) error {
 		x.active.Store(false)
 		rerr := lease.Release(context.WithoutCancel(ctx))
 		switch {
-		case ctx.Err() != nil && errors.Is(err, ErrConflict):
+		case ctx.Err() != nil && errors.Is(err, parquet.ErrConflict):
 			// Stopping: what the last commit held was not listed (another
 			// writer listed it, or will): nothing acknowledged, nothing lost.
-			x.log.Warn("the last commit lost to another writer on the bucket prefix", KeyError, err.Error())
+			x.log.Warn("the last commit lost to another writer on the bucket prefix", parquet.KeyError, err.Error())
 			return nil
 		case ctx.Err() != nil:
 			return err
 		case err == nil && errors.Is(context.Cause(held), bus.ErrLeaseLost):
 			x.log.Warn("exporter lease lost; standing by", "consumer", x.cfg.Name)
 			continue
-		case errors.Is(err, ErrConflict):
+		case errors.Is(err, parquet.ErrConflict):
 			// Another writer on the bucket prefix won a commit: resume from
 			// the manifest as it now is.
-			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", KeyError, err.Error())
+			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", parquet.KeyError, err.Error())
 			continue
 		}
 		return errors.Join(err, rerr)
@@ -271,7 +272,7 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	err = c.Run(runCtx, x.apply)
 	cancel(nil)
 	wg.Wait()
-	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) || errors.Is(cause, ErrConflict) {
+	if cause := context.Cause(runCtx); errors.Is(cause, parquet.ErrNotDurable) || errors.Is(cause, parquet.ErrConflict) {
 		return cause // the Parquet writer stopped: a restart recovers
 	}
 	if ctx.Err() != nil {
@@ -284,7 +285,7 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 // stopped ([ErrNotDurable]): retrying could list a file twice, and
 // running on without exporting would hide it.
 func (x *Exporter) stopIfFailed(err error) {
-	if (errors.Is(err, ErrNotDurable) || errors.Is(err, ErrConflict)) && x.stop != nil {
+	if (errors.Is(err, parquet.ErrNotDurable) || errors.Is(err, parquet.ErrConflict)) && x.stop != nil {
 		x.stop(err)
 	}
 }
@@ -340,7 +341,7 @@ func (x *Exporter) open(ctx context.Context) error {
 // openWriters opens the Parquet and archive writers and sets the
 // position.
 func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st exporterState) error {
-	w, err := NewWriter(x.cfg.Parquet)
+	w, err := parquet.NewWriter(x.cfg.Parquet)
 	if err != nil {
 		return err
 	}
@@ -366,23 +367,23 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 // HighestSeq returns the highest stream sequence the output directories
 // hold or have passed: an offline export continues after it.
 func HighestSeq(parquetDir, archiveDir string) (uint64, error) {
-	return HighestSeqOf(context.Background(), Config{Dir: parquetDir}, archive.ArchiveConfig{Dir: archiveDir})
+	return HighestSeqOf(context.Background(), parquet.Config{Dir: parquetDir}, archive.ArchiveConfig{Dir: archiveDir})
 }
 
 // HighestSeqOf is [HighestSeq] for outputs that may be in buckets
 // (Config.Bucket, ArchiveConfig.Bucket); an empty archive Dir and no
 // Bucket: no archive.
-func HighestSeqOf(ctx context.Context, pq Config, arc archive.ArchiveConfig) (uint64, error) {
+func HighestSeqOf(ctx context.Context, pq parquet.Config, arc archive.ArchiveConfig) (uint64, error) {
 	st, err := readStateOf(ctx, pq)
 	if err != nil {
 		return 0, err
 	}
 	high := st.Committed
-	var m *Manifest
+	var m *parquet.Manifest
 	if pq.Bucket != nil {
-		m, err = ReadBucketManifest(ctx, pq.Bucket)
+		m, err = parquet.ReadBucketManifest(ctx, pq.Bucket)
 	} else {
-		m, err = ReadManifest(pq.Dir)
+		m, err = parquet.ReadManifest(pq.Dir)
 	}
 	if err != nil {
 		return 0, err
@@ -472,7 +473,7 @@ func (x *Exporter) commitLoop(ctx context.Context) {
 	defer t.Stop()
 	age := x.cfg.Parquet.PartAge
 	if age <= 0 {
-		age = DefaultPartAge
+		age = parquet.DefaultPartAge
 	}
 	warmUntil := time.Now().Add(age)
 	var lastCatchUp time.Time
@@ -539,7 +540,7 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	x.stopIfFailed(err)
 	if err != nil && ctx.Err() == nil {
 		x.errs.Add(1)
-		x.log.Error("exporter commit failed; retrying", KeyError, err)
+		x.log.Error("exporter commit failed; retrying", parquet.KeyError, err)
 	}
 }
 
@@ -620,7 +621,7 @@ func (x *Exporter) saveLocked(force bool) error {
 
 // readStateOf reads the saved position of the output cfg describes, a
 // directory or a bucket; none yields the zero state.
-func readStateOf(ctx context.Context, cfg Config) (exporterState, error) {
+func readStateOf(ctx context.Context, cfg parquet.Config) (exporterState, error) {
 	if cfg.Bucket == nil {
 		return readState(cfg.Dir)
 	}
@@ -633,7 +634,7 @@ func readStateOf(ctx context.Context, cfg Config) (exporterState, error) {
 		return st, fmt.Errorf("read position: %w", err)
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("%w: %s: %v", ErrManifest, cfg.Bucket.ObjectURL(StateName), err)
+		return st, fmt.Errorf("%w: %s: %v", parquet.ErrManifest, cfg.Bucket.ObjectURL(StateName), err)
 	}
 	return st, nil
 }
@@ -649,7 +650,7 @@ func readState(dir string) (exporterState, error) {
 		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("%w: %s: %v", ErrManifest, filepath.Join(dir, StateName), err)
+		return st, fmt.Errorf("%w: %s: %v", parquet.ErrManifest, filepath.Join(dir, StateName), err)
 	}
 	return st, nil
 }

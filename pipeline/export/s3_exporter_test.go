@@ -20,6 +20,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // s3Env is an exportEnv whose outputs are in a bucket.
@@ -45,7 +46,7 @@ func (e *s3Env) publish(host, session string, n int) {
 func (e *s3Env) config(name string, out, arch *objstore.Bucket) export.ExporterConfig {
 	return export.ExporterConfig{
 		JS: e.js, Name: name,
-		Parquet:        export.Config{Dir: out.URL(), Bucket: out, PartAge: 300 * time.Millisecond, PartBytes: 16 << 10, SpoolDir: e.t.TempDir()},
+		Parquet:        parquet.Config{Dir: out.URL(), Bucket: out, PartAge: 300 * time.Millisecond, PartBytes: 16 << 10, SpoolDir: e.t.TempDir()},
 		Archive:        archive.ArchiveConfig{Dir: arch.URL(), Bucket: arch, SegmentBytes: 2 << 10},
 		CommitInterval: 100 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
@@ -110,7 +111,7 @@ func (e *s3Env) runAll(during func(xs []*export.Exporter), cfgs ...export.Export
 func (e *s3Env) requireExactlyOnce(entries int) {
 	t := e.t
 	t.Helper()
-	m, err := export.ReadBucketManifest(t.Context(), e.out)
+	m, err := parquet.ReadBucketManifest(t.Context(), e.out)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var paths []string

@@ -6,9 +6,9 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // S3Config returns the objstore configuration of the bucket loc names.
@@ -46,8 +46,8 @@ func OpenBucket(ctx context.Context, s *cli.S3, loc string) (*objstore.Bucket, e
 
 // Outputs opens, with the flags s (nil: the defaults), the Parquet output out and the archive arch (arch "" for
 // none), each a directory or a bucket, into the writers' configurations.
-func Outputs(ctx context.Context, s *cli.S3, out, arch string) (export.Config, archive.ArchiveConfig, error) {
-	pc := export.Config{Dir: out}
+func Outputs(ctx context.Context, s *cli.S3, out, arch string) (parquet.Config, archive.ArchiveConfig, error) {
+	pc := parquet.Config{Dir: out}
 	ac := archive.ArchiveConfig{Dir: arch}
 	var err error
 	if pc.Bucket, err = OpenBucket(ctx, s, out); err != nil {

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,9 +22,9 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -124,16 +125,16 @@ func ZeroUsageEntry() schema.Entry {
 
 // MustWriter opens a Writer on dir, closed (flushed) at cleanup if the
 // test did not.
-func MustWriter(tb testing.TB, cfg export.Config) *export.Writer {
+func MustWriter(tb testing.TB, cfg parquet.Config) *parquet.Writer {
 	tb.Helper()
-	w, err := export.NewWriter(cfg)
+	w, err := parquet.NewWriter(cfg)
 	require.NoError(tb, err)
 	tb.Cleanup(func() { w.Close(context.Background()) })
 	return w
 }
 
 // WriteAll writes entries with sequences 1..n and closes w.
-func WriteAll(tb testing.TB, w *export.Writer, entries []schema.Entry) {
+func WriteAll(tb testing.TB, w *parquet.Writer, entries []schema.Entry) {
 	tb.Helper()
 	ctx := tb.Context()
 	for i := range entries {
@@ -332,10 +333,10 @@ func DuckDBInit(dir string) string {
 	return duckdb.DuckDBScript(duckdb.ViewConfig{Dir: dir})
 }
 
-// MustCompact runs [export.Compact] with cfg and requires it to succeed.
-func MustCompact(t testing.TB, cfg export.CompactConfig) export.CompactStats {
+// MustCompact runs [parquet.Compact] with cfg and requires it to succeed.
+func MustCompact(t testing.TB, cfg parquet.CompactConfig) parquet.CompactStats {
 	t.Helper()
-	st, err := export.Compact(t.Context(), cfg)
+	st, err := parquet.Compact(t.Context(), cfg)
 	require.NoError(t, err)
 	return st
 }
@@ -371,4 +372,73 @@ func RestoreAll(t testing.TB, arch string, cfg archive.RestoreConfig) (map[strin
 		files[filepath.ToSlash(rel)] = string(data)
 	}
 	return files, got
+}
+
+// CheckDir checks that no temporary file is left below dir and that the
+// Parquet files on disk are those the manifest lists, each once; it
+// returns the manifest.
+func CheckDir(t *testing.T, dir string) *parquet.Manifest {
+	t.Helper()
+	m, err := parquet.ReadManifest(dir)
+	require.NoError(t, err)
+	listed := map[string]bool{}
+	for _, f := range m.Files {
+		require.False(t, listed[f.Path], "listed twice: %s", f.Path)
+		listed[f.Path] = true
+	}
+	tmps, parts := Scan(t, dir)
+	require.Empty(t, tmps)
+	require.ElementsMatch(t, Keys(listed), parts, "files on disk = files in the manifest")
+	return m
+}
+
+// Counts returns count(*), count(DISTINCT seq) and count(DISTINCT key)
+// of the rows below dir.
+func Counts(t *testing.T, dir string) [3]int64 {
+	t.Helper()
+	var c [3]int64
+	require.NoError(t, OpenDuckDB(t).QueryRow(`SELECT count(*), count(DISTINCT seq), count(DISTINCT key) FROM `+Glob(dir)).Scan(&c[0], &c[1], &c[2]))
+	return c
+}
+
+// ListedOnDisk checks that the Parquet files on disk are exactly those the
+// manifest lists, each once ([CheckDir]), and returns the rows and
+// distinct sequences a reader globbing the directory sees ([Counts]).
+func ListedOnDisk(t *testing.T, dir string) (rows, seqs int64) {
+	t.Helper()
+	CheckDir(t, dir)
+	c := Counts(t, dir)
+	return c[0], c[1]
+}
+
+// Scan lists the temporary files and the part files below dir (relative,
+// with slashes).
+func Scan(t *testing.T, dir string) (tmps, parts []string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		switch {
+		case strings.HasSuffix(rel, ".tmp"):
+			tmps = append(tmps, rel)
+		case strings.HasSuffix(rel, ".parquet"):
+			parts = append(parts, rel)
+		}
+		return nil
+	}))
+	return tmps, parts
+}
+
+func Keys(m map[string]bool) []string {
+	var s []string
+	for k := range m {
+		s = append(s, k)
+	}
+	return s
 }

@@ -151,7 +151,7 @@ type ArchiveStats struct {
 
 // ArchiveWriter writes raw chunks (the original lines of transcript
 // files, see [bus.RawChunk]) as the byte-exact cold archive, with the
-// commit protocol of export.Writer: one open segment per partition, committed
+// commit protocol of parquet.Writer: one open segment per partition, committed
 // by size, age, memory, [ArchiveWriter.Flush] and [ArchiveWriter.Close]
 // (temporary file, fsync, rename, fsync, manifest); a caller acknowledges
 // up to [ArchiveWriter.Committed]. See the package documentation,
@@ -457,7 +457,7 @@ func segmentName(first, last uint64) string {
 // commit commits the one segment s (see commitSegments), closed in Write
 // (full, or the memory budget needs its room). When that fails for s's
 // partition only (a *commit.PartitionError), s waits for the next commit in
-// a.waiting and commit returns nil (logging why), as export.Writer's commit
+// a.waiting and commit returns nil (logging why), as parquet.Writer's commit
 // does: Write goes on with the other partitions. Once the waiting
 // segments would hold more than three quarters of MemoryBytes, the error
 // is returned instead.
@@ -501,7 +501,7 @@ func (a *ArchiveWriter) withWaiting(open []*segment) []*segment {
 }
 
 // commitSegments writes each segment as a file (atomically, fsynced) and
-// records them all with one write of the manifest, as export.Writer's
+// records them all with one write of the manifest, as parquet.Writer's
 // commitParts does for Parquet files: a periodic commit of hundreds of
 // quiet partitions costs one manifest write, not one per segment. A
 // segment that cannot be written (a file where its partition's directory
@@ -651,7 +651,7 @@ func ReadArchiveManifest(dir string) ([]Segment, error) {
 }
 
 // recover removes temporary files and unlisted segments, as
-// export.Writer's recover does for Parquet files.
+// parquet.Writer's recover does for Parquet files.
 func (a *ArchiveWriter) recover() error {
 	root := a.cfg.Dir
 	listed := make(map[string]bool, len(a.segments))

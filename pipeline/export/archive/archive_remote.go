@@ -13,7 +13,7 @@ import (
 
 // newRemoteArchiveWriter opens an ArchiveWriter on cfg.Bucket, as
 // newRemoteWriter opens a Writer: the manifest read (created empty where
-// the prefix holds nothing), no lock, leftovers left to export.CompactBucket.
+// the prefix holds nothing), no lock, leftovers left to parquet.CompactBucket.
 func newRemoteArchiveWriter(cfg ArchiveConfig) (*ArchiveWriter, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), commit.RemoteOpTimeout)
 	defer cancel()

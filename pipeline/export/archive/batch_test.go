@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // TestArchive_BatchSkipsUnwritableSegment: as for Parquet, a segment
@@ -29,7 +29,7 @@ func TestArchive_BatchSkipsUnwritableSegment(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(blocked), 0o755))
 	require.NoError(t, os.WriteFile(blocked, []byte("in the way"), 0o644))
 
-	require.ErrorAs(t, a.Flush(ctx), new(*export.PartitionError))
+	require.ErrorAs(t, a.Flush(ctx), new(*parquet.PartitionError))
 	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 2)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // The archive writer commits the segments of the other partitions when
@@ -27,7 +27,7 @@ func TestArchiveWriter_BlockedPartition(t *testing.T) {
 	require.NoError(t, a.Write(ctx, chunk("a", "/y", "f2", 1, "two\n"), 2))
 
 	err = a.Flush(ctx)
-	var pe *export.PartitionError
+	var pe *parquet.PartitionError
 	require.ErrorAs(t, err, &pe)
 	require.Equal(t, blocker, pe.Dir)
 	require.Len(t, a.Segments(), 1)
@@ -73,7 +73,7 @@ func TestArchiveWriter_BlockedPartitionFullSegments(t *testing.T) {
 		}
 		seq++
 	}
-	var pe *export.PartitionError
+	var pe *parquet.PartitionError
 	require.ErrorAs(t, werr, &pe, "waiting segments past 3/4 of MemoryBytes: Write fails")
 	require.Equal(t, blocker, pe.Dir)
 	require.Greater(t, seq, uint64(20), "Write went on while the full segments could wait")

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // requireEmptyDir fails unless dir holds nothing but the names keep.
@@ -301,7 +301,7 @@ func TestRestore_DamagedArchive(t *testing.T) {
 	t.Run("BadManifestLine", func(t *testing.T) {
 		dir := t.TempDir()
 		threeSegments(t, dir)
-		p := filepath.Join(dir, export.ManifestName)
+		p := filepath.Join(dir, parquet.ManifestName)
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
 		lines := strings.SplitAfter(string(data), "\n")
@@ -310,7 +310,7 @@ func TestRestore_DamagedArchive(t *testing.T) {
 		files, _, re := restoreDamaged(t, dir)
 		require.Len(t, files, 2)
 		require.Len(t, re.Damage, 1)
-		require.ErrorIs(t, re.Damage[0], export.ErrManifest)
+		require.ErrorIs(t, re.Damage[0], parquet.ErrManifest)
 	})
 }
 
@@ -382,7 +382,7 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 		require.NoError(t, err)
 		manifest.Write(append(line, '\n'))
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, export.ManifestName), manifest.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, parquet.ManifestName), manifest.Bytes(), 0o644))
 }
 
 // The errors of a damaged archive say what they are.

@@ -24,6 +24,11 @@ var (
 	want             = exporttest.Want
 	duckDBInit       = exporttest.DuckDBInit
 	mustCompact      = exporttest.MustCompact
+	checkDir         = exporttest.CheckDir
+	counts           = exporttest.Counts
+	listedOnDisk     = exporttest.ListedOnDisk
+	scan             = exporttest.Scan
+	keys             = exporttest.Keys
 )
 
 type readRow = exporttest.ReadRow

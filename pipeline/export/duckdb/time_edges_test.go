@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -77,7 +77,7 @@ func TestParquet_TimeAtTheEdges(t *testing.T) {
 
 	// Every dated partition but the last day's is closed (dates compare
 	// as text: year 10000 would not be after 9999).
-	st := mustCompact(t, export.CompactConfig{Dir: dir, ClosedBefore: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)})
+	st := mustCompact(t, parquet.CompactConfig{Dir: dir, ClosedBefore: time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC)})
 	require.Equal(t, int64(n-3), st.Duplicates, "all but the 9999-12-31 entries and the one without a ts")
 	check(int64(2*n) - st.Duplicates)
 }

@@ -12,7 +12,7 @@ import (
 
 // ViewConfig configures [DuckDBScript].
 type ViewConfig struct {
-	// Dir is the output root of an [export.Writer]: the views read every
+	// Dir is the output root of an [parquet.Writer]: the views read every
 	// *.parquet file below it. It is written into the script as it is; a
 	// relative Dir is resolved by DuckDB against its working directory.
 	Dir string

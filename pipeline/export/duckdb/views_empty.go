@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 
-	"github.com/parquet-go/parquet-go"
+	parquetgo "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -36,14 +36,14 @@ SELECT
 // partition key date (format and host are file columns too).
 func emptyColumns() [][2]string {
 	var cols [][2]string
-	for _, f := range export.Schema().Fields() {
+	for _, f := range parquet.Schema().Fields() {
 		cols = append(cols, [2]string{f.Name(), duckDBType(f)})
 	}
 	return append(cols, [2]string{"date", "DATE"})
 }
 
 // duckDBType returns the type DuckDB reads the Parquet node n as.
-func duckDBType(n parquet.Node) string {
+func duckDBType(n parquetgo.Node) string {
 	var lt format.LogicalTypeValue
 	if l := n.Type().LogicalType(); l != nil {
 		lt = l.Value
@@ -74,15 +74,15 @@ func duckDBType(n parquet.Node) string {
 		return "JSON"
 	}
 	switch n.Type().Kind() {
-	case parquet.Boolean:
+	case parquetgo.Boolean:
 		return "BOOLEAN"
-	case parquet.Int32:
+	case parquetgo.Int32:
 		return "INTEGER"
-	case parquet.Int64:
+	case parquetgo.Int64:
 		return "BIGINT"
-	case parquet.Float:
+	case parquetgo.Float:
 		return "FLOAT"
-	case parquet.Double:
+	case parquetgo.Double:
 		return "DOUBLE"
 	}
 	return "BLOB"

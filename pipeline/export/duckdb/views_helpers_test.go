@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
@@ -53,7 +53,7 @@ func goSessions(entries []schema.Entry, t *price.Table) []index.Session {
 // first, first+1, ... and closes it.
 func exportTo(tb testing.TB, dir string, entries []schema.Entry, first uint64) {
 	tb.Helper()
-	w, err := export.NewWriter(export.Config{Dir: dir})
+	w, err := parquet.NewWriter(parquet.Config{Dir: dir})
 	require.NoError(tb, err)
 	ctx := context.Background()
 	for i := range entries {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // DuckDBS3 is how DuckDB reaches a bucket: its httpfs settings, as a
@@ -55,7 +55,7 @@ SET VARIABLE sessionpipe_files = (
   FROM read_json(%s, format = 'newline_delimited', columns = {path: 'VARCHAR'})
 );
 
-`, sqlString(root), sqlString(root+export.ManifestName))
+`, sqlString(root), sqlString(root+parquet.ManifestName))
 	b.WriteString(`-- Every entry once per file it was read from: rows with the same key and file are the same
 -- entry sent twice (a batch of lines read again after a crash, a lost checkpoint or past the
 -- stream's duplicate window); the lowest seq is kept. Copies of a record in other files (a
