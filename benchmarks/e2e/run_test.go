@@ -29,7 +29,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
@@ -48,7 +48,7 @@ var (
 //   - run-entries/s: entries in the stream divided by the time from start
 //     until the API's sessions equal `sessionpipe sessions` on the files;
 //   - agree-s: the time from start until the API and the Parquet (read
-//     with the DuckDB views of export.DuckDBInit) both equal the offline
+//     with the DuckDB views of duckdb.DuckDBScript) both equal the offline
 //     numbers (Parquet parts close after -part-age 1s);
 //   - run-rss-MB: the run process's peak RSS (VmHWM before it is stopped);
 //   - tailer-entries/s, tailer-s and tailer-rss-MB: the tailer alone, until
@@ -224,7 +224,7 @@ func parquetNumbers(out string) (map[string]sums, error) {
 	}
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	if _, err := db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out})); err != nil {
+	if _, err := db.Exec(duckdb.DuckDBScript(duckdb.ViewConfig{Dir: out})); err != nil {
 		return nil, err // no file yet
 	}
 	rows, err := db.Query("SELECT format, session_id, turns, api_calls, total_tokens, cost_nano_usd FROM sessions")

@@ -10,7 +10,7 @@
 //
 //   - ours: decode every transcript with pipeline/formats (text on, as the
 //     tailer publishes it) and write Hive-partitioned Parquet with
-//     export.Writer, default configuration;
+//     parquet.Writer, default configuration;
 //   - duckdb: COPY (SELECT * FROM read_json_auto('DIR/**/*.jsonl')) TO
 //     'out.parquet' (FORMAT parquet, COMPRESSION zstd), through go-duckdb
 //     (DuckDB 1.4.1, its default threads);
@@ -18,14 +18,14 @@
 //     klauspost/compress zstd at its default level;
 //   - archive: the cold archive as the exporter writes it: the files'
 //     bytes in raw chunks of up to 4 MiB of whole lines (as the tailer
-//     cuts them), one zstd frame each, through export.ArchiveWriter at
+//     cuts them), one zstd frame each, through archive.ArchiveWriter at
 //     its default level, segments partitioned as the Parquet.
 //
 // Throughput is input bytes per CPU-second. The report is printed as a
 // Markdown table on stdout.
 //
 // For experiments, BENCH_ZSTD=fastest|better sets our zstd level and
-// BENCH_PAGE_BYTES our page size (export.Config.PageBytes).
+// BENCH_PAGE_BYTES our page size (parquet.Config.PageBytes).
 package main
 
 import (
@@ -53,7 +53,8 @@ import (
 	pzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -236,7 +237,7 @@ func runOurs(r *result, files []string, out string, raw bool, memLimit int64) er
 		debug.SetMemoryLimit(memLimit)
 	}
 	ctx := context.Background()
-	w, err := export.NewWriter(export.Config{Dir: out, WriterVersion: "sessionpipe-bench", CompressionLevel: zstdLevel(), PageBytes: pageBytes()})
+	w, err := parquet.NewWriter(parquet.Config{Dir: out, WriterVersion: "sessionpipe-bench", CompressionLevel: zstdLevel(), PageBytes: pageBytes()})
 	if err != nil {
 		return err
 	}
@@ -380,7 +381,7 @@ func zstdOut(rs []result) int64 {
 // one per message, through an ArchiveWriter.
 func runArchive(r *result, files []string, out string) error {
 	ctx := context.Background()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: out})
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: out})
 	if err != nil {
 		return err
 	}

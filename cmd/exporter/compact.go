@@ -14,7 +14,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 const compactUsage = `Usage: exporter compact [flags]
@@ -74,27 +74,27 @@ func compact(ctx context.Context, args []string, env cli.Env, stdout, stderr io.
 		ctx = held
 	}
 	start := time.Now()
-	cc := export.CompactConfig{
+	cc := parquet.CompactConfig{
 		Dir: dir, MinAge: *minAge, TargetBytes: *target, MinFiles: *minFiles, MemoryBytes: *memory,
 		DryRun: *dryRun, LockTimeout: c.LockTimeout, WriterVersion: "sessionpipe " + cli.Version(), Logger: log,
 	}
-	var st export.CompactStats
+	var st parquet.CompactStats
 	if strings.HasPrefix(dir, "s3://") {
-		bc := export.BucketCompactConfig{CompactConfig: cc, LeftoverAge: c.LeftoverAge, SpoolDir: c.S3.Spool}
+		bc := parquet.BucketCompactConfig{CompactConfig: cc, LeftoverAge: c.LeftoverAge, SpoolDir: c.S3.Spool}
 		if bc.Bucket, err = exportcmd.OpenBucket(ctx, &c.S3, dir); err == nil && c.Archive != "" {
 			bc.Archive, err = exportcmd.OpenBucket(ctx, &c.S3, c.Archive)
 		}
 		if err != nil {
 			return err
 		}
-		st, err = export.CompactBucket(ctx, bc)
+		st, err = parquet.CompactBucket(ctx, bc)
 	} else {
-		st, err = export.Compact(ctx, cc)
+		st, err = parquet.Compact(ctx, cc)
 	}
 	for _, m := range st.Merges {
 		fmt.Fprintf(stdout, "%s\t%d files\t→ %s\n", m.Partition.Dir(), len(m.Inputs), m.Output)
 	}
-	if held := (*export.LockHeldError)(nil); errors.As(err, &held) {
+	if held := (*parquet.LockHeldError)(nil); errors.As(err, &held) {
 		return fmt.Errorf("compact: %w (-lock-timeout %s)", err, c.LockTimeout)
 	}
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -22,7 +22,7 @@ func TestCompactCommand(t *testing.T) {
 	old := time.Now().UTC().AddDate(0, 0, -5)
 	seq := uint64(0)
 	write := func(ts time.Time, n int) {
-		w, err := export.NewWriter(export.Config{Dir: dir})
+		w, err := parquet.NewWriter(parquet.Config{Dir: dir})
 		require.NoError(t, err)
 		for i := range n {
 			seq++
@@ -38,7 +38,7 @@ func TestCompactCommand(t *testing.T) {
 	write(time.Now().UTC(), 10)
 	write(time.Now().UTC(), 10)
 	files := func() []string {
-		m, err := export.ReadManifest(dir)
+		m, err := parquet.ReadManifest(dir)
 		require.NoError(t, err)
 		var paths []string
 		for _, f := range m.Files {

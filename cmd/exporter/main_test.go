@@ -24,6 +24,8 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -97,15 +99,15 @@ const perFile = 50
 // requireExactlyOnce checks the output directories: no temporary file,
 // every listed file present and nothing unlisted, each entry in exactly
 // one row, and every file restored from the archive as published.
-func requireExactlyOnce(t *testing.T, out, archive string, want published) {
+func requireExactlyOnce(t *testing.T, out, arch string, want published) {
 	t.Helper()
-	m, err := export.ReadManifest(out)
+	m, err := parquet.ReadManifest(out)
 	require.NoError(t, err)
 	listed := map[string]bool{}
 	for _, f := range m.Files {
 		listed[f.Path] = true
 	}
-	for _, dir := range []string{out, archive} {
+	for _, dir := range []string{out, arch} {
 		require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			require.NoError(t, err)
 			require.False(t, strings.HasSuffix(p, ".tmp"), "temporary file left: %s", p)
@@ -125,7 +127,7 @@ func requireExactlyOnce(t *testing.T, out, archive string, want published) {
 	require.Equal(t, len(want.keys), keys, "every entry exported")
 	require.Equal(t, len(want.keys), rows, "no entry exported twice")
 
-	restored, err := export.Restore(t.Context(), export.RestoreConfig{Archive: archive, Out: t.TempDir()})
+	restored, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: arch, Out: t.TempDir()})
 	require.NoError(t, err)
 	require.Len(t, restored, len(want.files))
 	for _, r := range restored {
@@ -158,8 +160,8 @@ func TestExporter_KilledAtRandomPoints(t *testing.T) {
 	want := publishFleet(t, js, 4000)
 
 	data := t.TempDir()
-	out, archive := filepath.Join(data, "parquet"), filepath.Join(data, "archive")
-	args := []string{"serve", "-data-dir", data, "-out", out, "-archive-dir", archive, "-metrics", "",
+	out, arch := filepath.Join(data, "parquet"), filepath.Join(data, "archive")
+	args := []string{"serve", "-data-dir", data, "-out", out, "-archive-dir", arch, "-metrics", "",
 		"-part-bytes", "200000", "-part-age", "300ms", "-lease-ttl", "1s", "-log-level", "warn"}
 	start := func(extra ...string) (*exec.Cmd, *bytes.Buffer) {
 		cmd := exec.Command(bin, append(args, extra...)...)
@@ -180,7 +182,7 @@ func TestExporter_KilledAtRandomPoints(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		cmd.Wait()
 		require.NotContains(t, stderr.String(), "panic", "run %d", kill)
-		m, err := export.ReadManifest(out)
+		m, err := parquet.ReadManifest(out)
 		require.NoError(t, err, "run %d", kill)
 		state, _ := os.ReadFile(filepath.Join(out, export.StateName))
 		t.Logf("killed run %d: %d files committed, position %s", kill, len(m.Files), bytes.TrimSpace(state))
@@ -215,7 +217,7 @@ func TestExporter_KilledAtRandomPoints(t *testing.T) {
 	})
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), stderr.String())
-	requireExactlyOnce(t, out, archive, want)
+	requireExactlyOnce(t, out, arch, want)
 }
 
 // SIGTERM commits what is open: with parts that would stay open for five
@@ -229,8 +231,8 @@ func TestExporter_SigtermCommitsOpenParts(t *testing.T) {
 	want := publishFleet(t, js, 500)
 
 	data := t.TempDir()
-	out, archive := filepath.Join(data, "parquet"), filepath.Join(data, "archive")
-	cmd := exec.Command(bin, "serve", "-data-dir", data, "-out", out, "-archive-dir", archive, "-metrics", "", "-log-level", "warn")
+	out, arch := filepath.Join(data, "parquet"), filepath.Join(data, "archive")
+	cmd := exec.Command(bin, "serve", "-data-dir", data, "-out", out, "-archive-dir", arch, "-metrics", "", "-log-level", "warn")
 	cmd.Env = append(os.Environ(), "NATS_URL="+srv.URL())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -254,12 +256,12 @@ func TestExporter_SigtermCommitsOpenParts(t *testing.T) {
 		}
 		return nil
 	})
-	m, err := export.ReadManifest(out)
+	m, err := parquet.ReadManifest(out)
 	require.NoError(t, err)
 	require.Empty(t, m.Files, "nothing committed before the stop")
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), stderr.String())
-	requireExactlyOnce(t, out, archive, want)
+	requireExactlyOnce(t, out, arch, want)
 }
 
 func freeAddr(t *testing.T) string {

@@ -21,7 +21,9 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // s3Args are the flags that point a command at the test server.
@@ -34,10 +36,10 @@ func s3Args(srv *s3test.Server) []string {
 // each entry in exactly one row of the listed files, every file restored
 // from the archive (read from the bucket) as published. It returns the
 // unlisted objects (leftovers) of both prefixes.
-func requireExactlyOnceBucket(t *testing.T, out, archive *objstore.Bucket, want published) (leftovers []string) {
+func requireExactlyOnceBucket(t *testing.T, out, arch *objstore.Bucket, want published) (leftovers []string) {
 	t.Helper()
 	ctx := t.Context()
-	m, err := export.ReadBucketManifest(ctx, out)
+	m, err := parquet.ReadBucketManifest(ctx, out)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var files []string
@@ -52,12 +54,12 @@ func requireExactlyOnceBucket(t *testing.T, out, archive *objstore.Bucket, want 
 		require.NoError(t, os.WriteFile(p, data, 0o644))
 		files = append(files, "'"+p+"'")
 	}
-	segs, err := export.ReadBucketArchiveManifest(ctx, archive)
+	segs, err := archive.ReadBucketArchiveManifest(ctx, arch)
 	require.NoError(t, err)
 	for _, s := range segs {
 		listed[s.Path] = true
 	}
-	for _, b := range []*objstore.Bucket{out, archive} {
+	for _, b := range []*objstore.Bucket{out, arch} {
 		for o, err := range b.List(ctx, "format=") {
 			require.NoError(t, err)
 			if !listed[o.Key] {
@@ -74,7 +76,7 @@ func requireExactlyOnceBucket(t *testing.T, out, archive *objstore.Bucket, want 
 	require.Equal(t, len(want.keys), keys, "every entry exported")
 	require.Equal(t, len(want.keys), rows, "no entry exported twice")
 
-	restored, err := export.Restore(ctx, export.RestoreConfig{Archive: archive.URL(), Bucket: archive, Out: t.TempDir()})
+	restored, err := archive.Restore(ctx, archive.RestoreConfig{Archive: arch.URL(), Bucket: arch, Out: t.TempDir()})
 	require.NoError(t, err)
 	require.Len(t, restored, len(want.files))
 	for _, r := range restored {
@@ -120,7 +122,7 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 		return cmd, &stderr
 	}
-	out, archive := s3srv.Bucket("parquet"), s3srv.Bucket("archive")
+	out, arch := s3srv.Bucket("parquet"), s3srv.Bucket("archive")
 	rng := rand.New(rand.NewPCG(5, 11))
 	for kill := range rounds {
 		cmd, stderr := start()
@@ -129,7 +131,7 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 		require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
 		cmd.Wait()
 		require.NotContains(t, stderr.String(), "panic", "run %d", kill)
-		m, err := export.ReadBucketManifest(t.Context(), out)
+		m, err := parquet.ReadBucketManifest(t.Context(), out)
 		require.NoError(t, err, "run %d: %s", kill, stderr.String())
 		state, _, _ := out.Get(t.Context(), export.StateName)
 		t.Logf("killed run %d: %d files committed, position %s", kill, len(m.Files), bytes.TrimSpace(state))
@@ -152,7 +154,7 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 	})
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), stderr.String())
-	leftovers := requireExactlyOnceBucket(t, out, archive, want)
+	leftovers := requireExactlyOnceBucket(t, out, arch, want)
 	t.Logf("%d leftovers of the kills: %v", len(leftovers), leftovers)
 
 	// compact removes them (and any multipart upload a kill interrupted),
@@ -165,8 +167,8 @@ func TestExporter_S3KilledAtRandomPoints(t *testing.T) {
 	}
 	require.NoError(t, compact(t.Context(), cargs, os.Getenv, &so, &se), se.String())
 	require.Contains(t, se.String(), "merged")
-	require.Empty(t, requireExactlyOnceBucket(t, out, archive, want), "leftovers after compact")
-	m, err := export.ReadBucketManifest(t.Context(), out)
+	require.Empty(t, requireExactlyOnceBucket(t, out, arch, want), "leftovers after compact")
+	m, err := parquet.ReadBucketManifest(t.Context(), out)
 	require.NoError(t, err)
 	merged := 0
 	for _, f := range m.Files {

@@ -14,8 +14,9 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 const duckdbUsage = `Usage: sessionpipe duckdb [flags] [DIR|s3://bucket/prefix]
@@ -84,7 +85,7 @@ func runDuckDB(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// works on a fresh data directory.
 		fmt.Fprintf(stderr, "sessionpipe: duckdb: no Parquet files under %s yet: the views are empty; run this again once the exporter has committed one\n", abs)
 	}
-	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: abs, Prices: table, Empty: !found}))
+	_, err = io.WriteString(stdout, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: abs, Prices: table, Empty: !found}))
 	return err
 }
 
@@ -111,7 +112,7 @@ func duckDBBucket(ctx context.Context, loc string, s3 *cli.S3, prices string, st
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)
 	}
-	m, err := export.ReadBucketManifest(ctx, b)
+	m, err := parquet.ReadBucketManifest(ctx, b)
 	if err != nil {
 		return fmt.Errorf("duckdb: %w", err)
 	}
@@ -122,7 +123,7 @@ func duckDBBucket(ctx context.Context, loc string, s3 *cli.S3, prices string, st
 	if err != nil {
 		return err
 	}
-	ds := &export.DuckDBS3{PathStyle: s3.PathStyle, Region: s3.Region, Profile: s3.Profile}
+	ds := &duckdb.DuckDBS3{PathStyle: s3.PathStyle, Region: s3.Region, Profile: s3.Profile}
 	if s3.Endpoint != "" {
 		u, err := url.Parse(s3.Endpoint)
 		if err != nil || u.Host == "" {
@@ -130,6 +131,6 @@ func duckDBBucket(ctx context.Context, loc string, s3 *cli.S3, prices string, st
 		}
 		ds.Endpoint, ds.UseSSL = u.Host, u.Scheme == "https"
 	}
-	_, err = io.WriteString(stdout, export.DuckDBScript(export.ViewConfig{Dir: b.URL(), Prices: table, Manifest: true, S3: ds, Empty: len(m.Files) == 0}))
+	_, err = io.WriteString(stdout, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: b.URL(), Prices: table, Manifest: true, S3: ds, Empty: len(m.Files) == 0}))
 	return err
 }

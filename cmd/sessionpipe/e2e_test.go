@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
 	"github.com/sessionpipe/sessionpipe/schema"
@@ -188,7 +188,7 @@ func (g *growingFile) writeTo(t *testing.T, frac float64) bool {
 // is truncated and written again. At the end a
 // session-scope alert has fired for exactly the sessions over its
 // threshold, and after SIGINT (exit 0) the Parquet read with the DuckDB
-// views of export.DuckDBInit gives the same per-session numbers, with
+// views of duckdb.DuckDBScript gives the same per-session numbers, with
 // every entry in exactly one row.
 
 func TestE2E_RunFollowsWritesAndAgreesWithOffline(t *testing.T) {
@@ -372,7 +372,7 @@ func scrapeMetrics(t *testing.T, api string) map[string]float64 {
 }
 
 // requireParquet requires the Parquet under out, read with the views of
-// export.DuckDBInit, to give want's sessions, and every entry to be in
+// duckdb.DuckDBScript, to give want's sessions, and every entry to be in
 // exactly one row.
 func requireParquet(t *testing.T, out, reread string, want map[string]numbers) {
 	t.Helper()
@@ -380,7 +380,7 @@ func requireParquet(t *testing.T, out, reread string, want map[string]numbers) {
 	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1) // the views are temporary: one connection
-	_, err = db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out}))
+	_, err = db.Exec(duckdb.DuckDBScript(duckdb.ViewConfig{Dir: out}))
 	require.NoError(t, err)
 
 	// Each copy of a record in each file is a row once, but for the lines

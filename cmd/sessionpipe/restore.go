@@ -10,7 +10,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
 
 const restoreUsage = `Usage: sessionpipe restore -archive DIR|s3://bucket/prefix -out DIR2 [flags]
@@ -32,7 +32,7 @@ Flags:
 
 func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("restore", restoreUsage, stderr)
-	archive := fs.String("archive", "", "archive directory, or s3://bucket/prefix (required)")
+	archiveDir := fs.String("archive", "", "archive directory, or s3://bucket/prefix (required)")
 	out := fs.String("out", "", "where to write the files (required)")
 	host := fs.String("host", "", "only this host's files")
 	session := fs.String("session", "", "only the files holding this session id")
@@ -44,14 +44,14 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *archive == "" || *out == "" {
+	if *archiveDir == "" || *out == "" {
 		fs.Usage()
 		return usageError{"restore: -archive and -out are required"}
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("restore: unexpected arguments %q", fs.Args())}
 	}
-	cfg := export.RestoreConfig{Archive: *archive, Out: *out, Host: *host, Session: *session, Force: *force}
+	cfg := archive.RestoreConfig{Archive: *archiveDir, Out: *out, Host: *host, Session: *session, Force: *force}
 	if *since != "" {
 		t, err := time.Parse(time.DateOnly, *since)
 		if err != nil {
@@ -69,12 +69,12 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		cfg.Until = t
 	}
-	b, err := exportcmd.OpenBucket(ctx, &s3, *archive)
+	b, err := exportcmd.OpenBucket(ctx, &s3, *archiveDir)
 	if err != nil {
 		return err
 	}
 	cfg.Bucket = b
-	files, err := export.Restore(ctx, cfg)
+	files, err := archive.Restore(ctx, cfg)
 	var lines, bytes, holes int64
 	for _, f := range files {
 		fmt.Fprintf(stdout, "%s\t%s\t%d lines\t%s", cli.Printable(f.Host), cli.Printable(f.Out), f.Lines, cli.HumanBytes(f.Bytes))
@@ -90,7 +90,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintln(stdout)
 		lines, bytes, holes = lines+f.Lines, bytes+f.Bytes, holes+f.Holes
 	}
-	var damaged *export.RestoreError
+	var damaged *archive.RestoreError
 	if err != nil && !errors.As(err, &damaged) {
 		return err
 	}
@@ -108,7 +108,7 @@ func runRestore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // writeDamage lists what a damaged archive could not give back.
-func writeDamage(w io.Writer, e *export.RestoreError) {
+func writeDamage(w io.Writer, e *archive.RestoreError) {
 	fmt.Fprintf(w, "sessionpipe: %d damaged pieces of the archive, skipped:\n", len(e.Damage))
 	for _, d := range e.Damage {
 		fmt.Fprintf(w, "  %s\n", cli.Printable(d.Error()))

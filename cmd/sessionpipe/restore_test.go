@@ -10,15 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 )
 
 // One flipped byte in one segment costs the chunk it hit: restore writes
 // every other file, lists the damaged piece and the file it affected,
 // and exits 1.
 func TestRestore_DamagedArchive(t *testing.T) {
-	archive := t.TempDir()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: archive})
+	arch := t.TempDir()
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: arch})
 	require.NoError(t, err)
 	for i, day := range []int{1, 2, 3} {
 		data := strings.Repeat("{\"n\":1}\n", 3)
@@ -29,11 +29,11 @@ func TestRestore_DamagedArchive(t *testing.T) {
 		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))
 	}
 	require.NoError(t, a.Close(t.Context()))
-	segs, err := export.ReadArchiveManifest(archive)
+	segs, err := archive.ReadArchiveManifest(arch)
 	require.NoError(t, err)
 	require.Len(t, segs, 3)
-	seg := filepath.Join(archive, filepath.FromSlash(segs[1].Path)) // sb.jsonl's
-	index, err := export.ReadSegmentIndex(seg)
+	seg := filepath.Join(arch, filepath.FromSlash(segs[1].Path)) // sb.jsonl's
+	index, err := archive.ReadSegmentIndex(seg)
 	require.NoError(t, err)
 	data, err := os.ReadFile(seg)
 	require.NoError(t, err)
@@ -41,7 +41,7 @@ func TestRestore_DamagedArchive(t *testing.T) {
 	require.NoError(t, os.WriteFile(seg, data, 0o644))
 
 	out := t.TempDir()
-	code, stdout, stderr := runCommand(t, "restore", "-archive", archive, "-out", out)
+	code, stdout, stderr := runCommand(t, "restore", "-archive", arch, "-out", out)
 	require.Equal(t, exitError, code, stderr)
 	for _, f := range []string{"sa.jsonl", "sc.jsonl"} {
 		got, err := os.ReadFile(filepath.Join(out, "laptop", "home", "u", f))
@@ -60,8 +60,8 @@ func TestRestore_DamagedArchive(t *testing.T) {
 // line in the range is restored, with what was archived up to -until (a
 // later segment is not read: the file as it was then).
 func TestRestore_SinceAndUntil(t *testing.T) {
-	archive := t.TempDir()
-	a, err := export.NewArchiveWriter(export.ArchiveConfig{Dir: archive})
+	arch := t.TempDir()
+	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: arch})
 	require.NoError(t, err)
 	line := "{\"n\":1}\n"
 	var seq uint64
@@ -81,7 +81,7 @@ func TestRestore_SinceAndUntil(t *testing.T) {
 
 	restored := func(args ...string) map[string]string {
 		out := t.TempDir()
-		code, _, stderr := runCommand(t, append([]string{"restore", "-archive", archive, "-out", out}, args...)...)
+		code, _, stderr := runCommand(t, append([]string{"restore", "-archive", arch, "-out", out}, args...)...)
 		require.Equal(t, exitOK, code, stderr)
 		got := map[string]string{}
 		entries, _ := os.ReadDir(filepath.Join(out, "laptop", "home", "u"))
@@ -95,6 +95,6 @@ func TestRestore_SinceAndUntil(t *testing.T) {
 	require.Equal(t, map[string]string{"early.jsonl": line, "grows.jsonl": line + line, "late.jsonl": line}, restored())
 	require.Equal(t, map[string]string{"early.jsonl": line, "grows.jsonl": line}, restored("-until", "2026-11-03"))
 	require.Equal(t, map[string]string{"grows.jsonl": line}, restored("-since", "2026-11-02", "-until", "2026-11-03"))
-	code, _, stderr := runCommand(t, "restore", "-archive", archive, "-out", t.TempDir(), "-since", "2026-11-03", "-until", "2026-11-02")
+	code, _, stderr := runCommand(t, "restore", "-archive", arch, "-out", t.TempDir(), "-since", "2026-11-03", "-until", "2026-11-02")
 	require.Equal(t, exitUsage, code, stderr)
 }

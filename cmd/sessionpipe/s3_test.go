@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // sessionsOf runs a views script and returns the sessions view, one
@@ -103,17 +105,17 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	end := strings.Index(script, ");\n\n") + len(");\n\n")
 	require.True(t, start >= 0 && end > start)
 	offline := strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	want := sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local}))
+	want := sessionsOf(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: local}))
 	require.NotEmpty(t, want)
 	require.Equal(t, want, sessionsOf(t, offline))
 
 	// Compaction of every day, in the directory and in the bucket: the
 	// same rows, the same numbers.
-	cc := export.CompactConfig{ClosedBefore: time.Now().AddDate(0, 0, 2), MinFiles: 2}
+	cc := parquet.CompactConfig{ClosedBefore: time.Now().AddDate(0, 0, 2), MinFiles: 2}
 	cc.Dir = local
-	lst, err := export.Compact(t.Context(), cc)
+	lst, err := parquet.Compact(t.Context(), cc)
 	require.NoError(t, err)
-	bst, err := export.CompactBucket(t.Context(), export.BucketCompactConfig{CompactConfig: export.CompactConfig{ClosedBefore: cc.ClosedBefore, MinFiles: 2}, Bucket: b, SpoolDir: t.TempDir()})
+	bst, err := parquet.CompactBucket(t.Context(), parquet.BucketCompactConfig{CompactConfig: parquet.CompactConfig{ClosedBefore: cc.ClosedBefore, MinFiles: 2}, Bucket: b, SpoolDir: t.TempDir()})
 	require.NoError(t, err)
 	require.Positive(t, lst.FilesIn+bst.FilesIn, "something merged")
 	requireSameRows(t, local, srv)
@@ -122,7 +124,7 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	script = stdout.String()
 	dir = dirOf(t, srv, "pq")
 	offline = strings.ReplaceAll(script[:start]+script[end:], "s3://test/pq", dir)
-	require.Equal(t, want, sessionsOf(t, export.DuckDBScript(export.ViewConfig{Dir: local})), "compaction changes no number")
+	require.Equal(t, want, sessionsOf(t, duckdb.DuckDBScript(duckdb.ViewConfig{Dir: local})), "compaction changes no number")
 	require.Equal(t, want, sessionsOf(t, offline))
 
 	// Restore from the bucket: every file, byte for byte.
@@ -146,10 +148,10 @@ func TestS3_SameAsLocalDirectory(t *testing.T) {
 	}
 
 	// One session: only its files, reading only their frames.
-	segs, err := export.ReadBucketArchiveManifest(t.Context(), srv.Bucket("arc"))
+	segs, err := archive.ReadBucketArchiveManifest(t.Context(), srv.Bucket("arc"))
 	require.NoError(t, err)
 	require.NotEmpty(t, segs)
-	idx, err := export.ReadSegmentIndex(filepath.Join(dirOf(t, srv, "arc"), filepath.FromSlash(segs[0].Path)))
+	idx, err := archive.ReadSegmentIndex(filepath.Join(dirOf(t, srv, "arc"), filepath.FromSlash(segs[0].Path)))
 	require.NoError(t, err)
 	session := idx[0].Sessions[0]
 	one := t.TempDir()
@@ -183,12 +185,12 @@ func dirOf(t *testing.T, srv *s3test.Server, prefix string) string {
 // TestWriter_BucketSameBytes compares bytes for the same stream).
 func requireSameRows(t *testing.T, local string, srv *s3test.Server) {
 	t.Helper()
-	lm, err := export.ReadManifest(local)
+	lm, err := parquet.ReadManifest(local)
 	require.NoError(t, err)
-	bm, err := export.ReadBucketManifest(t.Context(), srv.Bucket("pq"))
+	bm, err := parquet.ReadBucketManifest(t.Context(), srv.Bucket("pq"))
 	require.NoError(t, err)
 	bdir := dirOf(t, srv, "pq")
-	digest := func(root string, files []export.File) []string {
+	digest := func(root string, files []parquet.File) []string {
 		var paths []string
 		for _, f := range files {
 			paths = append(paths, "'"+filepath.Join(root, filepath.FromSlash(f.Path))+"'")
@@ -234,11 +236,11 @@ func TestRun_OnceToBucket(t *testing.T) {
 		"-content", "full", "-host", "laptop", "-out", "s3://test/run-pq", "-archive-dir", "s3://test/run-arc",
 		"-s3-endpoint", srv.Endpoint, "-s3-path-style", src}, &stdout, &stderr)
 	require.Equal(t, exitOK, code, stderr.String())
-	m, err := export.ReadBucketManifest(t.Context(), srv.Bucket("run-pq"))
+	m, err := parquet.ReadBucketManifest(t.Context(), srv.Bucket("run-pq"))
 	require.NoError(t, err)
 	require.NotEmpty(t, m.Files)
 	restored := t.TempDir()
-	files, err := export.Restore(t.Context(), export.RestoreConfig{Archive: "s3://test/run-arc", Bucket: srv.Bucket("run-arc"), Out: restored})
+	files, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: "s3://test/run-arc", Bucket: srv.Bucket("run-arc"), Out: restored})
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
-	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 

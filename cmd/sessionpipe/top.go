@@ -8,8 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/top"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 )
 
 const topUsage = `Usage: sessionpipe top [flags]

@@ -110,7 +110,7 @@ type Compact struct {
 	LockTimeout time.Duration
 	// Archive and LeftoverAge: an archive in a bucket whose leftovers are
 	// removed too, and how old an unlisted object must be (see
-	// export.CompactBucket). S3 configures -out/-archive-dir s3://.
+	// parquet.CompactBucket). S3 configures -out/-archive-dir s3://.
 	Archive     string
 	LeftoverAge time.Duration
 	S3          S3

@@ -3,7 +3,7 @@ package cli
 import "time"
 
 // The defaults of the indexer's and the exporter's flags. They are the
-// components' own (index.DefaultConsumerName, export.DefaultPartBytes...),
+// components' own (index.DefaultConsumerName, parquet.DefaultPartBytes...),
 // written again here so that the flags of every command are known without
 // linking pebble or parquet-go: the tailer's binary parses the whole config
 // file, every section of it, with the flags of this package.
@@ -19,20 +19,20 @@ const (
 
 	// DefaultExporterConsumer is export.DefaultConsumerName.
 	DefaultExporterConsumer = "exporter"
-	// DefaultPartBytes is export.DefaultPartBytes.
+	// DefaultPartBytes is parquet.DefaultPartBytes.
 	DefaultPartBytes = 64 << 20
-	// DefaultPartAge is export.DefaultPartAge.
+	// DefaultPartAge is parquet.DefaultPartAge.
 	DefaultPartAge = 5 * time.Minute
-	// DefaultCompactMinAge is export.DefaultCompactMinAge.
+	// DefaultCompactMinAge is parquet.DefaultCompactMinAge.
 	DefaultCompactMinAge = 24 * time.Hour
-	// DefaultCompactTargetBytes is export.DefaultCompactTargetBytes.
+	// DefaultCompactTargetBytes is parquet.DefaultCompactTargetBytes.
 	DefaultCompactTargetBytes = 256 << 20
-	// DefaultCompactMinFiles is export.DefaultCompactMinFiles.
+	// DefaultCompactMinFiles is parquet.DefaultCompactMinFiles.
 	DefaultCompactMinFiles = 2
-	// DefaultCompactMemoryBytes is export.DefaultCompactMemoryBytes.
+	// DefaultCompactMemoryBytes is parquet.DefaultCompactMemoryBytes.
 	DefaultCompactMemoryBytes = 64 << 20
-	// DefaultCompactLockTimeout is export.DefaultCompactLockTimeout.
+	// DefaultCompactLockTimeout is parquet.DefaultCompactLockTimeout.
 	DefaultCompactLockTimeout = 30 * time.Second
-	// DefaultLeftoverAge is export.DefaultLeftoverAge.
+	// DefaultLeftoverAge is parquet.DefaultLeftoverAge.
 	DefaultLeftoverAge = time.Hour
 )

@@ -31,7 +31,7 @@ type Exporter struct {
 }
 
 // DefaultExporterMemoryLimitMiB keeps the exporter's heap near what its
-// writers buffer (export.DefaultMemoryBytes and the archive's) plus one
+// writers buffer (parquet.DefaultMemoryBytes and the archive's) plus one
 // row group being encoded.
 const DefaultExporterMemoryLimitMiB = 240
 

@@ -28,6 +28,7 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/duckdb"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 )
 
@@ -230,7 +231,7 @@ func copies(t *testing.T, dst string, subs ...string) []*piece {
 // is restarted before the third. At the end the API's sessions equal the
 // offline numbers of both hosts' files (no session lost, none doubled,
 // each with its host), and after the exporter's SIGTERM the Parquet read
-// with the DuckDB views of export.DuckDBInit gives them too, every entry
+// with the DuckDB views of duckdb.DuckDBScript gives them too, every entry
 // in exactly one row.
 func TestFleet_NodeRestartLosesAndDoublesNothing(t *testing.T) {
 	if testing.Short() {
@@ -357,7 +358,7 @@ func TestFleet_NodeRestartLosesAndDoublesNothing(t *testing.T) {
 	require.NoError(t, err)
 	defer db.Close()
 	db.SetMaxOpenConns(1)
-	_, err = db.Exec(export.DuckDBScript(export.ViewConfig{Dir: out}))
+	_, err = db.Exec(duckdb.DuckDBScript(duckdb.ViewConfig{Dir: out}))
 	require.NoError(t, err)
 	var rows, keys int
 	require.NoError(t, db.QueryRow(fmt.Sprintf(

@@ -17,7 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // Exporter defaults.
@@ -56,11 +59,11 @@ type ExporterConfig struct {
 	Name string
 
 	// Parquet configures the Parquet writer; Parquet.Dir is required.
-	Parquet Config
+	Parquet parquet.Config
 
 	// Archive configures the archive of the original lines; an empty
 	// Archive.Dir keeps no archive (raw chunks are then not consumed).
-	Archive ArchiveConfig
+	Archive archive.ArchiveConfig
 
 	// CommitInterval is how often parts and segments past their age are
 	// committed and the position saved. Default [DefaultCommitInterval],
@@ -116,8 +119,8 @@ type Exporter struct {
 	log *slog.Logger
 
 	mu      sync.Mutex // the writers and the state, between the consumer and the commit loop
-	w       *Writer
-	a       *ArchiveWriter
+	w       *parquet.Writer
+	a       *archive.ArchiveWriter
 	state   exporterState
 	saved   uint64 // state.Committed as last saved
 	saveErr error
@@ -143,7 +146,7 @@ type Exporter struct {
 // directories: [Exporter.Run] does.
 func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.JS == nil {
-		return nil, &ConfigError{Field: "js", Value: nil, Err: ErrInvalidConfig, Why: "required"}
+		return nil, &parquet.ConfigError{Field: "js", Value: nil, Err: parquet.ErrInvalidConfig, Why: "required"}
 	}
 	if err := cfg.Parquet.Validate(); err != nil {
 		return nil, err
@@ -180,7 +183,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	x := &Exporter{cfg: cfg, log: cfg.Logger.With(KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
+	x := &Exporter{cfg: cfg, log: cfg.Logger.With(parquet.KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
 	stage, err := bus.NewStage(bus.StageConfig{
 		JS: cfg.JS, Stream: cfg.Stream, Role: "exporter", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
 		CommitInterval: cfg.CommitInterval, Logger: x.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelError,
@@ -208,15 +211,15 @@ func (x *Exporter) Run(ctx context.Context) error {
 	return x.stage.Run(ctx, func(held context.Context) error {
 		err := x.activeRun(held)
 		switch {
-		case ctx.Err() != nil && errors.Is(err, ErrConflict):
+		case ctx.Err() != nil && errors.Is(err, parquet.ErrConflict):
 			// Stopping: what the last commit held was not listed (another
 			// writer listed it, or will): nothing acknowledged, nothing lost.
-			x.log.Warn("the last commit lost to another writer on the bucket prefix", KeyError, err.Error())
+			x.log.Warn("the last commit lost to another writer on the bucket prefix", parquet.KeyError, err.Error())
 			return nil
-		case ctx.Err() == nil && errors.Is(err, ErrConflict):
+		case ctx.Err() == nil && errors.Is(err, parquet.ErrConflict):
 			// Another writer on the bucket prefix won a commit: resume from
 			// the manifest as it now is.
-			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", KeyError, err.Error())
+			x.log.Warn("another writer committed to the bucket prefix; reopening from its manifest", parquet.KeyError, err.Error())
 			return bus.StandBy(err, nil)
 		}
 		return err
@@ -254,7 +257,7 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	x.stop = cancel
 	err = x.stage.Consume(runCtx, c, x.apply, x.commitLoop)
 	cancel(nil)
-	if cause := context.Cause(runCtx); errors.Is(cause, ErrNotDurable) || errors.Is(cause, ErrConflict) {
+	if cause := context.Cause(runCtx); errors.Is(cause, parquet.ErrNotDurable) || errors.Is(cause, parquet.ErrConflict) {
 		return cause // the Parquet writer stopped: a restart recovers
 	}
 	if ctx.Err() != nil {
@@ -267,7 +270,7 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 // stopped ([ErrNotDurable]): retrying could list a file twice, and
 // running on without exporting would hide it.
 func (x *Exporter) stopIfFailed(err error) {
-	if (errors.Is(err, ErrNotDurable) || errors.Is(err, ErrConflict)) && x.stop != nil {
+	if (errors.Is(err, parquet.ErrNotDurable) || errors.Is(err, parquet.ErrConflict)) && x.stop != nil {
 		x.stop(err)
 	}
 }
@@ -311,13 +314,13 @@ func (x *Exporter) open(ctx context.Context) error {
 // openWriters opens the Parquet and archive writers and sets the
 // position.
 func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st exporterState) error {
-	w, err := NewWriter(x.cfg.Parquet)
+	w, err := parquet.NewWriter(x.cfg.Parquet)
 	if err != nil {
 		return err
 	}
-	var a *ArchiveWriter
+	var a *archive.ArchiveWriter
 	if x.cfg.Archive.Dir != "" {
-		if a, err = NewArchiveWriter(x.cfg.Archive); err != nil {
+		if a, err = archive.NewArchiveWriter(x.cfg.Archive); err != nil {
 			w.Close(ctx)
 			return err
 		}
@@ -337,23 +340,23 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 // HighestSeq returns the highest stream sequence the output directories
 // hold or have passed: an offline export continues after it.
 func HighestSeq(parquetDir, archiveDir string) (uint64, error) {
-	return HighestSeqOf(context.Background(), Config{Dir: parquetDir}, ArchiveConfig{Dir: archiveDir})
+	return HighestSeqOf(context.Background(), parquet.Config{Dir: parquetDir}, archive.ArchiveConfig{Dir: archiveDir})
 }
 
 // HighestSeqOf is [HighestSeq] for outputs that may be in buckets
 // (Config.Bucket, ArchiveConfig.Bucket); an empty archive Dir and no
 // Bucket: no archive.
-func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (uint64, error) {
-	st, err := readStateOf(ctx, parquet)
+func HighestSeqOf(ctx context.Context, pq parquet.Config, arc archive.ArchiveConfig) (uint64, error) {
+	st, err := readStateOf(ctx, pq)
 	if err != nil {
 		return 0, err
 	}
 	high := st.Committed
-	var m *Manifest
-	if parquet.Bucket != nil {
-		m, err = ReadBucketManifest(ctx, parquet.Bucket)
+	var m *parquet.Manifest
+	if pq.Bucket != nil {
+		m, err = parquet.ReadBucketManifest(ctx, pq.Bucket)
 	} else {
-		m, err = ReadManifest(parquet.Dir)
+		m, err = parquet.ReadManifest(pq.Dir)
 	}
 	if err != nil {
 		return 0, err
@@ -361,12 +364,12 @@ func HighestSeqOf(ctx context.Context, parquet Config, archive ArchiveConfig) (u
 	for _, f := range m.Files {
 		high = max(high, f.LastSeq)
 	}
-	if archive.Dir != "" || archive.Bucket != nil {
-		var segs []Segment
-		if archive.Bucket != nil {
-			segs, err = ReadBucketArchiveManifest(ctx, archive.Bucket)
+	if arc.Dir != "" || arc.Bucket != nil {
+		var segs []archive.Segment
+		if arc.Bucket != nil {
+			segs, err = archive.ReadBucketArchiveManifest(ctx, arc.Bucket)
 		} else {
-			segs, err = ReadArchiveManifest(archive.Dir)
+			segs, err = archive.ReadArchiveManifest(arc.Dir)
 		}
 		if err != nil {
 			return 0, err
@@ -427,7 +430,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 func (x *Exporter) commitLoop(ctx context.Context, tick <-chan time.Time) {
 	age := x.cfg.Parquet.PartAge
 	if age <= 0 {
-		age = DefaultPartAge
+		age = parquet.DefaultPartAge
 	}
 	warmUntil := time.Now().Add(age)
 	var lastCatchUp time.Time
@@ -494,7 +497,7 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	x.stopIfFailed(err)
 	if err != nil && ctx.Err() == nil {
 		x.errs.Add(1)
-		x.log.Error("exporter commit failed; retrying", KeyError, err)
+		x.log.Error("exporter commit failed; retrying", parquet.KeyError, err)
 	}
 }
 
@@ -561,12 +564,12 @@ func (x *Exporter) saveLocked(force bool) error {
 	}
 	if b := x.cfg.Parquet.Bucket; b != nil {
 		// After the manifests: a position never runs ahead of them.
-		ctx, cancel := context.WithTimeout(context.Background(), remoteOpTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), commit.RemoteOpTimeout)
 		defer cancel()
 		if _, err := b.Put(ctx, StateName, append(data, '\n'), objstore.Cond{}); err != nil {
 			return fmt.Errorf("save position: %w", err)
 		}
-	} else if err := writeFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
+	} else if err := commit.WriteFileAtomic(x.cfg.Parquet.Dir, StateName, append(data, '\n')); err != nil {
 		return err
 	}
 	x.saved = x.state.Committed
@@ -575,7 +578,7 @@ func (x *Exporter) saveLocked(force bool) error {
 
 // readStateOf reads the saved position of the output cfg describes, a
 // directory or a bucket; none yields the zero state.
-func readStateOf(ctx context.Context, cfg Config) (exporterState, error) {
+func readStateOf(ctx context.Context, cfg parquet.Config) (exporterState, error) {
 	if cfg.Bucket == nil {
 		return readState(cfg.Dir)
 	}
@@ -588,7 +591,7 @@ func readStateOf(ctx context.Context, cfg Config) (exporterState, error) {
 		return st, fmt.Errorf("read position: %w", err)
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("%w: %s: %v", ErrManifest, cfg.Bucket.ObjectURL(StateName), err)
+		return st, fmt.Errorf("%w: %s: %v", parquet.ErrManifest, cfg.Bucket.ObjectURL(StateName), err)
 	}
 	return st, nil
 }
@@ -604,7 +607,7 @@ func readState(dir string) (exporterState, error) {
 		return st, err
 	}
 	if err := json.Unmarshal(data, &st); err != nil {
-		return st, fmt.Errorf("%w: %s: %v", ErrManifest, filepath.Join(dir, StateName), err)
+		return st, fmt.Errorf("%w: %s: %v", parquet.ErrManifest, filepath.Join(dir, StateName), err)
 	}
 	return st, nil
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -80,8 +82,8 @@ func (e *exportEnv) run(mod ...func(*export.ExporterConfig)) export.ExporterStat
 	e.t.Helper()
 	cfg := export.ExporterConfig{
 		JS:             e.js,
-		Parquet:        export.Config{Dir: e.out, PartAge: 100 * time.Millisecond},
-		Archive:        export.ArchiveConfig{Dir: e.archive},
+		Parquet:        parquet.Config{Dir: e.out, PartAge: 100 * time.Millisecond},
+		Archive:        archive.ArchiveConfig{Dir: e.archive},
 		CommitInterval: 50 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	}
@@ -142,7 +144,7 @@ func TestExporter_ExactlyOnceAcrossRestarts(t *testing.T) {
 
 	// The archive gives every file back.
 	out := t.TempDir()
-	restored, err := export.Restore(t.Context(), export.RestoreConfig{Archive: e.archive, Out: out})
+	restored, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: e.archive, Out: out})
 	require.NoError(t, err)
 	require.Len(t, restored, 3)
 	for _, f := range []struct {
@@ -153,7 +155,7 @@ func TestExporter_ExactlyOnceAcrossRestarts(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, string(f.data), string(got))
 	}
-	restored, err = export.Restore(t.Context(), export.RestoreConfig{Archive: e.archive, Out: t.TempDir(), Host: "host-a", Session: "s3"})
+	restored, err = archive.Restore(t.Context(), archive.RestoreConfig{Archive: e.archive, Out: t.TempDir(), Host: "host-a", Session: "s3"})
 	require.NoError(t, err)
 	require.Len(t, restored, 1)
 	require.Equal(t, "/home/u/.pi/s3.jsonl", restored[0].Path)
@@ -191,7 +193,7 @@ func TestExporter_RefusesAnotherStream(t *testing.T) {
 	require.NoError(t, e.js.DeleteStream(t.Context(), bus.DefaultStream))
 	_, err := bus.EnsureStream(t.Context(), e.js, bus.StreamConfig{})
 	require.NoError(t, err)
-	x, err := export.NewExporter(export.ExporterConfig{JS: e.js, Parquet: export.Config{Dir: e.out}, LeaseTTL: 2 * time.Second})
+	x, err := export.NewExporter(export.ExporterConfig{JS: e.js, Parquet: parquet.Config{Dir: e.out}, LeaseTTL: 2 * time.Second})
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -222,7 +224,7 @@ func TestExporter_CommitsOnCatchingUp(t *testing.T) {
 	e.publishFile("h1", "s1", 5)
 	start := func(catchUp time.Duration) (*export.Exporter, func()) {
 		x, err := export.NewExporter(export.ExporterConfig{
-			JS: e.js, Parquet: export.Config{Dir: e.out, PartAge: time.Hour}, Archive: export.ArchiveConfig{Dir: e.archive},
+			JS: e.js, Parquet: parquet.Config{Dir: e.out, PartAge: time.Hour}, Archive: archive.ArchiveConfig{Dir: e.archive},
 			CommitInterval: 50 * time.Millisecond, CatchUpCommit: catchUp, LeaseTTL: 2 * time.Second,
 		})
 		require.NoError(t, err)
@@ -232,7 +234,7 @@ func TestExporter_CommitsOnCatchingUp(t *testing.T) {
 		return x, func() { cancel(); require.NoError(t, <-done) }
 	}
 	committedRows := func() int64 {
-		m, err := export.ReadManifest(e.out)
+		m, err := parquet.ReadManifest(e.out)
 		if err != nil {
 			return 0
 		}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // An exporter whose commits fail (here a file stands where a partition's
@@ -29,8 +31,8 @@ func TestExporter_HealthFollowsCommits(t *testing.T) {
 
 	x, err := export.NewExporter(export.ExporterConfig{
 		JS:             e.js,
-		Parquet:        export.Config{Dir: e.out, PartAge: 10 * time.Millisecond},
-		Archive:        export.ArchiveConfig{Dir: e.archive},
+		Parquet:        parquet.Config{Dir: e.out, PartAge: 10 * time.Millisecond},
+		Archive:        archive.ArchiveConfig{Dir: e.archive},
 		CommitInterval: 20 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	})

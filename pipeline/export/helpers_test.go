@@ -1,319 +1,36 @@
 package export_test
 
-import (
-	"context"
-	"database/sql"
-	"encoding/json"
-	"fmt"
-	"math"
-	"path/filepath"
-	"runtime"
-	"strings"
-	"testing"
-	"time"
+import "github.com/sessionpipe/sessionpipe/internal/testutil/exporttest"
 
-	"github.com/marcboeker/go-duckdb/v2"
-	"github.com/stretchr/testify/require"
-
-	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
-	"github.com/sessionpipe/sessionpipe/schema"
+// The helpers the tests share with the other export packages' tests.
+var (
+	repoRoot         = exporttest.RepoRoot
+	corpusEntries    = exporttest.CorpusEntries
+	generatedEntries = exporttest.GeneratedEntries
+	treeEntries      = exporttest.TreeEntries
+	cloneEntry       = exporttest.CloneEntry
+	fullEntry        = exporttest.FullEntry
+	emptyEntry       = exporttest.EmptyEntry
+	zeroUsageEntry   = exporttest.ZeroUsageEntry
+	mustWriter       = exporttest.MustWriter
+	writeAll         = exporttest.WriteAll
+	openDuckDB       = exporttest.OpenDuckDB
+	glob             = exporttest.Glob
+	readBack         = exporttest.ReadBack
+	labelsOf         = exporttest.LabelsOf
+	i64              = exporttest.I64
+	str              = exporttest.Str
+	list             = exporttest.List
+	want             = exporttest.Want
+	duckDBInit       = exporttest.DuckDBInit
+	mustCompact      = exporttest.MustCompact
+	checkDir         = exporttest.CheckDir
+	counts           = exporttest.Counts
+	listedOnDisk     = exporttest.ListedOnDisk
+	scan             = exporttest.Scan
+	keys             = exporttest.Keys
+	chunk            = exporttest.Chunk
+	restoreAll       = exporttest.RestoreAll
 )
 
-// repoRoot returns the module root, for testdata/corpus.
-func repoRoot(tb testing.TB) string {
-	tb.Helper()
-	_, file, _, ok := runtime.Caller(0)
-	require.True(tb, ok)
-	return filepath.Join(filepath.Dir(file), "..", "..")
-}
-
-// corpusEntries decodes every transcript of testdata/corpus.
-func corpusEntries(tb testing.TB) []schema.Entry {
-	tb.Helper()
-	return treeEntries(tb, filepath.Join(repoRoot(tb), "testdata", "corpus"))
-}
-
-// generatedEntries decodes a tree of generated sessions (Claude Code, pi
-// and Codex, with resumed copies and base64 images) of about size bytes.
-func generatedEntries(tb testing.TB, size int64) []schema.Entry {
-	tb.Helper()
-	dir := tb.TempDir()
-	_, err := corpusgen.WriteTree(tb.Context(), corpusgen.TreeConfig{Dir: dir, Format: corpusgen.MixMixed, Bytes: size, Seed: 7})
-	require.NoError(tb, err)
-	return treeEntries(tb, dir)
-}
-
-// treeEntries decodes every transcript below root with text and raw JSON
-// kept, as host "test-host". Bad lines are skipped (the decoder reports
-// them); files that are not transcripts are skipped.
-func treeEntries(tb testing.TB, root string) []schema.Entry {
-	tb.Helper()
-	found, err := formats.Walk([]string{root}, func(error) {})
-	require.NoError(tb, err)
-	var entries []schema.Entry
-	for _, f := range found {
-		if f.Meta {
-			continue
-		}
-		cfg := formats.ReadConfig{Config: parse.Config{Host: "test-host", Text: true, Raw: true}}
-		_, err := formats.ReadFile(context.Background(), f.Path, cfg, func(e *schema.Entry) {
-			entries = append(entries, cloneEntry(e))
-		}, func(error) {})
-		if err != nil {
-			continue // not a transcript
-		}
-	}
-	require.NotEmpty(tb, entries)
-	return entries
-}
-
-// cloneEntry deep-copies e (parsers reuse their buffers).
-func cloneEntry(e *schema.Entry) schema.Entry {
-	b := e.AppendJSON(nil)
-	var c schema.Entry
-	if err := json.Unmarshal(b, &c); err != nil {
-		panic(err)
-	}
-	c.Raw = append(json.RawMessage(nil), e.Raw...)
-	return c
-}
-
-// fullEntry is an entry with every field set, optional structs included.
-func fullEntry(i int) schema.Entry {
-	cost := 0.125 + float64(i)
-	return schema.Entry{
-		Format: schema.FormatFluux, Host: "full-host", Labels: map[string]string{"team": "infra", "cost_centre": fmt.Sprint(i % 2)}, Path: "/data/memory/x/history.jsonl", Offset: int64(100 * i), Line: int64(i + 1), Object: 1,
-		SessionID: fmt.Sprintf("full-session-%d", i%3), EntryID: fmt.Sprintf("e%d", i), ParentID: "p", ParentSessionID: "ps",
-		TS:   time.Date(2026, 3, 4, 5, 6, 7, 123456789, time.UTC).Add(time.Duration(i) * time.Second),
-		Kind: schema.KindMessage, Role: schema.RoleAssistant, Subtype: "st", Text: "tab\tnul\x00 quote\" é 🙂\nline",
-		Meta: true, Copy: true, Truncated: true, Model: "m", Provider: "prov", MessageID: "mid", RequestID: "rid",
-		Usage:    &schema.Usage{Input: 1, Output: 2, CacheRead: 3, CacheWrite: 9, CacheWrite5m: 4, CacheWrite1h: 5, Reasoning: 1, Speed: "fast"},
-		UsageKey: "uk", CostUSD: &cost, StopReason: "end_turn",
-		ToolCalls:   []schema.ToolCall{{ID: "t1", Name: "Bash", Input: json.RawMessage(`{"command":"ls -la"}`)}, {ID: "t2", Name: "Read"}},
-		ToolResults: []schema.ToolResult{{ToolCallID: "t1", IsError: true, Content: "boom"}, {ToolCallID: "t2"}},
-		Attachments: []schema.Attachment{{Filename: "a.png", MimeType: "image/png", Size: "1.2MB"}},
-		Reaction:    &schema.Reaction{MessageID: "m0", Emojis: []string{"👍", "🎉"}},
-		Sender:      "bob", CWD: "/home/x", GitBranch: "main", AgentVersion: "1.2.3", Sidechain: true, Background: true, AgentID: "aid", AgentType: "general-purpose",
-		Slug: "slug", Command: "/compact", CommandArgs: "now", Title: "title",
-		Origin: &schema.Origin{Provider: "telegram", Surface: "dm", ChatType: "direct", From: "x", Label: "lbl"},
-		Raw:    json.RawMessage(`{"id":"raw","n":[1,2]}`),
-	}
-}
-
-// emptyEntry has nothing but what the contract requires: every optional
-// column NULL (usage nil, not zero; no ts).
-func emptyEntry() schema.Entry {
-	return schema.Entry{Format: schema.FormatPi, SessionID: "empty", EntryID: "only", Kind: schema.KindEvent}
-}
-
-// zeroUsageEntry has usage with all counters zero: not NULL.
-func zeroUsageEntry() schema.Entry {
-	return schema.Entry{Format: schema.FormatPi, Host: "h", SessionID: "zero", EntryID: "z", Kind: schema.KindMessage,
-		Role: schema.RoleAssistant, Usage: &schema.Usage{}, TS: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-}
-
-// mustWriter opens a Writer on dir, closed (flushed) at cleanup if the
-// test did not.
-func mustWriter(tb testing.TB, cfg export.Config) *export.Writer {
-	tb.Helper()
-	w, err := export.NewWriter(cfg)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { w.Close(context.Background()) })
-	return w
-}
-
-// writeAll writes entries with sequences 1..n and closes w.
-func writeAll(tb testing.TB, w *export.Writer, entries []schema.Entry) {
-	tb.Helper()
-	ctx := tb.Context()
-	for i := range entries {
-		require.NoError(tb, w.Write(ctx, &entries[i], uint64(i+1)))
-	}
-	require.NoError(tb, w.Close(ctx))
-}
-
-// openDuckDB opens an in-memory DuckDB.
-func openDuckDB(tb testing.TB) *sql.DB {
-	tb.Helper()
-	db, err := sql.Open("duckdb", "")
-	require.NoError(tb, err)
-	tb.Cleanup(func() { db.Close() })
-	return db
-}
-
-// glob returns the read_parquet source over every file below dir.
-func glob(dir string) string {
-	return fmt.Sprintf("read_parquet('%s/**/*.parquet', hive_partitioning=true, union_by_name=true)", strings.ReplaceAll(dir, "'", "''"))
-}
-
-// readBack reads every row below dir through DuckDB, ordered by seq, as
-// entries (with seq and the hive date beside them).
-func readBack(tb testing.TB, db *sql.DB, dir string) []readRow {
-	tb.Helper()
-	q := `SELECT seq, key, format, host, CAST(date AS VARCHAR), path, "offset", line, object, session_id, entry_id, parent_id,
-	parent_session_id, ts, kind, role, subtype, text, meta, copy, truncated, model, provider, message_id, request_id,
-	usage, usage_key, cost_usd, stop_reason,
-	list_transform(tool_calls, x -> struct_pack(id := x.id, name := x.name, input := CAST(x.input AS VARCHAR))),
-	tool_results, attachments, reaction, sender, cwd, git_branch, agent_version, sidechain, background, agent_id, agent_type,
-	slug, command, command_args, title, origin, CAST(raw AS VARCHAR), labels
-	FROM ` + glob(dir) + ` ORDER BY seq`
-	rows, err := db.Query(q)
-	require.NoError(tb, err)
-	defer rows.Close()
-	var out []readRow
-	for rows.Next() {
-		var (
-			r                                                              readRow
-			format, kind                                                   string
-			host, date, path, parentID, parentSession, role, subtype, text sql.NullString
-			model, provider, messageID, requestID, usageKey, stopReason    sql.NullString
-			sender, cwd, gitBranch, agentVersion, agentID, agentType, slug sql.NullString
-			command, commandArgs, title, raw                               sql.NullString
-			ts                                                             sql.NullTime
-			cost                                                           sql.NullFloat64
-			usage, toolCalls, toolResults, attachments, reaction, origin   any
-			labels                                                         any
-			object                                                         int32
-		)
-		e := &r.Entry
-		require.NoError(tb, rows.Scan(&r.Seq, &r.Key, &format, &host, &date, &path, &e.Offset, &e.Line, &object,
-			&e.SessionID, &e.EntryID, &parentID, &parentSession, &ts, &kind, &role, &subtype, &text, &e.Meta, &e.Copy,
-			&e.Truncated, &model, &provider, &messageID, &requestID, &usage, &usageKey, &cost, &stopReason,
-			&toolCalls, &toolResults, &attachments, &reaction, &sender, &cwd, &gitBranch, &agentVersion, &e.Sidechain, &e.Background,
-			&agentID, &agentType, &slug, &command, &commandArgs, &title, &origin, &raw, &labels))
-		e.Format, e.Kind, e.Object = schema.Format(format), schema.Kind(kind), int(object)
-		e.Host, r.Date, e.Path, e.ParentID, e.ParentSessionID = host.String, date.String, path.String, parentID.String, parentSession.String
-		e.Role, e.Subtype, e.Text = schema.Role(role.String), subtype.String, text.String
-		e.Model, e.Provider, e.MessageID, e.RequestID, e.UsageKey, e.StopReason = model.String, provider.String, messageID.String, requestID.String, usageKey.String, stopReason.String
-		e.Sender, e.CWD, e.GitBranch, e.AgentVersion, e.AgentID, e.AgentType, e.Slug = sender.String, cwd.String, gitBranch.String, agentVersion.String, agentID.String, agentType.String, slug.String
-		e.Command, e.CommandArgs, e.Title = command.String, commandArgs.String, title.String
-		r.HostNull = !host.Valid
-		if ts.Valid {
-			e.TS = ts.Time.UTC()
-		}
-		if cost.Valid {
-			v := cost.Float64
-			e.CostUSD = &v
-		}
-		if raw.Valid {
-			e.Raw = json.RawMessage(raw.String)
-		}
-		if m, ok := usage.(map[string]any); ok {
-			e.Usage = &schema.Usage{Input: i64(m["input"]), Output: i64(m["output"]), CacheRead: i64(m["cache_read"]),
-				CacheWrite: i64(m["cache_write"]), CacheWrite5m: i64(m["cache_write_5m"]), CacheWrite1h: i64(m["cache_write_1h"]),
-				Reasoning: i64(m["reasoning"]), Speed: str(m["speed"])}
-		}
-		for _, x := range list(toolCalls) {
-			m := x.(map[string]any)
-			tc := schema.ToolCall{ID: str(m["id"]), Name: str(m["name"])}
-			if s := str(m["input"]); s != "" {
-				tc.Input = json.RawMessage(s)
-			}
-			e.ToolCalls = append(e.ToolCalls, tc)
-		}
-		for _, x := range list(toolResults) {
-			m := x.(map[string]any)
-			e.ToolResults = append(e.ToolResults, schema.ToolResult{ToolCallID: str(m["tool_call_id"]), IsError: m["is_error"].(bool), Content: str(m["content"])})
-		}
-		for _, x := range list(attachments) {
-			m := x.(map[string]any)
-			e.Attachments = append(e.Attachments, schema.Attachment{Filename: str(m["filename"]), MimeType: str(m["mime_type"]), Size: str(m["size"])})
-		}
-		if m, ok := reaction.(map[string]any); ok {
-			rc := &schema.Reaction{MessageID: str(m["message_id"]), Emojis: []string{}}
-			for _, x := range list(m["emojis"]) {
-				rc.Emojis = append(rc.Emojis, x.(string))
-			}
-			e.Reaction = rc
-		}
-		if m, ok := origin.(map[string]any); ok {
-			e.Origin = &schema.Origin{Provider: str(m["provider"]), Surface: str(m["surface"]), ChatType: str(m["chat_type"]), From: str(m["from"]), Label: str(m["label"])}
-		}
-		e.Labels = labelsOf(tb, labels)
-		out = append(out, r)
-	}
-	require.NoError(tb, rows.Err())
-	return out
-}
-
-// labelsOf converts a MAP(VARCHAR, VARCHAR) read through database/sql
-// (NULL is no labels).
-func labelsOf(tb testing.TB, v any) map[string]string {
-	if v == nil {
-		return nil
-	}
-	m, ok := v.(duckdb.Map)
-	require.True(tb, ok, "labels: %T", v)
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k.(string)] = v.(string)
-	}
-	return out
-}
-
-// readRow is one row read back: the entry, its sequence and key, and the
-// hive date partition value.
-type readRow struct {
-	Seq      int64
-	Key      string
-	Date     string
-	HostNull bool
-	Entry    schema.Entry
-}
-
-func i64(v any) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case int32:
-		return int64(x)
-	case nil:
-		return 0
-	}
-	panic(fmt.Sprintf("not an integer: %T", v))
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func list(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-// want returns e as it must read back: ts to the microsecond, empty
-// slices as none, reaction emojis as a non-nil list.
-func want(e schema.Entry) schema.Entry {
-	if !e.TS.IsZero() {
-		e.TS = e.TS.UTC().Truncate(time.Microsecond)
-	}
-	if len(e.ToolCalls) == 0 {
-		e.ToolCalls = nil
-	}
-	if len(e.ToolResults) == 0 {
-		e.ToolResults = nil
-	}
-	if len(e.Attachments) == 0 {
-		e.Attachments = nil
-	}
-	if e.Reaction != nil && e.Reaction.Emojis == nil {
-		r := *e.Reaction
-		r.Emojis = []string{}
-		e.Reaction = &r
-	}
-	if e.CostUSD != nil && math.IsNaN(*e.CostUSD) {
-		e.CostUSD = nil
-	}
-	if len(e.Raw) == 0 {
-		e.Raw = nil
-	}
-	if len(e.Labels) == 0 {
-		e.Labels = nil
-	}
-	return e
-}
+type readRow = exporttest.ReadRow

@@ -18,7 +18,9 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/testutil/s3test"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // s3Env is an exportEnv whose outputs are in a bucket.
@@ -41,11 +43,11 @@ func (e *s3Env) publish(host, session string, n int) {
 
 // config returns an exporter configuration on the env's buckets (or the
 // ones given, reached through another endpoint).
-func (e *s3Env) config(name string, out, archive *objstore.Bucket) export.ExporterConfig {
+func (e *s3Env) config(name string, out, arch *objstore.Bucket) export.ExporterConfig {
 	return export.ExporterConfig{
 		JS: e.js, Name: name,
-		Parquet:        export.Config{Dir: out.URL(), Bucket: out, PartAge: 300 * time.Millisecond, PartBytes: 16 << 10, SpoolDir: e.t.TempDir()},
-		Archive:        export.ArchiveConfig{Dir: archive.URL(), Bucket: archive, SegmentBytes: 2 << 10},
+		Parquet:        parquet.Config{Dir: out.URL(), Bucket: out, PartAge: 300 * time.Millisecond, PartBytes: 16 << 10, SpoolDir: e.t.TempDir()},
+		Archive:        archive.ArchiveConfig{Dir: arch.URL(), Bucket: arch, SegmentBytes: 2 << 10},
 		CommitInterval: 100 * time.Millisecond,
 		LeaseTTL:       2 * time.Second,
 	}
@@ -109,7 +111,7 @@ func (e *s3Env) runAll(during func(xs []*export.Exporter), cfgs ...export.Export
 func (e *s3Env) requireExactlyOnce(entries int) {
 	t := e.t
 	t.Helper()
-	m, err := export.ReadBucketManifest(t.Context(), e.out)
+	m, err := parquet.ReadBucketManifest(t.Context(), e.out)
 	require.NoError(t, err)
 	dir := t.TempDir()
 	var paths []string
@@ -139,7 +141,7 @@ func (e *s3Env) requireExactlyOnce(entries int) {
 	require.Equal(t, entries, keys, "every entry in a committed file")
 	require.Equal(t, entries, rows, "no entry in two committed files")
 
-	restored, err := export.Restore(t.Context(), export.RestoreConfig{Archive: e.archive.URL(), Bucket: e.archive, Out: t.TempDir()})
+	restored, err := archive.Restore(t.Context(), archive.RestoreConfig{Archive: e.archive.URL(), Bucket: e.archive, Out: t.TempDir()})
 	require.NoError(t, err)
 	require.Len(t, restored, len(e.files))
 	for _, r := range restored {
@@ -254,8 +256,8 @@ func TestRestore_S3ArchivedSegments(t *testing.T) {
 	cold, err := objstore.Open(t.Context(), cfg)
 	require.NoError(t, err)
 	out := t.TempDir()
-	_, err = export.Restore(t.Context(), export.RestoreConfig{Archive: cold.URL(), Bucket: cold, Out: out})
-	var ae *export.ArchivedSegmentsError
+	_, err = archive.Restore(t.Context(), archive.RestoreConfig{Archive: cold.URL(), Bucket: cold, Out: out})
+	var ae *archive.ArchivedSegmentsError
 	require.ErrorAs(t, err, &ae)
 	require.NotEmpty(t, ae.Objects)
 	require.ErrorContains(t, err, "s3://test/archive/format=pi/")

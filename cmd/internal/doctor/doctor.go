@@ -25,10 +25,11 @@ import (
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/dirlock"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/index/alert"
@@ -552,10 +553,10 @@ func (d *Doctor) checkBucket(r *report, dd doctorDir) {
 	}
 	var n int
 	if strings.Contains(dd.what, "archive") {
-		segs, e := export.ReadBucketArchiveManifest(ctx, b)
+		segs, e := archive.ReadBucketArchiveManifest(ctx, b)
 		n, err = len(segs), e
 	} else {
-		m, e := export.ReadBucketManifest(ctx, b)
+		m, e := parquet.ReadBucketManifest(ctx, b)
 		if e == nil {
 			n = len(m.Files)
 		}

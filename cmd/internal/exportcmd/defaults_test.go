@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // The exporter's flag defaults, written in internal/cli so that the
@@ -14,12 +15,12 @@ import (
 // exporter's own.
 func TestFlagDefaults(t *testing.T) {
 	require.Equal(t, export.DefaultConsumerName, cli.DefaultExporterConsumer)
-	require.EqualValues(t, export.DefaultPartBytes, cli.DefaultPartBytes)
-	require.Equal(t, export.DefaultPartAge, cli.DefaultPartAge)
-	require.Equal(t, export.DefaultCompactMinAge, cli.DefaultCompactMinAge)
-	require.EqualValues(t, export.DefaultCompactTargetBytes, cli.DefaultCompactTargetBytes)
-	require.EqualValues(t, export.DefaultCompactMinFiles, cli.DefaultCompactMinFiles)
-	require.EqualValues(t, export.DefaultCompactMemoryBytes, cli.DefaultCompactMemoryBytes)
-	require.Equal(t, export.DefaultCompactLockTimeout, cli.DefaultCompactLockTimeout)
-	require.Equal(t, export.DefaultLeftoverAge, cli.DefaultLeftoverAge)
+	require.EqualValues(t, parquet.DefaultPartBytes, cli.DefaultPartBytes)
+	require.Equal(t, parquet.DefaultPartAge, cli.DefaultPartAge)
+	require.Equal(t, parquet.DefaultCompactMinAge, cli.DefaultCompactMinAge)
+	require.EqualValues(t, parquet.DefaultCompactTargetBytes, cli.DefaultCompactTargetBytes)
+	require.EqualValues(t, parquet.DefaultCompactMinFiles, cli.DefaultCompactMinFiles)
+	require.EqualValues(t, parquet.DefaultCompactMemoryBytes, cli.DefaultCompactMemoryBytes)
+	require.Equal(t, parquet.DefaultCompactLockTimeout, cli.DefaultCompactLockTimeout)
+	require.Equal(t, parquet.DefaultLeftoverAge, cli.DefaultLeftoverAge)
 }

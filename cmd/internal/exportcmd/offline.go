@@ -18,7 +18,9 @@ import (
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
 	"github.com/sessionpipe/sessionpipe/pipeline/tail"
 )
@@ -104,8 +106,8 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
 		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
-		Parquet:       export.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + cli.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
-		Archive:       export.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
+		Parquet:       parquet.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + cli.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
+		Archive:       archive.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
 	})
 	if err != nil {
 		return OfflineResult{}, err

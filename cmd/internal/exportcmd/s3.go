@@ -6,8 +6,9 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
-	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/objstore"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // S3Config returns the objstore configuration of the bucket loc names.
@@ -43,11 +44,11 @@ func OpenBucket(ctx context.Context, s *cli.S3, loc string) (*objstore.Bucket, e
 	return b, nil
 }
 
-// Outputs opens, with the flags s (nil: the defaults), the Parquet output out and the archive (archive "" for
+// Outputs opens, with the flags s (nil: the defaults), the Parquet output out and the archive arch (arch "" for
 // none), each a directory or a bucket, into the writers' configurations.
-func Outputs(ctx context.Context, s *cli.S3, out, archive string) (export.Config, export.ArchiveConfig, error) {
-	pc := export.Config{Dir: out}
-	ac := export.ArchiveConfig{Dir: archive}
+func Outputs(ctx context.Context, s *cli.S3, out, arch string) (parquet.Config, archive.ArchiveConfig, error) {
+	pc := parquet.Config{Dir: out}
+	ac := archive.ArchiveConfig{Dir: arch}
 	var err error
 	if pc.Bucket, err = OpenBucket(ctx, s, out); err != nil {
 		return pc, ac, err
@@ -55,8 +56,8 @@ func Outputs(ctx context.Context, s *cli.S3, out, archive string) (export.Config
 	if s != nil {
 		pc.SpoolDir = s.Spool
 	}
-	if archive != "" {
-		if ac.Bucket, err = OpenBucket(ctx, s, archive); err != nil {
+	if arch != "" {
+		if ac.Bucket, err = OpenBucket(ctx, s, arch); err != nil {
 			return pc, ac, err
 		}
 	}

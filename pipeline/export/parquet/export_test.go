@@ -1,0 +1,23 @@
+package parquet
+
+import "github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
+
+// SetHook sets the function called at each step of a commit ("written",
+// "renamed", "recorded"), for crash tests.
+func SetHook(w *Writer, f func(step string)) { w.hook = f }
+
+// FailSyncAfterRename makes the fsync of the directory after a rename of a
+// file named name fail once with err, as an I/O error would; it returns
+// a function that restores the real fsync.
+func FailSyncAfterRename(name string, err error) (restore func()) {
+	real := commit.AfterRename
+	failed := false
+	commit.AfterRename = func(dir, n string) error {
+		if n == name && !failed {
+			failed = true
+			return err
+		}
+		return real(dir, n)
+	}
+	return func() { commit.AfterRename = real }
+}
