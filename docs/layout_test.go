@@ -94,3 +94,23 @@ func layout(t *testing.T) (named map[string]bool, cells []string) {
 	}
 	return named, cells
 }
+
+// TestLayout_PipelineImportsNothingAbove fails when a package under
+// pipeline/ or schema/ imports (outside its tests) one of the command
+// layer or the test helpers: the libraries are the bottom of the tree.
+func TestLayout_PipelineImportsNothingAbove(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "../pipeline/...", "../schema/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, imp := range f[1:] {
+			for _, above := range []string{module + "/internal/", module + "/cmd/"} {
+				if strings.HasPrefix(imp, above) {
+					t.Errorf("%s imports %s, a package above pipeline/", f[0], imp)
+				}
+			}
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/corpusgen"
@@ -25,7 +27,7 @@ func BenchmarkAggregator_Add(b *testing.B) {
 	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: 16 << 20, Seed: 3, ResumeRate: 0.05})
 	require.NoError(b, err)
 	testcorpus.WriteReplays(b, dir)
-	files := readFiles(b, dir)
+	files := indextest.ReadFiles(b, dir)
 	var n int
 	for _, f := range files {
 		n += len(f)
@@ -34,7 +36,7 @@ func BenchmarkAggregator_Add(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		a := mustNew(b, index.Config{Pricer: table, Seed: 1})
+		a := indextest.MustNew(b, index.Config{Pricer: table, Seed: 1})
 		for _, es := range files {
 			for i := range es {
 				a.Add(&es[i])
@@ -56,15 +58,15 @@ func BenchmarkIndexer_Apply(b *testing.B) {
 	dir := b.TempDir()
 	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: 32 << 20, Seed: 5, ResumeRate: 0.05})
 	require.NoError(b, err)
-	files := readFiles(b, dir)
+	files := indextest.ReadFiles(b, dir)
 	var entries []*schema.Entry
 	for _, f := range files {
 		for i := range f {
 			entries = append(entries, &f[i])
 		}
 	}
-	js := newStream(b, bus.StreamConfig{})
-	last := publish(b, js, entries)
+	js := indextest.NewStream(b, bus.StreamConfig{})
+	last := indextest.Publish(b, js, entries)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

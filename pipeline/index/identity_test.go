@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -95,13 +97,13 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 		{Format: schema.FormatM4dtimes, Host: "b", SessionID: "12345"},
 	}, refs, "the fixture: two agents and two hosts sharing ids")
 
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(21, 1))))
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, indextest.Interleave(files, rand.New(rand.NewPCG(21, 1))))
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - {name: big-session, scope: session, metric: total_tokens, above: 900}\n"))
 	require.NoError(t, err)
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
 		Rules: rules, AlertMaxLag: -1})
-	waitApplied(t, ix, last)
+	indextest.WaitApplied(t, ix, last)
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 
@@ -111,7 +113,7 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 		require.ElementsMatch(t, want, got)
 
 		var page struct{ Sessions []index.Session }
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?limit=1000", "", &page))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?limit=1000", "", &page))
 		require.Len(t, page.Sessions, len(want), "the API lists every session once")
 		for _, s := range page.Sessions {
 			require.NotEmpty(t, s.Format)
@@ -163,7 +165,7 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 			Candidates []index.SessionRef `json:"candidates"`
 		}
 		var c conflict
-		require.Equal(t, http.StatusConflict, getJSON(t, srv, "/api/sessions/session-alpha", "", &c))
+		require.Equal(t, http.StatusConflict, indextest.GetJSON(t, srv, "/api/sessions/session-alpha", "", &c))
 		require.Equal(t, []index.SessionRef{
 			{Format: schema.FormatClaudeCode, Host: "a", SessionID: "session-alpha"},
 			{Format: schema.FormatClaudeCode, Host: "b", SessionID: "session-alpha"},
@@ -172,11 +174,11 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 		require.Contains(t, c.Error, "ambiguous")
 
 		c = conflict{}
-		require.Equal(t, http.StatusConflict, getJSON(t, srv, "/api/sessions/session-alpha?format=claude-code", "", &c),
+		require.Equal(t, http.StatusConflict, indextest.GetJSON(t, srv, "/api/sessions/session-alpha?format=claude-code", "", &c),
 			"a format alone leaves two hosts")
 		require.Len(t, c.Candidates, 2)
 		c = conflict{}
-		require.Equal(t, http.StatusConflict, getJSON(t, srv, "/api/sessions/12345", "", &c))
+		require.Equal(t, http.StatusConflict, indextest.GetJSON(t, srv, "/api/sessions/12345", "", &c))
 		require.Len(t, c.Candidates, 2)
 
 		for _, s := range want {
@@ -186,7 +188,7 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 			}
 			q := url.Values{"format": {string(s.Format)}, "host": {s.Host}}
 			path := "/api/sessions/" + url.PathEscape(s.SessionID) + "?" + q.Encode()
-			require.Equal(t, http.StatusOK, getJSON(t, srv, path, "", &d), path)
+			require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, path, "", &d), path)
 			require.Equal(t, viaJSON(t, s), d.Session, path)
 			var calls int64
 			for _, turn := range d.Turns {
@@ -197,15 +199,15 @@ func TestIndexer_SessionIdentity(t *testing.T) {
 
 		// Unique: a bare id, or a format that leaves one host.
 		var d struct{ Session index.Session }
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions/session-alpha?format=codex", "", &d))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions/session-alpha?format=codex", "", &d))
 		require.Equal(t, "a", d.Session.Host)
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions/12345?host=b", "", &d))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions/12345?host=b", "", &d))
 		require.Equal(t, schema.FormatM4dtimes, d.Session.Format)
 
 		var e map[string]string
-		require.Equal(t, http.StatusNotFound, getJSON(t, srv, "/api/sessions/session-alpha?format=codex&host=b", "", &e))
-		require.Equal(t, http.StatusNotFound, getJSON(t, srv, "/api/sessions/nope", "", &e))
-		require.Equal(t, http.StatusBadRequest, getJSON(t, srv, "/api/sessions/session-alpha?format=cobol", "", &e))
+		require.Equal(t, http.StatusNotFound, indextest.GetJSON(t, srv, "/api/sessions/session-alpha?format=codex&host=b", "", &e))
+		require.Equal(t, http.StatusNotFound, indextest.GetJSON(t, srv, "/api/sessions/nope", "", &e))
+		require.Equal(t, http.StatusBadRequest, indextest.GetJSON(t, srv, "/api/sessions/session-alpha?format=cobol", "", &e))
 	})
 }
 
@@ -223,7 +225,7 @@ func TestAggregator_Find(t *testing.T) {
 	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
-	stored := mustNew(t, index.Config{Store: st})
+	stored := indextest.MustNew(t, index.Config{Store: st})
 	for _, f := range files {
 		for i := range f {
 			mem.Add(&f[i])
@@ -288,12 +290,12 @@ func TestIndexer_RebuildsAStateOfLayout1(t *testing.T) {
 	require.Equal(t, 1, sum.Layout)
 	require.Equal(t, uint64(len(entries)), sum.Seq, "the state applied every entry")
 
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, entries)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, entries)
 	require.Equal(t, uint64(len(entries)), last)
 	cfg := index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.Equal(t, uint64(1), ix.Stats().Rebuilds, "the state of layout 1 is rebuilt")
 	require.Equal(t, uint64(len(entries)), ix.Stats().Entries, "from the start of the stream")
 	got, err := ix.Sessions()
@@ -304,8 +306,8 @@ func TestIndexer_RebuildsAStateOfLayout1(t *testing.T) {
 	sum, err = index.CheckStore(dir)
 	require.NoError(t, err)
 	require.Equal(t, index.StoreLayout, sum.Layout)
-	ix, _ = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, _ = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.Zero(t, ix.Stats().Rebuilds, "a state of this layout is resumed")
 	require.Zero(t, ix.Stats().Entries)
 	got, err = ix.Sessions()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
@@ -50,7 +52,7 @@ func TestIndexer_WaitsForItsOwnStream(t *testing.T) {
 	ack, err := js.PublishMsg(t.Context(), bus.EntryMsg(sc.Prefix, e, nil))
 	require.NoError(t, err)
 	require.Equal(t, "OTHER", ack.Stream)
-	waitApplied(t, ix, ack.Sequence)
+	indextest.WaitApplied(t, ix, ack.Sequence)
 	sessions, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Len(t, sessions, 1)

@@ -1,20 +1,18 @@
 package index_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
@@ -27,73 +25,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// newStream starts a JetStream server with the entries stream configured
-// by sc and returns a JetStream context on it.
-func newStream(tb testing.TB, sc bus.StreamConfig) jetstream.JetStream {
-	tb.Helper()
-	srv := natstest.RunServer(tb)
-	js := natstest.JetStream(tb, natstest.Connect(tb, srv.URL()))
-	_, err := bus.EnsureStream(tb.Context(), js, sc)
-	require.NoError(tb, err)
-	return js
-}
-
-// publish publishes entries to the stream through a publisher and waits
-// for every acknowledgement; it returns the stream's last sequence.
-func publish(tb testing.TB, js jetstream.JetStream, entries []*schema.Entry) uint64 {
-	tb.Helper()
-	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
-	require.NoError(tb, err)
-	for _, e := range entries {
-		require.NoError(tb, p.Publish(tb.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
-	}
-	require.NoError(tb, p.Close(tb.Context()))
-	s, err := js.Stream(tb.Context(), bus.DefaultStream)
-	require.NoError(tb, err)
-	info, err := s.Info(tb.Context())
-	require.NoError(tb, err)
-	return info.State.LastSeq
-}
-
-// runIndexer runs an indexer until the returned stop is called; stop
-// returns Run's error.
-func runIndexer(t *testing.T, cfg index.IndexerConfig) (*index.Indexer, func() error) {
-	t.Helper()
-	ix, err := index.NewIndexer(cfg)
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(t.Context())
-	var wg sync.WaitGroup
-	var runErr error
-	wg.Go(func() { runErr = ix.Run(ctx) })
-	stopped := false
-	stop := func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			wg.Wait()
-		}
-		return runErr
-	}
-	t.Cleanup(func() { stop() })
-	select {
-	case <-ix.Ready():
-	case <-time.After(30 * time.Second):
-		t.Fatal("indexer not ready")
-	}
-	return ix, stop
-}
-
-// waitApplied waits until the indexer applied the stream up to seq.
-func waitApplied(t *testing.T, ix *index.Indexer, seq uint64) {
-	t.Helper()
-	natstest.CheckFor(t, 60*time.Second, 20*time.Millisecond, func() error {
-		if s := ix.Stats(); s.Applied < seq {
-			return fmt.Errorf("applied %d of %d", s.Applied, seq)
-		}
-		return nil
-	})
-}
-
 // TestIndexer_EqualsOfflineAcrossRestarts publishes every sample of
 // testdata and a generated tree to a stream, then indexes it with
 // restarts at random points, some after a commit and some not (the
@@ -104,23 +35,23 @@ func waitApplied(t *testing.T, ix *index.Indexer, seq uint64) {
 // Aggregator over the same files.
 func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, testcorpus.Generate(t, 1<<20, 31), "../../testdata/corpus")
+	files := indextest.ReadFiles(t, testcorpus.Generate(t, 1<<20, 31), "../../testdata/corpus")
 	rng := rand.New(rand.NewPCG(3, 4))
-	stream := interleave(files, rng)
-	mem := mustNew(t, index.Config{Pricer: price.Default()})
+	stream := indextest.Interleave(files, rng)
+	mem := indextest.MustNew(t, index.Config{Pricer: price.Default()})
 	for _, e := range stream {
 		mem.Add(e)
 	}
 	want := mem.Sessions()
 
-	js := newStream(t, bus.StreamConfig{DuplicateWindow: time.Minute})
+	js := indextest.NewStream(t, bus.StreamConfig{DuplicateWindow: time.Minute})
 	half := len(stream) / 2
-	publish(t, js, stream[:half])
+	indextest.Publish(t, js, stream[:half])
 
 	dir := t.TempDir()
 	cfg := index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond, MaxFacts: 300}
-	ix, stop := runIndexer(t, cfg)
-	last := publish(t, js, stream[half:])
+	ix, stop := indextest.RunIndexer(t, cfg)
+	last := indextest.Publish(t, js, stream[half:])
 	// Restart a few times while it applies.
 	for range 4 {
 		natstest.CheckFor(t, 30*time.Second, time.Millisecond, func() error {
@@ -130,9 +61,9 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 			return nil
 		})
 		require.NoError(t, stop())
-		ix, stop = runIndexer(t, cfg)
+		ix, stop = indextest.RunIndexer(t, cfg)
 	}
-	waitApplied(t, ix, last)
+	indextest.WaitApplied(t, ix, last)
 	got, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, want, got)
@@ -156,10 +87,10 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 		return nil
 	})
 	before := last
-	last = publish(t, js, stream[:half])
+	last = indextest.Publish(t, js, stream[:half])
 	require.Greater(t, last, before+uint64(half)/2, "the stream stored the re-sent entries again")
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	got, err = ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, want, got, "entries stored twice count once")
@@ -173,14 +104,14 @@ func TestIndexer_EqualsOfflineAcrossRestarts(t *testing.T) {
 // is indexed.
 func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(1, 1)))
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, stream)
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(1, 1)))
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, stream)
 	dir := t.TempDir()
 	cfg := index.IndexerConfig{JS: js, Dir: dir, CommitInterval: 10 * time.Millisecond}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	all, err := ix.Sessions()
 	require.NoError(t, err)
 	require.NotEmpty(t, all)
@@ -194,13 +125,13 @@ func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 	for i := range files[0] {
 		first = append(first, &files[0][i])
 	}
-	last = publish(t, js, first)
-	mem := mustNew(t, index.Config{})
+	last = indextest.Publish(t, js, first)
+	mem := indextest.MustNew(t, index.Config{})
 	for _, e := range first {
 		mem.Add(e)
 	}
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	got, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, mem.Sessions(), got, "the old state was discarded, not added to")
@@ -210,13 +141,13 @@ func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 	// The oldest messages purged while the indexer was down, and more
 	// published: the indexer reports the gap and indexes what is there.
 	rest := stream[len(first):]
-	publish(t, js, rest[:len(rest)/2])
+	indextest.Publish(t, js, rest[:len(rest)/2])
 	s, err := js.Stream(t.Context(), bus.DefaultStream)
 	require.NoError(t, err)
 	require.NoError(t, s.Purge(t.Context()))
-	last = publish(t, js, rest[len(rest)/2:])
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	last = indextest.Publish(t, js, rest[len(rest)/2:])
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	st := ix.Stats()
 	require.Positive(t, st.GapMessages, "the purged messages are reported")
 	require.NoError(t, stop())
@@ -227,9 +158,9 @@ func TestIndexer_OtherStreamAndAgedOut(t *testing.T) {
 // across a restart.
 func TestIndexer_Alerts(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
-	mem := mustNew(t, index.Config{})
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(9, 9)))
+	mem := indextest.MustNew(t, index.Config{})
 	for _, e := range stream {
 		mem.Add(e)
 	}
@@ -243,16 +174,16 @@ func TestIndexer_Alerts(t *testing.T) {
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
 	require.NoError(t, err)
 
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
-	last := publish(t, js, stream[:half])
+	last := indextest.Publish(t, js, stream[:half])
 	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1, CommitInterval: 10 * time.Millisecond}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.NoError(t, stop())
-	last = publish(t, js, stream[half:])
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	last = indextest.Publish(t, js, stream[half:])
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.NoError(t, stop())
 
 	alerts, err := js.Stream(t.Context(), index.AlertStreamName(bus.DefaultStream))
@@ -278,23 +209,23 @@ func TestIndexer_Alerts(t *testing.T) {
 // and misses nothing.
 func TestIndexer_ActiveAndStandby(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus", testcorpus.Generate(t, 1<<20, 17))
-	stream := interleave(files, rand.New(rand.NewPCG(2, 2)))
-	mem := mustNew(t, index.Config{})
+	files := indextest.ReadFiles(t, "../../testdata/corpus", testcorpus.Generate(t, 1<<20, 17))
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(2, 2)))
+	mem := indextest.MustNew(t, index.Config{})
 	for _, e := range stream {
 		mem.Add(e)
 	}
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
-	last := publish(t, js, stream[:half])
+	last := indextest.Publish(t, js, stream[:half])
 
 	cfg := index.IndexerConfig{JS: js, Name: "shared", CommitInterval: 10 * time.Millisecond, LeaseTTL: 2 * time.Second}
 	cfgA, cfgB := cfg, cfg
 	cfgA.Dir, cfgB.Dir = t.TempDir(), t.TempDir()
-	a, stopA := runIndexer(t, cfgA)
-	waitApplied(t, a, last)
+	a, stopA := indextest.RunIndexer(t, cfgA)
+	indextest.WaitApplied(t, a, last)
 	require.True(t, a.Active())
-	b, stopB := runIndexer(t, cfgB)
+	b, stopB := indextest.RunIndexer(t, cfgB)
 	natstest.CheckFor(t, 5*time.Second, 10*time.Millisecond, func() error {
 		if b.Active() {
 			return errors.New("the stand-by took the lease while it was held")
@@ -302,8 +233,8 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 		return nil
 	})
 	require.False(t, b.Active(), "one active indexer per consumer name")
-	last = publish(t, js, stream[half:])
-	waitApplied(t, a, last)
+	last = indextest.Publish(t, js, stream[half:])
+	indextest.WaitApplied(t, a, last)
 	require.Zero(t, b.Stats().Applied, "the stand-by applies nothing while it stands by")
 
 	require.NoError(t, stopA())
@@ -313,7 +244,7 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 		}
 		return nil
 	})
-	waitApplied(t, b, last)
+	indextest.WaitApplied(t, b, last)
 	got, err := b.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, mem.Sessions(), got)
@@ -325,18 +256,18 @@ func TestIndexer_ActiveAndStandby(t *testing.T) {
 // every start or counting from a broken base.
 func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(4, 4)))
-	mem := mustNew(t, index.Config{})
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(4, 4)))
+	mem := indextest.MustNew(t, index.Config{})
 	for _, e := range stream {
 		mem.Add(e)
 	}
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
-	last := publish(t, js, stream[:half])
+	last := indextest.Publish(t, js, stream[:half])
 	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond, MaxFacts: 1}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.NoError(t, stop())
 
 	// Garble every stored fact and session.
@@ -357,9 +288,9 @@ func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
 	}
 	require.NoError(t, db.Close())
 
-	last = publish(t, js, stream[half:])
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	last = indextest.Publish(t, js, stream[half:])
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	got, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, mem.Sessions(), got)
@@ -372,7 +303,7 @@ func TestIndexer_CorruptRecordRebuilds(t *testing.T) {
 // the other host.
 func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
 	t.Parallel()
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	e := schema.Entry{Format: schema.FormatPi, Host: "host-b", SessionID: "s", EntryID: "e1", Kind: schema.KindMessage,
 		Role: schema.RoleUser, Text: "forged", TS: time.Now()}
 	m := bus.EntryMsg(bus.DefaultPrefix, &e, nil)
@@ -384,8 +315,8 @@ func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
 	require.NoError(t, p.Publish(t.Context(), m, nil))
 	require.NoError(t, p.Publish(t.Context(), bus.EntryMsg(bus.DefaultPrefix, &ok, nil), nil))
 	require.NoError(t, p.Close(t.Context()))
-	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, 2)
+	ix, stop := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, 2)
 	all, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Len(t, all, 1)
@@ -401,9 +332,9 @@ func TestIndexer_BodyHostMustMatchSubject(t *testing.T) {
 // /api/alerts, so a rule tried on history says what it would have done.
 func TestIndexer_AlertsOnHistorySuppressedAndListed(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(9, 9)))
-	mem := mustNew(t, index.Config{})
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(9, 9)))
+	mem := indextest.MustNew(t, index.Config{})
 	for _, e := range stream {
 		mem.Add(e)
 	}
@@ -416,10 +347,10 @@ func TestIndexer_AlertsOnHistorySuppressedAndListed(t *testing.T) {
 	require.Positive(t, big)
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
 	require.NoError(t, err)
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, stream)
-	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, stream)
+	ix, stop := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 
 	require.Empty(t, ix.Alerts(0), "the samples are older than an hour")
 	supp, total := ix.SuppressedAlerts(0)

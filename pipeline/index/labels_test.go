@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -40,8 +42,8 @@ func teamOf(session string) map[string]string {
 // session, in a random interleaving of its files.
 func labelled(t *testing.T) []*schema.Entry {
 	t.Helper()
-	files := readFiles(t, "../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(3, 3)))
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(3, 3)))
 	for _, e := range stream {
 		e.Labels = teamOf(e.SessionID)
 	}
@@ -57,11 +59,11 @@ func TestIndexer_Labels(t *testing.T) {
 	stream := labelled(t)
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: team-spend\n    scope: label:team\n    metric: total_tokens\n    above: 1000\n    window: 366d\n"))
 	require.NoError(t, err)
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, stream)
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), Rules: rules, AlertMaxLag: -1,
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, stream)
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), Rules: rules, AlertMaxLag: -1,
 		CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	indextest.WaitApplied(t, ix, last)
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 
@@ -92,7 +94,7 @@ func TestIndexer_Labels(t *testing.T) {
 			GroupBy string           `json:"group_by"`
 			Rows    []index.UsageRow `json:"rows"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=label:team", "", &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=label:team", "", &got))
 		require.Equal(t, "label:team", got.GroupBy)
 		keys := make([]string, 0, len(got.Rows))
 		for _, r := range got.Rows {
@@ -111,16 +113,16 @@ func TestIndexer_Labels(t *testing.T) {
 		var got struct {
 			Rows []index.UsageRow `json:"rows"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=label:cost_centre&label=team:infra", "", &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=label:cost_centre&label=team:infra", "", &got))
 		require.Len(t, got.Rows, 1)
 		require.Equal(t, "42", got.Rows[0].Key)
 		require.Equal(t, byTeam["infra"].tokens, got.Rows[0].TotalTokens)
 
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=host&label=team:infra&label=cost_centre:42", "", &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=host&label=team:infra&label=cost_centre:42", "", &got))
 		require.Len(t, got.Rows, 1)
 		require.Equal(t, byTeam["infra"].tokens, got.Rows[0].TotalTokens)
 
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=host&label=team:research&label=cost_centre:42", "", &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=host&label=team:research&label=cost_centre:42", "", &got))
 		require.Empty(t, got.Rows, "no research call has a cost centre")
 	})
 
@@ -129,7 +131,7 @@ func TestIndexer_Labels(t *testing.T) {
 			var page struct {
 				Sessions []index.Session `json:"sessions"`
 			}
-			require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?limit=1000&label=team:"+team, "", &page))
+			require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?limit=1000&label=team:"+team, "", &page))
 			var ids []string
 			for _, s := range page.Sessions {
 				require.Equal(t, team, s.Labels["team"])
@@ -143,7 +145,7 @@ func TestIndexer_Labels(t *testing.T) {
 		var page struct {
 			Sessions []index.Session `json:"sessions"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?sort=cost_usd&label=team:nobody", "", &page))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?sort=cost_usd&label=team:nobody", "", &page))
 		require.Empty(t, page.Sessions)
 	})
 
@@ -153,7 +155,7 @@ func TestIndexer_Labels(t *testing.T) {
 			"/api/sessions?label=team:", "/api/sessions?label=team:a&label=team:b",
 		} {
 			var e map[string]string
-			require.Equal(t, http.StatusBadRequest, getJSON(t, srv, path, "", &e), path)
+			require.Equal(t, http.StatusBadRequest, indextest.GetJSON(t, srv, path, "", &e), path)
 			require.NotEmpty(t, e["error"], path)
 		}
 	})
@@ -188,14 +190,14 @@ func TestIndexer_Labels(t *testing.T) {
 func TestAggregator_LabelsStored(t *testing.T) {
 	t.Parallel()
 	stream := labelled(t)
-	mem := mustNew(t, index.Config{Pricer: price.Default()})
+	mem := indextest.MustNew(t, index.Config{Pricer: price.Default()})
 	for _, e := range stream {
 		mem.Add(e)
 	}
 	dir := t.TempDir()
 	st, err := store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
-	a := mustNew(t, index.Config{Pricer: price.Default(), Store: st, Seed: 1})
+	a := indextest.MustNew(t, index.Config{Pricer: price.Default(), Store: st, Seed: 1})
 	rng := rand.New(rand.NewPCG(8, 8))
 	for i := len(stream) - 1; i >= 0; i-- { // another order
 		a.Add(stream[i])
@@ -208,7 +210,7 @@ func TestAggregator_LabelsStored(t *testing.T) {
 	st, err = store.Open(store.Config{Dir: dir})
 	require.NoError(t, err)
 	defer st.Close()
-	got := mustNew(t, index.Config{Pricer: price.Default(), Store: st})
+	got := indextest.MustNew(t, index.Config{Pricer: price.Default(), Store: st})
 
 	for _, q := range []index.UsageQuery{
 		{GroupBy: index.GroupBy("label:team")},

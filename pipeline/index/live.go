@@ -100,6 +100,25 @@ type ModelTotals struct {
 	Cost       int64  `json:"cost_nano_usd"`
 }
 
+// Add adds o's counts to t, each saturated at the int64 limits as the
+// index sums tokens and cost.
+func (t *ModelTotals) Add(o ModelTotals) {
+	t.Calls = addSat(t.Calls, o.Calls)
+	t.Input = addSat(t.Input, o.Input)
+	t.Output = addSat(t.Output, o.Output)
+	t.CacheRead = addSat(t.CacheRead, o.CacheRead)
+	t.CacheWrite = addSat(t.CacheWrite, o.CacheWrite)
+	t.Cost = addSat(t.Cost, o.Cost)
+}
+
+// Tokens is t's tokens of every type, saturated.
+func (t ModelTotals) Tokens() int64 {
+	return addSat(addSat(t.Input, t.Output), addSat(t.CacheRead, t.CacheWrite))
+}
+
+// CostUSD is t's cost in dollars.
+func (t ModelTotals) CostUSD() float64 { return usd(t.Cost) }
+
 // metaTotals is the meta name of the running totals.
 const metaTotals = "totals"
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
@@ -40,18 +42,18 @@ func histogramOf(g prometheus.Gatherer, name string) (uint64, float64, error) {
 func TestIndexer_LatencyHistograms(t *testing.T) {
 	const calls = 5
 	written := time.Now().Add(-2 * time.Second)
-	entries := callsOfModels(calls)
+	entries := indextest.CallsOfModels(calls)
 	for _, e := range entries {
 		e.TS = written // each 11 tokens: the session passes 15 at its second call
 	}
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: s\n    scope: session\n    metric: total_tokens\n    above: 15\n"))
 	require.NoError(t, err)
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, entries)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, entries)
 	reg := prometheus.NewRegistry()
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1,
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1,
 		CommitInterval: 10 * time.Millisecond, Registry: reg})
-	waitApplied(t, ix, last)
+	indextest.WaitApplied(t, ix, last)
 
 	natstest.CheckFor(t, 30*time.Second, 10*time.Millisecond, func() error {
 		n, sum, err := histogramOf(reg, "sessionpipe_index_apply_latency_seconds")
@@ -75,7 +77,7 @@ func TestIndexer_LatencyHistograms(t *testing.T) {
 
 	more := prometheus.NewRegistry()
 	more.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "more_metric", Help: "A metric of the process."}, func() float64 { return 7 }))
-	code, body := do(t, api.Handler(ix, api.Config{Metrics: more}), "localhost", "/metrics", "")
+	code, body := indextest.Do(t, api.Handler(ix, api.Config{Metrics: more}), "localhost", "/metrics", "")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_index_apply_latency_seconds_count %d\n", calls))
 	require.Contains(t, body, fmt.Sprintf("\nsessionpipe_alert_latency_seconds_count %d\n", fired))

@@ -1,50 +1,18 @@
 package index_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-// readFiles decodes every transcript under roots into one entry list per
-// file, in file order.
-func readFiles(tb testing.TB, roots ...string) [][]schema.Entry {
-	tb.Helper()
-	found, err := formats.Walk(roots, func(err error) { tb.Fatal(err) })
-	require.NoError(tb, err)
-	var out [][]schema.Entry
-	for _, f := range found {
-		if f.Meta {
-			continue
-		}
-		var es []schema.Entry
-		_, err := formats.ReadFile(context.Background(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}},
-			func(e *schema.Entry) { es = append(es, *e) }, func(error) {})
-		if err != nil {
-			continue // not a transcript
-		}
-		out = append(out, es)
-	}
-	require.NotEmpty(tb, out)
-	return out
-}
-
-// mustNew returns a new Aggregator for cfg.
-func mustNew(tb testing.TB, cfg index.Config) *index.Aggregator {
-	tb.Helper()
-	a, err := index.New(cfg)
-	require.NoError(tb, err)
-	return a
-}
 
 // addShuffled adds the files in a random order, interleaving the lines of
 // different files at random; each file's own lines stay in order, as a
@@ -79,8 +47,8 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 	table := price.Default()
 	for name, root := range map[string]string{"testdata": "../../testdata/corpus", "generated": gen} {
 		t.Run(name, func(t *testing.T) {
-			files := readFiles(t, root)
-			a := mustNew(t, index.Config{Pricer: table, Seed: 1, Turns: true})
+			files := indextest.ReadFiles(t, root)
+			a := indextest.MustNew(t, index.Config{Pricer: table, Seed: 1, Turns: true})
 			for _, es := range files {
 				for i := range es {
 					a.Add(&es[i])
@@ -92,7 +60,7 @@ func TestAggregator_ArrivalOrderDoesNotMatter(t *testing.T) {
 				rng := rand.New(rand.NewPCG(seed, 99))
 				// Another seed too: the outcome must not depend on the
 				// fact keys' hash order either.
-				b := mustNew(t, index.Config{Pricer: table, Seed: seed + 2, Turns: true})
+				b := indextest.MustNew(t, index.Config{Pricer: table, Seed: seed + 2, Turns: true})
 				addShuffled(b, files, rng)
 				require.Equal(t, want, b.Sessions(), "arrival order %d", seed)
 				requireSameUsage(t, a, b)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -50,7 +52,7 @@ func pricedCalls() []*schema.Entry {
 // a local call costs 0 by rule and that an unknown model stays unpriced.
 func TestAggregator_PriceSources(t *testing.T) {
 	t.Parallel()
-	a := mustNew(t, index.Config{Pricer: price.Default()})
+	a := indextest.MustNew(t, index.Config{Pricer: price.Default()})
 	for _, e := range pricedCalls() {
 		a.Add(e)
 	}
@@ -74,12 +76,12 @@ func TestAggregator_PriceSources(t *testing.T) {
 // a restart with the same table rebuilds nothing.
 func TestIndexer_RepricesOnNewTable(t *testing.T) {
 	t.Parallel()
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, pricedCalls())
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, pricedCalls())
 	dir := t.TempDir()
 	cfg := index.IndexerConfig{JS: js, Dir: dir, CommitInterval: 10 * time.Millisecond, Pricer: price.Default()}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	before, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, offline(t, cfg.Pricer, pricedCalls()), before, "the indexer prices as sessions does")
@@ -94,8 +96,8 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 		"qwen3.5:9b": {"input_cost_per_token": 2e-6, "output_cost_per_token": 2e-6}}`))
 	require.NoError(t, err)
 	cfg.Pricer = price.Default().Merge(override)
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	after, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, uint64(1), ix.Stats().Reprices)
@@ -106,8 +108,8 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 	require.Equal(t, offline(t, cfg.Pricer, pricedCalls()), after, "repriced as sessions --prices prices")
 	require.NoError(t, stop())
 
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.Zero(t, ix.Stats().Reprices, "the same table reprices nothing")
 	again, err := ix.Sessions()
 	require.NoError(t, err)
@@ -120,13 +122,13 @@ func TestIndexer_RepricesOnNewTable(t *testing.T) {
 // their costs, and new calls take the new table.
 func TestIndexer_RepriceNeedsHistory(t *testing.T) {
 	t.Parallel()
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	calls := pricedCalls()
-	last := publish(t, js, calls[:4])
+	last := indextest.Publish(t, js, calls[:4])
 	dir := t.TempDir()
 	cfg := index.IndexerConfig{JS: js, Dir: dir, CommitInterval: 10 * time.Millisecond, Pricer: price.Default()}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	before, err := ix.Sessions()
 	require.NoError(t, err)
 	require.NoError(t, stop())
@@ -134,13 +136,13 @@ func TestIndexer_RepriceNeedsHistory(t *testing.T) {
 	s, err := js.Stream(t.Context(), bus.DefaultStream)
 	require.NoError(t, err)
 	require.NoError(t, s.Purge(t.Context()))
-	last = publish(t, js, calls[4:5])
+	last = indextest.Publish(t, js, calls[4:5])
 	override, err := price.Load(strings.NewReader(`{"MiniMax-M2.1": {"input_cost_per_token": 1e-6},
 		"claude-opus-4-5": {"input_cost_per_token": 1e-6}}`))
 	require.NoError(t, err)
 	cfg.Pricer = price.Default().Merge(override)
-	ix, stop = runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.Zero(t, ix.Stats().Reprices)
 	after, err := ix.Sessions()
 	require.NoError(t, err)
@@ -151,7 +153,7 @@ func TestIndexer_RepriceNeedsHistory(t *testing.T) {
 // offline aggregates entries in memory, as `sessionpipe sessions` does.
 func offline(t *testing.T, p index.Pricer, entries []*schema.Entry) []index.Session {
 	t.Helper()
-	a := mustNew(t, index.Config{Pricer: p})
+	a := indextest.MustNew(t, index.Config{Pricer: p})
 	for _, e := range entries {
 		a.Add(e)
 	}

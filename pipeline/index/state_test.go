@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
@@ -15,27 +17,6 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
-
-// interleave returns the entries of files as one stream, as a tailer
-// following them all publishes them: files interleaved at random, each
-// file in order.
-func interleave(files [][]schema.Entry, rng *rand.Rand) []*schema.Entry {
-	var out []*schema.Entry
-	pos := make([]int, len(files))
-	live := rng.Perm(len(files))
-	for len(live) > 0 {
-		k := rng.IntN(len(live))
-		f := live[k]
-		for n := 1 + rng.IntN(8); n > 0 && pos[f] < len(files[f]); n-- {
-			out = append(out, &files[f][pos[f]])
-			pos[f]++
-		}
-		if pos[f] == len(files[f]) {
-			live = append(live[:k], live[k+1:]...)
-		}
-	}
-	return out
-}
 
 // TestAggregator_StoreResumesExactly applies a stream to an Aggregator
 // over a store, committing at random points with a tiny cache (so that
@@ -47,12 +28,12 @@ func interleave(files [][]schema.Entry, rng *rand.Rand) []*schema.Entry {
 // nothing missed.
 func TestAggregator_StoreResumesExactly(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, testcorpus.Generate(t, 2<<20, 21), "../../testdata/corpus")
+	files := indextest.ReadFiles(t, testcorpus.Generate(t, 2<<20, 21), "../../testdata/corpus")
 	table := price.Default()
 	for seed := range uint64(3) {
 		rng := rand.New(rand.NewPCG(seed, 7))
-		stream := interleave(files, rng)
-		mem := mustNew(t, index.Config{Pricer: table, Turns: true})
+		stream := indextest.Interleave(files, rng)
+		mem := indextest.MustNew(t, index.Config{Pricer: table, Turns: true})
 		for _, e := range stream {
 			mem.Add(e)
 		}
@@ -63,7 +44,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 		for {
 			st, err := store.Open(store.Config{Dir: dir})
 			require.NoError(t, err)
-			a := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
+			a := indextest.MustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			next := 0
 			if v, err := st.Meta("seq"); err == nil && v != nil {
 				next, err = strconv.Atoi(string(v))
@@ -98,7 +79,7 @@ func TestAggregator_StoreResumesExactly(t *testing.T) {
 			// And read back cold, by a fresh process.
 			st, err = store.Open(store.Config{Dir: dir})
 			require.NoError(t, err)
-			cold := mustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
+			cold := indextest.MustNew(t, index.Config{Pricer: table, Store: st, Turns: true})
 			require.Equal(t, want, cold.Sessions(), "seed %d, cold", seed)
 			requireSameUsage(t, mem, cold)
 			requireSamePages(t, mem, cold)
@@ -218,7 +199,7 @@ func TestAggregator_StoredPlanLinks(t *testing.T) {
 	st, err := store.Open(store.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	defer st.Close()
-	a := mustNew(t, index.Config{Store: st})
+	a := indextest.MustNew(t, index.Config{Store: st})
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	for i, prompt := range []string{"Let's plan the parser", "Implement the following plan:\n# Parser", "unrelated"} {
 		e := schema.Entry{Format: schema.FormatClaudeCode, Host: "h", Path: fmt.Sprintf("s%d.jsonl", i), SessionID: fmt.Sprintf("s%d", i),

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/stretchr/testify/require"
 
@@ -43,18 +45,18 @@ func TestIndexer_CorruptTableRebuilds(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			files := readFiles(t, "../../testdata/corpus")
-			stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
-			mem := mustNew(t, index.Config{})
+			files := indextest.ReadFiles(t, "../../testdata/corpus")
+			stream := indextest.Interleave(files, rand.New(rand.NewPCG(5, 5)))
+			mem := indextest.MustNew(t, index.Config{})
 			for _, e := range stream {
 				mem.Add(e)
 			}
-			js := newStream(t, bus.StreamConfig{})
+			js := indextest.NewStream(t, bus.StreamConfig{})
 			half := len(stream) / 2
-			last := publish(t, js, stream[:half])
+			last := indextest.Publish(t, js, stream[:half])
 			cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond}
-			ix, stop := runIndexer(t, cfg)
-			waitApplied(t, ix, last)
+			ix, stop := indextest.RunIndexer(t, cfg)
+			indextest.WaitApplied(t, ix, last)
 			require.NoError(t, stop())
 
 			// Everything into one table, then break it.
@@ -68,9 +70,9 @@ func TestIndexer_CorruptTableRebuilds(t *testing.T) {
 			require.Len(t, ssts, 1)
 			tt.damage(t, ssts[0])
 
-			last = publish(t, js, stream[half:])
-			ix, stop = runIndexer(t, cfg)
-			waitApplied(t, ix, last)
+			last = indextest.Publish(t, js, stream[half:])
+			ix, stop = indextest.RunIndexer(t, cfg)
+			indextest.WaitApplied(t, ix, last)
 			got, err := ix.Sessions()
 			require.NoError(t, err)
 			require.Equal(t, mem.Sessions(), got)

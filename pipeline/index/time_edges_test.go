@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -62,7 +64,7 @@ func edgeEntries(t *testing.T) ([]*schema.Entry, []time.Time) {
 func TestIndexer_TimeAtTheEdges(t *testing.T) {
 	t.Parallel()
 	entries, times := edgeEntries(t)
-	mem := mustNew(t, index.Config{Turns: true})
+	mem := indextest.MustNew(t, index.Config{Turns: true})
 	for _, e := range entries {
 		mem.Add(e)
 	}
@@ -72,14 +74,14 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 		require.True(t, times[i].Equal(s.FirstTS), "offline first_ts of %s: %v, want %v", s.SessionID, s.FirstTS, times[i])
 	}
 
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, entries)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, entries)
 	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond, MaxFacts: 1}
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	require.NoError(t, stop())
-	ix, _ = runIndexer(t, cfg) // everything read back from the state
-	waitApplied(t, ix, last)
+	ix, _ = indextest.RunIndexer(t, cfg) // everything read back from the state
+	indextest.WaitApplied(t, ix, last)
 	got, err := ix.Sessions()
 	require.NoError(t, err)
 	require.Equal(t, want, got)
@@ -92,7 +94,7 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 			Session index.Session `json:"session"`
 			Turns   []index.Turn  `json:"turns"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions/"+id, "", &s))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions/"+id, "", &s))
 		require.True(t, ts.Equal(s.Session.FirstTS), "%s first_ts %v, want %v", id, s.Session.FirstTS, ts)
 		require.True(t, ts.Equal(s.Session.LastTS), "%s last_ts %v, want %v", id, s.Session.LastTS, ts)
 		require.Len(t, s.Turns, 1)
@@ -107,7 +109,7 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 		var page struct {
 			Rows []index.UsageRow `json:"rows"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?"+q.Encode(), "", &page), q.Encode())
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?"+q.Encode(), "", &page), q.Encode())
 		out := make(map[string]int64)
 		for _, r := range page.Rows {
 			out[r.Key] = r.Calls
@@ -147,7 +149,7 @@ func TestIndexer_TimeAtTheEdges(t *testing.T) {
 		var page struct {
 			Sessions []index.Session `json:"sessions"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?sort="+sort, "", &page))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?sort="+sort, "", &page))
 		require.Len(t, page.Sessions, len(times), sort)
 		require.Equal(t, "edge-09", page.Sessions[0].SessionID, sort)
 	}

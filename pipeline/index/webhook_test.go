@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
@@ -100,7 +102,7 @@ func (h *alertHook) waitAccepted(tb testing.TB, want []string) map[string]int {
 // fires once per session over 10,000 tokens.
 func webhookSetup(t *testing.T) ([]*schema.Entry, []alert.Rule) {
 	t.Helper()
-	stream := interleave(readFiles(t, "../../testdata/corpus"), rand.New(rand.NewPCG(9, 9)))
+	stream := indextest.Interleave(indextest.ReadFiles(t, "../../testdata/corpus"), rand.New(rand.NewPCG(9, 9)))
 	rules, err := alert.Parse("rules.yaml", []byte("rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: 10000\n"))
 	require.NoError(t, err)
 	return stream, rules
@@ -133,14 +135,14 @@ func TestIndexer_WebhookDeliversAfterRestart(t *testing.T) {
 	for _, fail := range []string{"503", "hang"} {
 		t.Run("webhook="+fail, func(t *testing.T) {
 			stream, rules := webhookSetup(t)
-			js := newStream(t, bus.StreamConfig{})
-			last := publish(t, js, stream)
+			js := indextest.NewStream(t, bus.StreamConfig{})
+			last := indextest.Publish(t, js, stream)
 			h := newAlertHook(t, 0, fail)
 			cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1,
 				CommitInterval: 10 * time.Millisecond, Webhook: newTestWebhook(t, h.URL)}
 
-			ix, stop := runIndexer(t, cfg)
-			waitApplied(t, ix, last)
+			ix, stop := indextest.RunIndexer(t, cfg)
+			indextest.WaitApplied(t, ix, last)
 			ids := alertIDs(t, ix)
 			require.Greater(t, len(ids), 2)
 			natstest.CheckFor(t, 60*time.Second, 10*time.Millisecond, func() error {
@@ -155,7 +157,7 @@ func TestIndexer_WebhookDeliversAfterRestart(t *testing.T) {
 
 			h.recover()
 			cfg.Webhook = newTestWebhook(t, h.URL)
-			ix, _ = runIndexer(t, cfg)
+			ix, _ = indextest.RunIndexer(t, cfg)
 			accepted = h.waitAccepted(t, ids)
 			require.Len(t, accepted, len(ids), "only the alerts fired, each under its id")
 			require.Equal(t, ids, alertIDs(t, ix), "nothing fired again")
@@ -169,17 +171,17 @@ func TestIndexer_WebhookDeliversAfterRestart(t *testing.T) {
 func TestIndexer_WebhookDeliveredNotSentAgain(t *testing.T) {
 	t.Parallel()
 	_, rules := webhookSetup(t)
-	files := readFiles(t, "../../testdata/corpus")
+	files := indextest.ReadFiles(t, "../../testdata/corpus")
 	rng := rand.New(rand.NewPCG(9, 9))
-	firstHalf, secondHalf := interleave(files[:len(files)/2], rng), interleave(files[len(files)/2:], rng)
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, firstHalf)
+	firstHalf, secondHalf := indextest.Interleave(files[:len(files)/2], rng), indextest.Interleave(files[len(files)/2:], rng)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, firstHalf)
 	h := newAlertHook(t, 2, "503") // two alerts accepted, then failures
 	cfg := index.IndexerConfig{JS: js, Dir: t.TempDir(), Rules: rules, AlertMaxLag: -1,
 		CommitInterval: 10 * time.Millisecond, Webhook: newTestWebhook(t, h.URL)}
 
-	ix, stop := runIndexer(t, cfg)
-	waitApplied(t, ix, last)
+	ix, stop := indextest.RunIndexer(t, cfg)
+	indextest.WaitApplied(t, ix, last)
 	first := alertIDs(t, ix)
 	require.Greater(t, len(first), 3)
 	natstest.CheckFor(t, 60*time.Second, 10*time.Millisecond, func() error {
@@ -194,9 +196,9 @@ func TestIndexer_WebhookDeliveredNotSentAgain(t *testing.T) {
 
 	h.recover()
 	cfg.Webhook = newTestWebhook(t, h.URL)
-	ix, stop = runIndexer(t, cfg)
-	last = publish(t, js, secondHalf)
-	waitApplied(t, ix, last)
+	ix, stop = indextest.RunIndexer(t, cfg)
+	last = indextest.Publish(t, js, secondHalf)
+	indextest.WaitApplied(t, ix, last)
 	all := alertIDs(t, ix)
 	require.Greater(t, len(all), len(first), "the second half fires alerts too")
 	// The webhook takes the alerts in stream order: once the last one

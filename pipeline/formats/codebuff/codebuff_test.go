@@ -11,7 +11,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"

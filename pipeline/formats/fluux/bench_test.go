@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
 )
 
 // benchHistory builds a realistic history.jsonl: a header, then turns of a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/internal/formattest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
 )
 
 // The SDK's own types (sdk/session/event.go, sdk/llm/types.go, as quoted

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -20,18 +22,18 @@ import (
 // (the samples of testdata/corpus/generated/qwen and kimi).
 func TestIndexer_API_UsageByFormatNewAgents(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../../testdata/corpus/generated/qwen", "../../../testdata/corpus/generated/kimi")
-	stream := interleave(files, rand.New(rand.NewPCG(3, 3)))
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, stream)
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	files := indextest.ReadFiles(t, "../../../testdata/corpus/generated/qwen", "../../../testdata/corpus/generated/kimi")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(3, 3)))
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, stream)
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 	var got struct {
 		Rows []index.UsageRow `json:"rows"`
 	}
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=format", "", &got))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=format", "", &got))
 	rows := map[string][5]int64{}
 	for _, r := range got.Rows {
 		rows[r.Key] = [5]int64{r.Calls, r.InputTokens, r.OutputTokens, r.CacheReadTokens, r.UnpricedCalls}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -22,11 +24,11 @@ import (
 // checked, naming the parameter.
 func TestIndexer_APIForTheDashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../../testdata/corpus")
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(9, 9))))
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	files := indextest.ReadFiles(t, "../../../testdata/corpus")
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, indextest.Interleave(files, rand.New(rand.NewPCG(9, 9))))
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	defer srv.Close()
 	all, err := ix.Sessions()
@@ -37,23 +39,23 @@ func TestIndexer_APIForTheDashboard(t *testing.T) {
 		sessionsAnswer
 		NextCursor string `json:"next_cursor"`
 	}
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?limit=2", "", &next))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?limit=2", "", &next))
 	require.NotNil(t, next.Total)
 	listed := *next.Total
 	require.Positive(t, listed)
 	require.LessOrEqual(t, listed, len(all), "bookkeeping-only sessions are not listed")
 	require.NotEmpty(t, next.NextCursor)
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?limit=2&cursor="+next.NextCursor, "", &first))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?limit=2&cursor="+next.NextCursor, "", &first))
 	require.Nil(t, first.Total, "a later page does not count again")
 
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?q=TEST-SESSION", "", &first))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?q=TEST-SESSION", "", &first))
 	require.Equal(t, 1, *first.Total)
 	require.Equal(t, "test-session-id", first.Sessions[0].SessionID)
 
 	var plain, bucketed, zoned usageAnswer
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=model", "", &plain))
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=model&bucket=day", "", &bucketed))
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=host&bucket=hour&tz="+url.QueryEscape("Asia/Kolkata"), "", &zoned))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=model", "", &plain))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=model&bucket=day", "", &bucketed))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=host&bucket=hour&tz="+url.QueryEscape("Asia/Kolkata"), "", &zoned))
 	require.Equal(t, plain.Total, bucketed.Total)
 	require.Equal(t, plain.Total, zoned.Total)
 	require.Greater(t, len(bucketed.Rows), len(plain.Rows))
@@ -72,14 +74,14 @@ func TestIndexer_APIForTheDashboard(t *testing.T) {
 		"/api/sessions?until=yesterday": `until "yesterday"`,
 	} {
 		var e map[string]string
-		require.Equal(t, http.StatusBadRequest, getJSON(t, srv, path, "", &e), path)
+		require.Equal(t, http.StatusBadRequest, indextest.GetJSON(t, srv, path, "", &e), path)
 		require.Contains(t, e["error"], want, path)
 	}
 
 	// A date is a day of tz: in Kolkata, 2025-12-24 starts at 18:30Z the
 	// day before.
 	var day usageAnswer
-	require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=day&tz=Asia%2FKolkata&since=2025-12-24&until=2025-12-24", "", &day))
+	require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=day&tz=Asia%2FKolkata&since=2025-12-24&until=2025-12-24", "", &day))
 	for _, r := range day.Rows {
 		require.Equal(t, "2025-12-24", r.Key)
 	}

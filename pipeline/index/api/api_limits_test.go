@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
@@ -24,45 +26,14 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// callsOfModels returns one session whose API calls use models distinct
-// models, each call 10 input and 1 output tokens.
-func callsOfModels(models int) []*schema.Entry {
-	entries := make([]*schema.Entry, models)
-	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	for i := range entries {
-		id := fmt.Sprintf("msg-%d", i)
-		entries[i] = &schema.Entry{
-			Format: schema.FormatClaudeCode, Host: "h", Path: "/home/u/.claude/projects/p/s.jsonl", Line: int64(i + 1),
-			SessionID: "s", EntryID: fmt.Sprintf("e%d", i), TS: t0.Add(time.Duration(i) * time.Millisecond),
-			Kind: schema.KindMessage, Role: schema.RoleAssistant, MessageID: id, Model: fmt.Sprintf("model-%05d", i),
-			Usage: &schema.Usage{Input: 10, Output: 1}, UsageKey: "claude:" + id + ":req",
-		}
-	}
-	return entries
-}
-
-// do sends a GET of path to h as a client would, with the Host and
-// Authorization given, and returns the status and body.
-func do(t *testing.T, h http.Handler, host, path, authorization string) (int, string) {
-	t.Helper()
-	req := httptest.NewRequestWithContext(t.Context(), http.MethodGet, path, nil)
-	req.Host = host
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
-	}
-	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
-	return rec.Code, rec.Body.String()
-}
-
 // readyIndexer runs an indexer over the given entries until it applied
 // them.
 func readyIndexer(t *testing.T, entries []*schema.Entry) *index.Indexer {
 	t.Helper()
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, entries)
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, entries)
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	return ix
 }
 
@@ -71,10 +42,10 @@ func readyIndexer(t *testing.T, entries []*schema.Entry) *index.Indexer {
 // cannot read it; with a token, the token is the check.
 func TestIndexer_APIHostCheck(t *testing.T) {
 	t.Parallel()
-	ix := readyIndexer(t, callsOfModels(3))
+	ix := readyIndexer(t, indextest.CallsOfModels(3))
 	open := api.Handler(ix, api.Config{Addr: "127.0.0.1:7474"})
 	for _, host := range []string{"localhost", "localhost:7474", "LocalHost.:7474", "127.0.0.1:7474", "127.0.0.9", "[::1]:7474", "[::1]", ""} {
-		code, body := do(t, open, host, "/api/sessions", "")
+		code, body := indextest.Do(t, open, host, "/api/sessions", "")
 		require.Equal(t, http.StatusOK, code, "Host %q: %s", host, body)
 	}
 	for host, name := range map[string]string{
@@ -83,7 +54,7 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 		"0.0.0.0:7474": "0.0.0.0",
 	} {
 		for _, path := range []string{"/api/sessions", "/healthz", "/"} {
-			code, body := do(t, open, host, path, "")
+			code, body := indextest.Do(t, open, host, path, "")
 			require.Equal(t, http.StatusMisdirectedRequest, code, "Host %q %s: %s", host, path, body)
 			var e map[string]string
 			require.NoError(t, json.Unmarshal([]byte(body), &e), body)
@@ -93,13 +64,13 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 	}
 	// The listen address's own host, were it a name.
 	named := api.Handler(ix, api.Config{Addr: "dev-box.internal:7474"})
-	code, body := do(t, named, "dev-box.internal:7474", "/api/sessions", "")
+	code, body := indextest.Do(t, named, "dev-box.internal:7474", "/api/sessions", "")
 	require.Equal(t, http.StatusOK, code, body)
 
 	withToken := api.Handler(ix, api.Config{Token: "s3cret", Addr: "0.0.0.0:7474"})
-	code, body = do(t, withToken, "indexer.example:7474", "/api/sessions", "Bearer s3cret")
+	code, body = indextest.Do(t, withToken, "indexer.example:7474", "/api/sessions", "Bearer s3cret")
 	require.Equal(t, http.StatusOK, code, body)
-	code, _ = do(t, withToken, "indexer.example:7474", "/api/sessions", "")
+	code, _ = indextest.Do(t, withToken, "indexer.example:7474", "/api/sessions", "")
 	require.Equal(t, http.StatusUnauthorized, code)
 }
 
@@ -107,7 +78,7 @@ func TestIndexer_APIHostCheck(t *testing.T) {
 // the token is not.
 func TestIndexer_APIBearerScheme(t *testing.T) {
 	t.Parallel()
-	ix := readyIndexer(t, callsOfModels(3))
+	ix := readyIndexer(t, indextest.CallsOfModels(3))
 	h := api.Handler(ix, api.Config{Token: "s3cret"})
 	for _, tc := range []struct {
 		name, authorization string
@@ -122,7 +93,7 @@ func TestIndexer_APIBearerScheme(t *testing.T) {
 		{"Prefix", "Bearer s3cre", http.StatusUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, body := do(t, h, "localhost", "/api/sessions", tc.authorization)
+			code, body := indextest.Do(t, h, "localhost", "/api/sessions", tc.authorization)
 			require.Equal(t, tc.want, code, body)
 		})
 	}
@@ -133,7 +104,7 @@ func TestIndexer_APIBearerScheme(t *testing.T) {
 // label filter with a raw ';' (which Go's query parser drops).
 func TestIndexer_APIBadParameters(t *testing.T) {
 	t.Parallel()
-	entries := callsOfModels(5)
+	entries := indextest.CallsOfModels(5)
 	for i, e := range entries {
 		e.SessionID = fmt.Sprintf("s%d", i)
 		e.Labels = map[string]string{"team": "a;b"}
@@ -145,11 +116,11 @@ func TestIndexer_APIBadParameters(t *testing.T) {
 		Sessions   []index.Session `json:"sessions"`
 		NextCursor string          `json:"next_cursor"`
 	}
-	code, body := do(t, h, "localhost", "/api/sessions?limit=2", "")
+	code, body := indextest.Do(t, h, "localhost", "/api/sessions?limit=2", "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &page))
 	require.NotEmpty(t, page.NextCursor)
-	code, body = do(t, h, "localhost", "/api/sessions?limit=2&cursor="+page.NextCursor, "")
+	code, body = indextest.Do(t, h, "localhost", "/api/sessions?limit=2&cursor="+page.NextCursor, "")
 	require.Equal(t, http.StatusOK, code, "a cursor the server returned: %s", body)
 
 	for _, tc := range []struct{ name, query, want string }{
@@ -168,7 +139,7 @@ func TestIndexer_APIBadParameters(t *testing.T) {
 			if strings.HasPrefix(tc.name, "Usage") {
 				path = "/api/usage?" + tc.query
 			}
-			code, body := do(t, h, "localhost", path, "")
+			code, body := indextest.Do(t, h, "localhost", path, "")
 			require.Equal(t, http.StatusBadRequest, code, "%s: %s", path, body)
 			var e map[string]string
 			require.NoError(t, json.Unmarshal([]byte(body), &e), body)
@@ -177,11 +148,11 @@ func TestIndexer_APIBadParameters(t *testing.T) {
 	}
 
 	// Escaped, the ';' is part of the value.
-	code, body = do(t, h, "localhost", "/api/sessions?label="+url.QueryEscape("team:a;b"), "")
+	code, body = indextest.Do(t, h, "localhost", "/api/sessions?label="+url.QueryEscape("team:a;b"), "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &page))
 	require.Len(t, page.Sessions, 5)
-	code, body = do(t, h, "localhost", "/api/sessions?label="+url.QueryEscape("team:a"), "")
+	code, body = indextest.Do(t, h, "localhost", "/api/sessions?label="+url.QueryEscape("team:a"), "")
 	require.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, json.Unmarshal([]byte(body), &page))
 	require.Empty(t, page.Sessions)
@@ -227,7 +198,7 @@ func openStream(t *testing.T, srv *httptest.Server) (status int, r *bufio.Reader
 // back.
 func TestIndexer_APIEventStreamLimits(t *testing.T) {
 	t.Parallel()
-	ix := readyIndexer(t, callsOfModels(3))
+	ix := readyIndexer(t, indextest.CallsOfModels(3))
 
 	t.Run("PerClient", func(t *testing.T) {
 		srv := httptest.NewServer(api.Handler(ix, api.Config{MaxStreams: 10, MaxStreamsPerClient: 2}))
@@ -259,7 +230,7 @@ func TestIndexer_APIEventStreamLimits(t *testing.T) {
 		code, _, body, _ := openStream(t, srv)
 		require.Equal(t, http.StatusTooManyRequests, code, body)
 		require.Contains(t, body, "too many event streams: at most 2")
-		code, metrics := do(t, srv.Config.Handler, "localhost", "/metrics", "")
+		code, metrics := indextest.Do(t, srv.Config.Handler, "localhost", "/metrics", "")
 		require.Equal(t, http.StatusOK, code)
 		require.Contains(t, metrics, "\nsessionpipe_index_event_streams 2\n")
 		require.Contains(t, metrics, "\nsessionpipe_index_event_streams_refused_total 1\n")
@@ -271,15 +242,15 @@ func TestIndexer_APIEventStreamLimits(t *testing.T) {
 // handler runs.
 func TestIndexer_APIEventStreamOutlivesWriteTimeout(t *testing.T) {
 	t.Parallel()
-	js := newStream(t, bus.StreamConfig{})
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
 	srv := httptest.NewUnstartedServer(api.Handler(ix, api.Config{}))
 	srv.Config.WriteTimeout = time.Nanosecond
 	srv.Start()
 	t.Cleanup(srv.Close)
 	code, r, body, _ := openStream(t, srv)
 	require.Equal(t, http.StatusOK, code, body)
-	publish(t, js, callsOfModels(1))
+	indextest.Publish(t, js, indextest.CallsOfModels(1))
 	for {
 		line, err := r.ReadString('\n')
 		require.NoError(t, err)
@@ -297,10 +268,10 @@ func TestIndexer_HealthFollowsNATS(t *testing.T) {
 	js := natstest.JetStream(t, natstest.Connect(t, ns.URL()))
 	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
 	require.NoError(t, err)
-	ix, stop := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	ix, stop := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
 	h := api.Handler(ix, api.Config{})
 	health := func() (int, map[string]any) {
-		code, body := do(t, h, "localhost", "/healthz", "")
+		code, body := indextest.Do(t, h, "localhost", "/healthz", "")
 		var v map[string]any
 		require.NoError(t, json.Unmarshal([]byte(body), &v), body)
 		return code, v
@@ -348,14 +319,14 @@ var tokensLine = regexp.MustCompile(`(?m)^sessionpipe_tokens_total\{host="([^"]*
 func TestIndexer_MetricsBoundSeries(t *testing.T) {
 	t.Parallel()
 	const models = 2000
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, callsOfModels(models))
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, indextest.CallsOfModels(models))
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	h := api.Handler(ix, api.Config{})
 
 	scrape := func() (map[string]int64, string) {
-		code, body := do(t, h, "localhost", "/metrics", "")
+		code, body := indextest.Do(t, h, "localhost", "/metrics", "")
 		require.Equal(t, http.StatusOK, code)
 		got := make(map[string]int64)
 		for _, m := range tokensLine.FindAllStringSubmatch(body, -1) {
@@ -379,8 +350,8 @@ func TestIndexer_MetricsBoundSeries(t *testing.T) {
 	}
 	require.Less(t, len(body), 100<<10, "the scrape stays small")
 
-	more := callsOfModels(models + 50)[models:]
-	waitApplied(t, ix, publish(t, js, more))
+	more := indextest.CallsOfModels(models + 50)[models:]
+	indextest.WaitApplied(t, ix, indextest.Publish(t, js, more))
 	second, _ := scrape()
 	require.Len(t, second, api.DefaultMetricSeries)
 	for k := range first {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -20,43 +22,26 @@ import (
 	"github.com/sessionpipe/sessionpipe/pipeline/price"
 )
 
-// getJSON GETs path and decodes the JSON answer into v; it returns the
-// status.
-func getJSON(t *testing.T, srv *httptest.Server, path, token string, v any) int {
-	t.Helper()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
-	require.NoError(t, err)
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := srv.Client().Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, "application/json", resp.Header.Get("Content-Type"), path)
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(v), path)
-	return resp.StatusCode
-}
-
 func TestIndexer_API(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../../testdata/corpus")
-	stream := interleave(files, rand.New(rand.NewPCG(5, 5)))
-	js := newStream(t, bus.StreamConfig{})
+	files := indextest.ReadFiles(t, "../../../testdata/corpus")
+	stream := indextest.Interleave(files, rand.New(rand.NewPCG(5, 5)))
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	half := len(stream) / 2
-	last := publish(t, js, stream[:half])
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	last := indextest.Publish(t, js, stream[:half])
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	const token = "s3cret"
 	srv := httptest.NewServer(api.Handler(ix, api.Config{Token: token}))
 	defer srv.Close()
 
 	t.Run("Auth", func(t *testing.T) {
 		var e map[string]string
-		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/sessions", "", &e))
+		require.Equal(t, http.StatusUnauthorized, indextest.GetJSON(t, srv, "/api/sessions", "", &e))
 		require.Contains(t, e["error"], "bearer token")
-		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/sessions", "wrong", &e))
+		require.Equal(t, http.StatusUnauthorized, indextest.GetJSON(t, srv, "/api/sessions", "wrong", &e))
 		var h map[string]any
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/healthz", "", &h), "health needs no token")
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/healthz", "", &h), "health needs no token")
 		require.Equal(t, "ok", h["status"])
 	})
 
@@ -75,7 +60,7 @@ func TestIndexer_API(t *testing.T) {
 				Sessions   []index.Session `json:"sessions"`
 				NextCursor string          `json:"next_cursor"`
 			}
-			require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?limit=3&cursor="+url.QueryEscape(cursor), token, &page))
+			require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?limit=3&cursor="+url.QueryEscape(cursor), token, &page))
 			got = append(got, page.Sessions...)
 			if page.NextCursor == "" {
 				break
@@ -87,14 +72,14 @@ func TestIndexer_API(t *testing.T) {
 			require.False(t, got[i].LastTS.After(got[i-1].LastTS), "most recent first")
 		}
 		var filtered struct{ Sessions []index.Session }
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions?format=codex&sort=cost_usd", token, &filtered))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions?format=codex&sort=cost_usd", token, &filtered))
 		for _, s := range filtered.Sessions {
 			require.Equal(t, "codex", string(s.Format))
 		}
 		require.NotEmpty(t, filtered.Sessions)
 		for _, bad := range []string{"limit=0", "limit=x", "since=yesterday", "sort=random", "cursor=%21%21"} {
 			var e map[string]string
-			require.Equal(t, http.StatusBadRequest, getJSON(t, srv, "/api/sessions?"+bad, token, &e), bad)
+			require.Equal(t, http.StatusBadRequest, indextest.GetJSON(t, srv, "/api/sessions?"+bad, token, &e), bad)
 			require.NotEmpty(t, e["error"], bad)
 		}
 	})
@@ -110,7 +95,7 @@ func TestIndexer_API(t *testing.T) {
 			Session index.Session `json:"session"`
 			Turns   []index.Turn  `json:"turns"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/sessions/"+url.PathEscape(best.SessionID), token, &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/sessions/"+url.PathEscape(best.SessionID), token, &got))
 		require.Equal(t, best.SessionID, got.Session.SessionID)
 		require.GreaterOrEqual(t, int64(len(got.Turns)), best.Turns)
 		var calls int64
@@ -119,7 +104,7 @@ func TestIndexer_API(t *testing.T) {
 		}
 		require.Equal(t, best.APICalls, calls)
 		var e map[string]string
-		require.Equal(t, http.StatusNotFound, getJSON(t, srv, "/api/sessions/nope", token, &e))
+		require.Equal(t, http.StatusNotFound, indextest.GetJSON(t, srv, "/api/sessions/nope", token, &e))
 		require.Contains(t, e["error"], `"nope" not found`)
 	})
 
@@ -128,7 +113,7 @@ func TestIndexer_API(t *testing.T) {
 			GroupBy string           `json:"group_by"`
 			Rows    []index.UsageRow `json:"rows"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, "/api/usage?group_by=model", token, &got))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, "/api/usage?group_by=model", token, &got))
 		require.Equal(t, "model", got.GroupBy)
 		var total, want int64
 		for _, r := range got.Rows {
@@ -139,7 +124,7 @@ func TestIndexer_API(t *testing.T) {
 		}
 		require.Equal(t, want, total)
 		var e map[string]string
-		require.Equal(t, http.StatusBadRequest, getJSON(t, srv, "/api/usage?group_by=weekday", token, &e))
+		require.Equal(t, http.StatusBadRequest, indextest.GetJSON(t, srv, "/api/usage?group_by=weekday", token, &e))
 		require.Contains(t, e["error"], "group_by")
 	})
 
@@ -167,7 +152,7 @@ func TestIndexer_API(t *testing.T) {
 		line, err := r.ReadString('\n')
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(line, ":"), "a comment opens the stream: %q", line)
-		publish(t, js, stream[half:])
+		indextest.Publish(t, js, stream[half:])
 		for {
 			line, err := r.ReadString('\n')
 			require.NoError(t, err)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -46,10 +48,10 @@ func BenchmarkAPI_100k(b *testing.B) {
 	dir := b.TempDir()
 	end := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 	start := time.Now()
-	buildState(b, dir, n, end)
+	indextest.BuildState(b, dir, n, end)
 	b.Logf("built a state of %d sessions in %s", n, time.Since(start).Round(time.Millisecond))
 	start = time.Now()
-	ix := startIndexer(b, index.IndexerConfig{JS: newStream(b, bus.StreamConfig{}), Dir: dir, Pricer: price.Default()})
+	ix := startIndexer(b, index.IndexerConfig{JS: indextest.NewStream(b, bus.StreamConfig{}), Dir: dir, Pricer: price.Default()})
 	b.Logf("the indexer opened it in %s", time.Since(start).Round(time.Millisecond))
 	h := api.Handler(ix, api.Config{})
 	const tz = "Europe/Berlin"

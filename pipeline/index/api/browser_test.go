@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
@@ -167,10 +169,10 @@ func TestDashboard_Browser(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.CopyFS(dir, os.DirFS("../../../testdata/corpus")))
 	// What the page must come to: the samples read offline.
-	mem := mustNew(t, index.Config{Pricer: price.Default()})
+	mem := indextest.MustNew(t, index.Config{Pricer: price.Default()})
 	var wantTokens int64
 	var maxTokens int64
-	for _, f := range readFiles(t, dir) {
+	for _, f := range indextest.ReadFiles(t, dir) {
 		for i := range f {
 			mem.Add(&f[i])
 		}
@@ -184,7 +186,7 @@ func TestDashboard_Browser(t *testing.T) {
 	rules, err := alert.Parse("rules.yaml", fmt.Appendf(nil, "rules:\n  - name: big-session\n    scope: session\n    metric: total_tokens\n    above: %d\n", maxTokens))
 	require.NoError(t, err)
 
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	pub, err := bus.NewPublisher(js, bus.PublisherConfig{})
 	require.NoError(t, err)
 	tl, err := tail.New(tail.Config{Watch: []string{dir}, StateDir: t.TempDir(), Host: "h", Publisher: pub, Text: true})
@@ -193,13 +195,13 @@ func TestDashboard_Browser(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = tl.Run(tctx) })
 	t.Cleanup(func() { stopTail(); wg.Wait(); _ = pub.Close(context.Background()) })
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond,
 		Rules: rules, AlertMaxLag: -1})
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	t.Cleanup(srv.Close)
 	api := func(path string, v any) {
 		t.Helper()
-		require.Equal(t, 200, getJSON(t, srv, path, "", v), path)
+		require.Equal(t, 200, indextest.GetJSON(t, srv, path, "", v), path)
 	}
 	natstest.CheckFor(t, 2*time.Minute, 20*time.Millisecond, func() error {
 		var u usageAnswer
@@ -363,11 +365,11 @@ func TestDashboard_Browser100k(t *testing.T) {
 	const n = 100_000
 	dir := t.TempDir()
 	start := time.Now()
-	buildState(t, dir, n, time.Now())
+	indextest.BuildState(t, dir, n, time.Now())
 	t.Logf("built a state of %d sessions in %s", n, time.Since(start).Round(time.Millisecond))
-	js := newStream(t, bus.StreamConfig{})
+	js := indextest.NewStream(t, bus.StreamConfig{})
 	start = time.Now()
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: dir, Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
 	t.Logf("the indexer opened it (listing built) in %s", time.Since(start).Round(time.Millisecond))
 	srv := httptest.NewServer(api.Handler(ix, api.Config{}))
 	t.Cleanup(srv.Close)
@@ -414,7 +416,7 @@ func TestDashboard_Browser100k(t *testing.T) {
 	waitFor(t, ctx, "the 100,000-session overview", usable)
 
 	var u usageAnswer
-	require.Equal(t, 200, getJSON(t, srv, "/api/usage?group_by=model&bucket=day&tz=UTC", "", &u))
+	require.Equal(t, 200, indextest.GetJSON(t, srv, "/api/usage?group_by=model&bucket=day&tz=UTC", "", &u))
 	require.Equal(t, usdText(u.Total.CostUSD), eval[string](t, ctx, `document.getElementById('spend').textContent`))
 	screenshot(t, ctx, shots, "overview-100k")
 
@@ -424,7 +426,7 @@ func TestDashboard_Browser100k(t *testing.T) {
 	// far first: the search is shown when the page shows the API's count
 	// for the whole text.
 	var page sessionsAnswer
-	require.Equal(t, 200, getJSON(t, srv, "/api/sessions?limit=25&range=all&q=project-17&tz=UTC", "", &page))
+	require.Equal(t, 200, indextest.GetJSON(t, srv, "/api/sessions?limit=25&range=all&q=project-17&tz=UTC", "", &page))
 	require.Positive(t, *page.Total)
 	require.Less(t, *page.Total, n)
 	n0 := eval[string](t, ctx, `document.body.dataset.loadedSessions`)

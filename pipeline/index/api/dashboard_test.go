@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/indextest"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -76,11 +78,11 @@ func sha256CSP(s string) string {
 // script fetches answers 200 on a live indexer, and its script parses.
 func TestIndexer_Dashboard(t *testing.T) {
 	t.Parallel()
-	files := readFiles(t, "../../../testdata/corpus")
-	js := newStream(t, bus.StreamConfig{})
-	last := publish(t, js, interleave(files, rand.New(rand.NewPCG(7, 7))))
-	ix, _ := runIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
-	waitApplied(t, ix, last)
+	files := indextest.ReadFiles(t, "../../../testdata/corpus")
+	js := indextest.NewStream(t, bus.StreamConfig{})
+	last := indextest.Publish(t, js, indextest.Interleave(files, rand.New(rand.NewPCG(7, 7))))
+	ix, _ := indextest.RunIndexer(t, index.IndexerConfig{JS: js, Dir: t.TempDir(), Pricer: price.Default(), CommitInterval: 10 * time.Millisecond})
+	indextest.WaitApplied(t, ix, last)
 	const token = "s3cret"
 	srv := httptest.NewServer(api.Handler(ix, api.Config{Token: token}))
 	defer srv.Close()
@@ -121,8 +123,8 @@ func TestIndexer_Dashboard(t *testing.T) {
 
 	t.Run("TokenStillGuardsTheAPI", func(t *testing.T) {
 		var e map[string]string
-		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/sessions", "", &e))
-		require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, "/api/usage", "", &e))
+		require.Equal(t, http.StatusUnauthorized, indextest.GetJSON(t, srv, "/api/sessions", "", &e))
+		require.Equal(t, http.StatusUnauthorized, indextest.GetJSON(t, srv, "/api/usage", "", &e))
 		resp, _ := mustFetch(t, srv, http.MethodPost, "/", "", nil)
 		require.Equal(t, http.StatusUnauthorized, resp.StatusCode, "only GET and HEAD of the page are public")
 	})
@@ -141,8 +143,8 @@ func TestIndexer_Dashboard(t *testing.T) {
 	t.Run("UnknownPaths", func(t *testing.T) {
 		for _, path := range []string{"/nope", "/index.htm", "/index.html/x", "/api", "/dashboard/index.html"} {
 			var e map[string]string
-			require.Equal(t, http.StatusUnauthorized, getJSON(t, srv, path, "", &e), path)
-			require.Equal(t, http.StatusNotFound, getJSON(t, srv, path, token, &e), path)
+			require.Equal(t, http.StatusUnauthorized, indextest.GetJSON(t, srv, path, "", &e), path)
+			require.Equal(t, http.StatusNotFound, indextest.GetJSON(t, srv, path, token, &e), path)
 			require.Contains(t, e["error"], "no such endpoint", path)
 		}
 		var e map[string]string
@@ -239,14 +241,14 @@ func TestIndexer_Dashboard(t *testing.T) {
 					continue
 				}
 				var v map[string]any
-				require.Equal(t, http.StatusOK, getJSON(t, srv, path, token, &v), path)
+				require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, path, token, &v), path)
 			}
 		}
 		var detail struct {
 			Session index.Session `json:"session"`
 			Turns   []index.Turn  `json:"turns"`
 		}
-		require.Equal(t, http.StatusOK, getJSON(t, srv, requests["/api/sessions/"][0], token, &detail))
+		require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, requests["/api/sessions/"][0], token, &detail))
 		require.NotEmpty(t, detail.Turns, "the detail shows turns")
 
 		// Every group_by the usage select offers, a label as the text
@@ -262,7 +264,7 @@ func TestIndexer_Dashboard(t *testing.T) {
 			groups = append(groups, g)
 			var v map[string]any
 			path := "/api/usage?group_by=" + url.QueryEscape(g) + "&bucket=day&since=" + today
-			require.Equal(t, http.StatusOK, getJSON(t, srv, path, token, &v), path)
+			require.Equal(t, http.StatusOK, indextest.GetJSON(t, srv, path, token, &v), path)
 		}
 		require.ElementsMatch(t, []string{"model", "host", "project", "format", "label:team"}, groups)
 	})

@@ -2,7 +2,6 @@ package api
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"sync"
 
@@ -53,7 +52,7 @@ func (c hostModelCollector) Collect(ch chan<- prometheus.Metric) {
 		}{{"input", t.Input}, {"output", t.Output}, {"cache_read", t.CacheRead}, {"cache_write", t.CacheWrite}} {
 			ch <- prometheus.MustNewConstMetric(tokensDesc, prometheus.CounterValue, float64(v.n), k.host, k.model, v.typ)
 		}
-		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.CounterValue, usd(t.Cost), k.host, k.model)
+		ch <- prometheus.MustNewConstMetric(costDesc, prometheus.CounterValue, t.CostUSD(), k.host, k.model)
 		ch <- prometheus.MustNewConstMetric(callsDesc, prometheus.CounterValue, float64(t.Calls), k.host, k.model)
 	}
 }
@@ -106,12 +105,7 @@ func (l *seriesLimit) fold(totals map[hostModel]index.ModelTotals) (map[hostMode
 			folded++
 		}
 		o := out[k]
-		o.Calls = addSat(o.Calls, t.Calls)
-		o.Input = addSat(o.Input, t.Input)
-		o.Output = addSat(o.Output, t.Output)
-		o.CacheRead = addSat(o.CacheRead, t.CacheRead)
-		o.CacheWrite = addSat(o.CacheWrite, t.CacheWrite)
-		o.Cost = addSat(o.Cost, t.Cost)
+		o.Add(t)
 		out[k] = o
 	}
 	return out, folded
@@ -119,7 +113,7 @@ func (l *seriesLimit) fold(totals map[hostModel]index.ModelTotals) (map[hostMode
 
 // allTokens is the ranking of a pair: its tokens of every type.
 func allTokens(t index.ModelTotals) int64 {
-	return addSat(addSat(t.Input, t.Output), addSat(t.CacheRead, t.CacheWrite))
+	return t.Tokens()
 }
 
 // hostModel keys the running totals of the metrics.
@@ -132,19 +126,4 @@ func byPair(list []index.ModelTotals) map[hostModel]index.ModelTotals {
 		m[hostModel{t.Host, t.Model}] = t
 	}
 	return m
-}
-
-// usd converts nano-dollars to dollars.
-func usd(nano int64) float64 { return float64(nano) / 1e9 }
-
-// addSat is a+b, saturated at the int64 limits (as index sums tokens).
-func addSat(a, b int64) int64 {
-	s := a + b
-	switch {
-	case a > 0 && b > 0 && s < 0:
-		return math.MaxInt64
-	case a < 0 && b < 0 && s >= 0:
-		return math.MinInt64
-	}
-	return s
 }
