@@ -24,7 +24,7 @@ func TestPlanCompaction(t *testing.T) {
 	m := &Manifest{Files: []File{
 		f(closedB, 9, 10), f(closedB, 3, 10), // listed out of order: merged in stream order
 		f(closedA, 5, 40), f(closedA, 1, 40), f(closedA, 7, 40), f(closedA, 8, 100), // 100: at the target, left alone
-		f(closedC, 2, 10), // one small file: nothing to merge with
+		f(closedC, 2, 10),              // one small file: nothing to merge with
 		f(open, 4, 10), f(open, 6, 10), // not closed yet
 		f(undated, 10, 10), f(undated, 11, 10), // no date: never closed
 	}}

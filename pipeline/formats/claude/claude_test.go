@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/claude"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/ccusage"
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codebuff"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/pipeline/price"

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/codex"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
 )

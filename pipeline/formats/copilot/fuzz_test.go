@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/copilot"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 	"github.com/sessionpipe/sessionpipe/schema"

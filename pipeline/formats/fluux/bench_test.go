@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/fluux"
 )
 
 // benchHistory builds a realistic history.jsonl: a header, then turns of a

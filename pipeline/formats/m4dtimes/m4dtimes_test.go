@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/golden"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/m4dtimes"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 	"github.com/sessionpipe/sessionpipe/internal/testutil/formattest"
+	"github.com/sessionpipe/sessionpipe/internal/testutil/opencodetest"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/opencode"
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
