@@ -4,11 +4,8 @@ import "github.com/sessionpipe/sessionpipe/internal/testutil/exporttest"
 
 // The helpers the tests share with the other export packages' tests.
 var (
-	repoRoot         = exporttest.RepoRoot
 	corpusEntries    = exporttest.CorpusEntries
 	generatedEntries = exporttest.GeneratedEntries
-	treeEntries      = exporttest.TreeEntries
-	cloneEntry       = exporttest.CloneEntry
 	fullEntry        = exporttest.FullEntry
 	emptyEntry       = exporttest.EmptyEntry
 	zeroUsageEntry   = exporttest.ZeroUsageEntry
@@ -17,9 +14,6 @@ var (
 	openDuckDB       = exporttest.OpenDuckDB
 	glob             = exporttest.Glob
 	readBack         = exporttest.ReadBack
-	labelsOf         = exporttest.LabelsOf
-	i64              = exporttest.I64
-	str              = exporttest.Str
 	list             = exporttest.List
 	want             = exporttest.Want
 	duckDBInit       = exporttest.DuckDBInit
@@ -30,7 +24,6 @@ var (
 	scan             = exporttest.Scan
 	keys             = exporttest.Keys
 	chunk            = exporttest.Chunk
-	restoreAll       = exporttest.RestoreAll
 )
 
 type readRow = exporttest.ReadRow
