@@ -347,6 +347,14 @@ func TestConsumer_StartGap(t *testing.T) {
 		require.Nil(t, b.gap, "reported once")
 	}
 	require.ErrorIs(t, batches[0].gap, bus.ErrGap)
+	// The counters move after the handler returned and the batch was
+	// acknowledged: wait for the last batch's, then read them.
+	natstest.CheckFor(t, waitLong, waitPoll, func() error {
+		if got := c.Stats().AckedSeq; got != seqs[99] {
+			return fmt.Errorf("acked %d of %d", got, seqs[99])
+		}
+		return nil
+	})
 	require.Equal(t, uint64(1), c.Stats().Gaps)
 	require.Equal(t, uint64(40), c.Stats().GapMessages)
 }
