@@ -85,44 +85,6 @@ func fill(t *testing.T, v reflect.Value, n *int) {
 	}
 }
 
-// leaves returns every leaf field of v by path ("ToolCalls[0].Input"),
-// with its value.
-func leaves(v reflect.Value, path string, out map[string]any) map[string]any {
-	if out == nil {
-		out = map[string]any{}
-	}
-	if v.Type() == timeType || v.Type() == rawType {
-		out[path] = v.Interface()
-		return out
-	}
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			out[path] = nil
-			return out
-		}
-		return leaves(v.Elem(), path, out)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if f := v.Type().Field(i); f.IsExported() {
-				leaves(v.Field(i), strings.TrimPrefix(path+"."+f.Name, "."), out)
-			}
-		}
-	case reflect.Slice:
-		if v.Len() == 0 {
-			out[path] = "[]"
-		}
-		for i := range v.Len() {
-			leaves(v.Index(i), fmt.Sprintf("%s[%d]", path, i), out)
-		}
-	case reflect.Map:
-		out[path] = fmt.Sprint(v.Interface())
-	default:
-		out[path] = v.Interface()
-	}
-	return out
-}
-
 // TestEntryFields_JSONAndStreamDecoder: the entry's JSON (its encoder)
 // read back by encoding/json and by the stream's fast decoder gives
 // every field back.
@@ -131,12 +93,12 @@ func TestEntryFields_JSONAndStreamDecoder(t *testing.T) {
 	data := e.AppendJSON(nil)
 	var std schema.Entry
 	require.NoError(t, json.Unmarshal(data, &std))
-	require.Equal(t, leaves(reflect.ValueOf(e), "", nil), leaves(reflect.ValueOf(std), "", nil), "encoding/json of AppendJSON")
+	require.Equal(t, entrytest.Leaves(&e), entrytest.Leaves(&std), "encoding/json of AppendJSON")
 
 	var fast schema.Entry
 	var d bus.EntryDecoder
 	require.NoError(t, d.Decode(data, &fast))
-	require.Equal(t, leaves(reflect.ValueOf(e), "", nil), leaves(reflect.ValueOf(fast), "", nil), "bus.EntryDecoder of AppendJSON")
+	require.Equal(t, entrytest.Leaves(&e), entrytest.Leaves(&fast), "bus.EntryDecoder of AppendJSON")
 }
 
 // TestEntryFields_Parquet: every key of the entry's JSON is a column of
@@ -225,7 +187,7 @@ func redactionLeaves(t *testing.T, paths map[string]any) (redacted, kept []strin
 // and keeps every other one as it was.
 func TestEntryFields_Redaction(t *testing.T) {
 	e := filledEntry(t)
-	before := leaves(reflect.ValueOf(e), "", nil)
+	before := entrytest.Leaves(&e)
 	redactedLeaves, keptLeaves := redactionLeaves(t, before)
 	for path := range before {
 		require.True(t, slices.Contains(redactedLeaves, path) != slices.Contains(keptLeaves, path),
@@ -234,7 +196,7 @@ func TestEntryFields_Redaction(t *testing.T) {
 	r, err := redact.New(redact.Config{Mode: redact.Metadata})
 	require.NoError(t, err)
 	r.Entry(&e)
-	after := leaves(reflect.ValueOf(e), "", nil)
+	after := entrytest.Leaves(&e)
 	for path, v := range before {
 		if slices.Contains(redactedLeaves, path) {
 			require.Empty(t, after[path], "%s not emptied in metadata mode", path)
@@ -251,14 +213,14 @@ func TestEntryFields_Fitting(t *testing.T) {
 	small := bus.EntryMsg(bus.DefaultPrefix, &e, nil)
 	maxSize := len(small.Data) + bus.HeaderSize(small.Header) + 64
 	e.Text = strings.Repeat("x", 100_000)
-	before := leaves(reflect.ValueOf(e), "", nil)
+	before := entrytest.Leaves(&e)
 	m, shortened, err := bus.FitEntryMsg(bus.DefaultPrefix, &e, maxSize, nil)
 	require.NoError(t, err)
 	require.True(t, shortened)
 	var got schema.Entry
 	var d bus.EntryDecoder
 	require.NoError(t, d.Decode(m.Data, &got))
-	after := leaves(reflect.ValueOf(got), "", nil)
+	after := entrytest.Leaves(&got)
 	require.Less(t, len(got.Text), 100_000)
 	require.True(t, got.Truncated)
 	for path, v := range before {
