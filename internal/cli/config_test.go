@@ -203,7 +203,7 @@ func TestConfigReference(t *testing.T) {
 	}
 	have, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Equal(t, b.String(), string(have), "docs/CONFIG.md is stale: go test ./internal/app -run TestConfigReference -update")
+	require.Equal(t, b.String(), string(have), "docs/CONFIG.md is stale: go test ./internal/cli -run TestConfigReference -update")
 	for _, c := range Commands {
 		require.Contains(t, b.String(), "## `"+c.Title()+"`")
 		c.FlagSet(referenceEnv).VisitAll(func(f *flag.Flag) {
