@@ -56,8 +56,9 @@
 // file has nothing more to read now, so a line appended to a live session
 // is published at once. The dead letters of a batch's bad lines go before
 // it. Once the server has stored a batch message, its body goes back to
-// bus.BatchMsg's free lists (bus.ReleaseBatchMsg) for a later batch; a
-// refused one is not handed back (its dead letter quotes it). A file's checkpoint advances only past lines whose every message
+// bus.BatchMsg's pools (bus.ReleaseBatchMsg) for a later batch; a refused
+// one is not handed back (its dead letter quotes it). A file's checkpoint
+// advances only past lines whose every message
 // was acknowledged, in file order (so checkpoints fall at batch ends),
 // and is saved atomically every second and on stop, in a state directory
 // that one tailer owns (an OS lock). After a crash the lines past the
