@@ -89,7 +89,7 @@ type Run struct {
 func (r *Run) Register(fs *flag.FlagSet, env Env) {
 	r.NATS.Register(fs, env)
 	r.Tailer.Register(fs, env)
-	r.Indexer.Register(fs, env)
+	r.Indexer.register(fs, env, DefaultRunMemoryLimitMiB)
 	r.Exporter.RegisterIn(fs, env)
 	r.Logging.Register(fs, env)
 	fs.BoolVar(&r.Once, "once", false, "stop once the files present at start are counted, and print the sessions")

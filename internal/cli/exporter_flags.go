@@ -23,6 +23,11 @@ type Exporter struct {
 	// MemoryLimit is Go's soft memory limit for the process in MiB (0:
 	// leave it); `sessionpipe run` shares its process and leaves it.
 	MemoryLimit int64
+	// ParquetMemoryBytes and ArchiveMemoryBytes bound what the Parquet
+	// writer and the archive buffer (0: their packages' defaults);
+	// `sessionpipe run` sets smaller ones, see [RunParquetMemoryBytes].
+	ParquetMemoryBytes int64
+	ArchiveMemoryBytes int64
 	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
 	S3 S3
 	// Registry, when set, receives the exporter's metrics, served on
@@ -34,6 +39,19 @@ type Exporter struct {
 // writers buffer (parquet.DefaultMemoryBytes and the archive's) plus one
 // row group being encoded.
 const DefaultExporterMemoryLimitMiB = 240
+
+// The exporter's buffers inside `sessionpipe run`, whose one process also
+// holds the embedded server's message blocks, the tailer and the indexer
+// under one soft memory limit (DefaultRunMemoryLimitMiB): half the
+// standalone exporter's, so that the live heap leaves the collector room
+// (with the standalone sizes it filled the limit and the collector ran
+// without pause, a third of run's CPU). Parquet files of about a quarter
+// of RunPartBytes, merged later by compaction.
+const (
+	RunPartBytes          = 32 << 20
+	RunParquetMemoryBytes = 32 << 20
+	RunArchiveMemoryBytes = 16 << 20
+)
 
 // Register adds the exporter flags to fs.
 func (x *Exporter) Register(fs *flag.FlagSet, env Env) {
@@ -51,7 +69,12 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	if daemon { // run has one switch for the archive, the tailer's -archive
 		fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
 	}
-	fs.Int64Var(&x.PartBytes, "part-bytes", DefaultPartBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
+	partBytes := int64(DefaultPartBytes)
+	if !daemon {
+		partBytes = RunPartBytes
+		x.ParquetMemoryBytes, x.ArchiveMemoryBytes = RunParquetMemoryBytes, RunArchiveMemoryBytes
+	}
+	fs.Int64Var(&x.PartBytes, "part-bytes", partBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
 	fs.DurationVar(&x.PartAge, "part-age", DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
 	x.S3.Register(fs, env)
 	if !daemon {

@@ -44,8 +44,17 @@ type Indexer struct {
 // the limit keeps garbage from growing the heap past it.
 const DefaultMemoryLimitMiB = 256
 
+// DefaultRunMemoryLimitMiB is the soft memory limit of `sessionpipe run`,
+// whose process holds the embedded server, the tailer, the indexer and the
+// exporter (with smaller buffers, RunParquetMemoryBytes).
+const DefaultRunMemoryLimitMiB = 300
+
 // Register adds the indexer flags to fs.
 func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
+	ix.register(fs, env, DefaultMemoryLimitMiB)
+}
+
+func (ix *Indexer) register(fs *flag.FlagSet, env Env, limitMiB int64) {
 	fs.StringVar(&ix.Name, "consumer", orDefault(env("SESSIONPIPE_INDEXER_CONSUMER"), DefaultIndexerConsumer), "durable consumer name (env SESSIONPIPE_INDEXER_CONSUMER); indexers running at once need distinct names")
 	fs.StringVar(&ix.HTTP, "http", orDefault(env("SESSIONPIPE_HTTP"), DefaultHTTPAddr), "address of the HTTP API and /metrics (env SESSIONPIPE_HTTP); empty: none")
 	fs.StringVar(&ix.Token, "token", env("SESSIONPIPE_TOKEN"), "bearer token the API requires, but for /healthz and the dashboard page (env SESSIONPIPE_TOKEN); required when -http is not a loopback address")
@@ -55,7 +64,7 @@ func (ix *Indexer) Register(fs *flag.FlagSet, env Env) {
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "price file (LiteLLM- or models.dev-shaped rows, optional dated periods) overriding the embedded prices (env SESSIONPIPE_PRICES); a change reprices the history the stream holds")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
 	fs.DurationVar(&ix.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an indexer of the same -consumer standing by takes over at most this long after the active one died")
-	limit := int64(DefaultMemoryLimitMiB)
+	limit := limitMiB
 	if env("GOMEMLIMIT") != "" {
 		limit = 0 // the environment decides
 	}

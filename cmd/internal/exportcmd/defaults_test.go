@@ -1,12 +1,14 @@
 package exportcmd
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
 	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
@@ -23,4 +25,42 @@ func TestFlagDefaults(t *testing.T) {
 	require.EqualValues(t, parquet.DefaultCompactMemoryBytes, cli.DefaultCompactMemoryBytes)
 	require.Equal(t, parquet.DefaultCompactLockTimeout, cli.DefaultCompactLockTimeout)
 	require.Equal(t, parquet.DefaultLeftoverAge, cli.DefaultLeftoverAge)
+}
+
+// `sessionpipe run` shares one process and one soft memory limit between
+// the embedded server, the tailer, the indexer and the exporter: its
+// exporter buffers less than the standalone one (half), so that the live
+// heap leaves the collector room under the limit; the standalone exporter
+// keeps the writers' own defaults.
+func TestBuffers(t *testing.T) {
+	parse := func(register func(*cli.Exporter, *flag.FlagSet)) (parquet.Config, archive.ArchiveConfig) {
+		var x cli.Exporter
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		register(&x, fs)
+		require.NoError(t, fs.Parse(nil))
+		pc := parquet.Config{PartBytes: x.PartBytes}
+		var ac archive.ArchiveConfig
+		buffers(&x, &pc, &ac)
+		return pc, ac
+	}
+	env := func(string) string { return "" }
+
+	pc, ac := parse(func(x *cli.Exporter, fs *flag.FlagSet) { x.Register(fs, env) })
+	require.Equal(t, parquet.Config{PartBytes: parquet.DefaultPartBytes}, pc, "exporter serve: the writer's defaults")
+	require.Equal(t, archive.ArchiveConfig{}, ac)
+
+	pc, ac = parse(func(x *cli.Exporter, fs *flag.FlagSet) { x.RegisterIn(fs, env) })
+	require.EqualValues(t, cli.RunPartBytes, pc.PartBytes, "run")
+	require.EqualValues(t, cli.RunParquetMemoryBytes, pc.MemoryBytes)
+	require.Less(t, pc.MemoryBytes, int64(parquet.DefaultMemoryBytes))
+	require.EqualValues(t, cli.RunArchiveMemoryBytes, ac.MemoryBytes)
+	require.Less(t, ac.MemoryBytes, int64(archive.DefaultArchiveMemoryBytes))
+	require.LessOrEqual(t, ac.SegmentBytes, ac.MemoryBytes, "a segment fits the budget")
+
+	var r cli.Run
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	r.Register(fs, env)
+	require.NoError(t, fs.Parse(nil))
+	require.EqualValues(t, cli.DefaultRunMemoryLimitMiB, r.Indexer.MemoryLimit, "run's one limit for the whole process")
+	require.Greater(t, r.Indexer.MemoryLimit<<20, int64(cli.RunParquetMemoryBytes+cli.RunArchiveMemoryBytes)*4)
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/export"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/parquet"
 )
 
 // RunningExporter is an exporter wired to its metrics endpoint.
@@ -29,11 +31,11 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 	if x.MemoryLimit > 0 {
 		debug.SetMemoryLimit(x.MemoryLimit << 20)
 	}
-	out, archive := x.Dirs(n.DataDir)
-	if out == archive {
+	out, arch := x.Dirs(n.DataDir)
+	if out == arch {
 		return nil, fmt.Errorf("-out and -archive-dir are the same directory %s", out)
 	}
-	pc, ac, err := Outputs(context.Background(), &x.S3, out, archive)
+	pc, ac, err := Outputs(context.Background(), &x.S3, out, arch)
 	if err != nil {
 		return nil, err
 	}
@@ -42,6 +44,7 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 		reg = cli.NewRegistry()
 	}
 	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+cli.Version()
+	buffers(x, &pc, &ac)
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
 		Parquet: pc, Archive: ac, Registry: reg,
@@ -64,7 +67,20 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 	if srv != nil {
 		log.Info("exporter metrics", "url", "http://"+srv.Addr()+"/metrics")
 	}
-	return &RunningExporter{Exporter: ex, Metrics: srv, Out: out, Archive: archive}, nil
+	return &RunningExporter{Exporter: ex, Metrics: srv, Out: out, Archive: arch}, nil
+}
+
+// buffers applies the flags' memory for buffered rows and archive frames
+// (`sessionpipe run`'s smaller ones) to the writers' configurations; 0
+// leaves the packages' defaults.
+func buffers(x *cli.Exporter, pc *parquet.Config, ac *archive.ArchiveConfig) {
+	if x.ParquetMemoryBytes > 0 {
+		pc.MemoryBytes = max(x.ParquetMemoryBytes, pc.PartBytes)
+	}
+	if x.ArchiveMemoryBytes > 0 {
+		ac.MemoryBytes = x.ArchiveMemoryBytes
+		ac.SegmentBytes = min(archive.DefaultSegmentBytes, ac.MemoryBytes)
+	}
 }
 
 // exporterHealth is the answer of the exporter's /healthz: 503 saying
