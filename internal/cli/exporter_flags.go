@@ -2,7 +2,9 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +30,9 @@ type Exporter struct {
 	// `sessionpipe run` sets smaller ones, see [RunParquetMemoryBytes].
 	ParquetMemoryBytes int64
 	ArchiveMemoryBytes int64
+	// ArchiveLevel is the archive's zstd level by name: fastest, default,
+	// better (the default) or best.
+	ArchiveLevel ArchiveLevel
 	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
 	S3 S3
 	// Registry, when set, receives the exporter's metrics, served on
@@ -69,6 +74,8 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	if daemon { // run has one switch for the archive, the tailer's -archive
 		fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
 	}
+	x.ArchiveLevel = ArchiveLevelBetter
+	fs.Var(&x.ArchiveLevel, "archive-level", "zstd level of the archive: fastest, default, better or best; on transcripts 'default' costs a third of the CPU of 'better' for an archive about a quarter larger")
 	partBytes := int64(DefaultPartBytes)
 	if !daemon {
 		partBytes = RunPartBytes
@@ -105,4 +112,28 @@ func (x *Exporter) Dirs(dataDir string) (out, archive string) {
 		archive = filepath.Join(dataDir, "archive")
 	}
 	return out, archive
+}
+
+// ArchiveLevel is a zstd level of the archive by name (a flag.Value).
+type ArchiveLevel string
+
+// The archive's levels, as klauspost/compress/zstd names them (about
+// zstd's levels 1, 3, 7 and 11).
+const (
+	ArchiveLevelFastest ArchiveLevel = "fastest"
+	ArchiveLevelDefault ArchiveLevel = "default"
+	ArchiveLevelBetter  ArchiveLevel = "better"
+	ArchiveLevelBest    ArchiveLevel = "best"
+)
+
+func (l *ArchiveLevel) String() string { return string(*l) }
+
+// Set accepts one of the four names.
+func (l *ArchiveLevel) Set(s string) error {
+	switch v := ArchiveLevel(strings.ToLower(strings.TrimSpace(s))); v {
+	case ArchiveLevelFastest, ArchiveLevelDefault, ArchiveLevelBetter, ArchiveLevelBest:
+		*l = v
+		return nil
+	}
+	return fmt.Errorf("%q is not a level: fastest, default, better or best", s)
 }

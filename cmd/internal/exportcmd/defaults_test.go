@@ -4,6 +4,7 @@ import (
 	"flag"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
@@ -63,4 +64,27 @@ func TestBuffers(t *testing.T) {
 	require.NoError(t, fs.Parse(nil))
 	require.EqualValues(t, cli.DefaultRunMemoryLimitMiB, r.Indexer.MemoryLimit, "run's one limit for the whole process")
 	require.Greater(t, r.Indexer.MemoryLimit<<20, int64(cli.RunParquetMemoryBytes+cli.RunArchiveMemoryBytes)*4)
+}
+
+// -archive-level's names are klauspost's, and its default is the archive's.
+func TestArchiveLevel(t *testing.T) {
+	for name, want := range map[cli.ArchiveLevel]zstd.EncoderLevel{
+		cli.ArchiveLevelFastest: zstd.SpeedFastest, cli.ArchiveLevelDefault: zstd.SpeedDefault,
+		cli.ArchiveLevelBetter: zstd.SpeedBetterCompression, cli.ArchiveLevelBest: zstd.SpeedBestCompression, "": 0,
+	} {
+		got, err := ArchiveLevel(name)
+		require.NoError(t, err)
+		require.Equal(t, want, got, name)
+	}
+	_, err := ArchiveLevel("7")
+	require.ErrorContains(t, err, "not a level")
+
+	var x cli.Exporter
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	x.Register(fs, func(string) string { return "" })
+	require.NoError(t, fs.Parse(nil))
+	level, err := ArchiveLevel(x.ArchiveLevel)
+	require.NoError(t, err)
+	require.Equal(t, zstd.SpeedBetterCompression, level, "the flag's default is the archive's (archive.ArchiveConfig.Level)")
+	require.Error(t, fs.Parse([]string{"-archive-level", "fast"}))
 }

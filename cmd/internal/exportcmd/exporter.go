@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/sessionpipe/sessionpipe/internal/cli"
@@ -45,6 +47,9 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 	}
 	pc.PartBytes, pc.PartAge, pc.WriterVersion = x.PartBytes, x.PartAge, "sessionpipe "+cli.Version()
 	buffers(x, &pc, &ac)
+	if ac.Level, err = ArchiveLevel(x.ArchiveLevel); err != nil {
+		return nil, err
+	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
 		Parquet: pc, Archive: ac, Registry: reg,
@@ -81,6 +86,19 @@ func buffers(x *cli.Exporter, pc *parquet.Config, ac *archive.ArchiveConfig) {
 		ac.MemoryBytes = x.ArchiveMemoryBytes
 		ac.SegmentBytes = min(archive.DefaultSegmentBytes, ac.MemoryBytes)
 	}
+}
+
+// ArchiveLevel is the zstd level of the archive named by l ("": the
+// archive's default).
+func ArchiveLevel(l cli.ArchiveLevel) (zstd.EncoderLevel, error) {
+	if l == "" {
+		return 0, nil
+	}
+	ok, level := zstd.EncoderLevelFromString(string(l))
+	if !ok {
+		return 0, fmt.Errorf("-archive-level %q: not a level (fastest, default, better or best)", l)
+	}
+	return level, nil
 }
 
 // exporterHealth is the answer of the exporter's /healthz: 503 saying

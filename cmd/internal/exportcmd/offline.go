@@ -36,6 +36,7 @@ type OfflineExport struct {
 	Host         string
 	Content      redact.Mode
 	PartBytes    int64
+	ArchiveLevel cli.ArchiveLevel // "": the archive's default
 	MaxLineBytes int
 	Temp         string // where the temporary stream lives; "" the system's
 	// S3 configures Out and Archive given as s3://bucket/prefix; nil
@@ -75,6 +76,10 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	if err != nil {
 		return OfflineResult{}, err
 	}
+	level, err := ArchiveLevel(o.ArchiveLevel)
+	if err != nil {
+		return OfflineResult{}, err
+	}
 	high, err := export.HighestSeqOf(ctx, pc, ac)
 	if err != nil {
 		return OfflineResult{}, err
@@ -107,7 +112,7 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
 		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
 		Parquet:       parquet.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + cli.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
-		Archive:       archive.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket},
+		Archive:       archive.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket, Level: level},
 	})
 	if err != nil {
 		return OfflineResult{}, err
