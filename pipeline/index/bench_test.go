@@ -55,6 +55,18 @@ func BenchmarkAggregator_Add(b *testing.B) {
 // decoded, applied to a stored Aggregator and committed, from a new state,
 // by one indexer per iteration (in-process JetStream server).
 func BenchmarkIndexer_Apply(b *testing.B) {
+	benchIndexerApply(b, 1)
+}
+
+// BenchmarkIndexer_ApplyBatches is BenchmarkIndexer_Apply on batch
+// messages of up to 256 entries, as the tailer publishes a backfill (its
+// batches close at 512 KiB of lines; a Claude Code corpus averages about
+// 200 entries per batch).
+func BenchmarkIndexer_ApplyBatches(b *testing.B) {
+	benchIndexerApply(b, 256)
+}
+
+func benchIndexerApply(b *testing.B, perBatch int) {
 	dir := b.TempDir()
 	_, err := corpusgen.WriteTree(b.Context(), corpusgen.TreeConfig{Dir: dir, Bytes: 32 << 20, Seed: 5, ResumeRate: 0.05})
 	require.NoError(b, err)
@@ -66,7 +78,12 @@ func BenchmarkIndexer_Apply(b *testing.B) {
 		}
 	}
 	js := indextest.NewStream(b, bus.StreamConfig{})
-	last := indextest.Publish(b, js, entries)
+	var last uint64
+	if perBatch == 1 {
+		last = indextest.Publish(b, js, entries)
+	} else {
+		last = indextest.PublishBatches(b, js, entries, perBatch)
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {

@@ -54,6 +54,35 @@ func Publish(tb testing.TB, js jetstream.JetStream, entries []*schema.Entry) uin
 	return info.State.LastSeq
 }
 
+// PublishBatches publishes entries as the tailer does, in batch messages
+// of up to perBatch entries (without original lines), one file per
+// batch, and returns the stream's last sequence.
+func PublishBatches(tb testing.TB, js jetstream.JetStream, entries []*schema.Entry, perBatch int) uint64 {
+	tb.Helper()
+	p, err := bus.NewPublisher(js, bus.PublisherConfig{})
+	require.NoError(tb, err)
+	var jsonl []byte
+	for i := 0; i < len(entries); i += perBatch {
+		batch := entries[i:min(i+perBatch, len(entries))]
+		jsonl = jsonl[:0]
+		for _, e := range batch {
+			jsonl = append(e.AppendJSON(jsonl), '\n')
+		}
+		e := batch[0]
+		span := bus.BatchSpan{Host: e.Host, Format: string(e.Format), File: fmt.Sprintf("1:%d", i),
+			End: int64(len(jsonl)), Line: 1, Lines: int64(len(batch))}
+		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, len(batch), nil)
+		require.NoError(tb, err)
+		require.NoError(tb, p.Publish(tb.Context(), m, nil))
+	}
+	require.NoError(tb, p.Close(tb.Context()))
+	s, err := js.Stream(tb.Context(), bus.DefaultStream)
+	require.NoError(tb, err)
+	info, err := s.Info(tb.Context())
+	require.NoError(tb, err)
+	return info.State.LastSeq
+}
+
 // RunIndexer runs an indexer until the returned stop is called; stop
 // returns Run's error.
 func RunIndexer(t *testing.T, cfg index.IndexerConfig) (*index.Indexer, func() error) {
