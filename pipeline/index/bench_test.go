@@ -84,10 +84,11 @@ func benchIndexerApply(b *testing.B, perBatch int) {
 	} else {
 		last = indextest.PublishBatches(b, js, entries, perBatch)
 	}
+	pricer := price.Default() // parsed once, as a process does
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; b.Loop(); i++ {
-		ix, err := index.NewIndexer(index.IndexerConfig{JS: js, Dir: b.TempDir(), Name: fmt.Sprint("bench", i), Pricer: price.Default()})
+		ix, err := index.NewIndexer(index.IndexerConfig{JS: js, Dir: b.TempDir(), Name: fmt.Sprint("bench", i), Pricer: pricer})
 		require.NoError(b, err)
 		ctx, cancel := context.WithCancel(b.Context())
 		done := make(chan error, 1)
