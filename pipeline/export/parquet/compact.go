@@ -85,7 +85,7 @@ type CompactConfig struct {
 
 	RowGroupRows     int64      // rows per row group, as Config.RowGroupRows
 	PageBytes        int        // as Config.PageBytes
-	CompressionLevel zstd.Level // as Config.CompressionLevel
+	CompressionLevel zstd.Level // as Config.CompressionLevel; default DefaultCompactCompressionLevel
 	WriterVersion    string     // as Config.WriterVersion
 
 	// DryRun plans the merges and reports them (in the stats and the
@@ -146,6 +146,9 @@ func (c CompactConfig) withDefaults() CompactConfig {
 	}
 	if c.LockTimeout == 0 {
 		c.LockTimeout = DefaultCompactLockTimeout
+	}
+	if c.CompressionLevel == 0 {
+		c.CompressionLevel = DefaultCompactCompressionLevel
 	}
 	f := c.format().withDefaults()
 	c.RowGroupRows, c.PageBytes, c.CompressionLevel, c.WriterVersion = f.RowGroupRows, f.PageBytes, f.CompressionLevel, f.WriterVersion

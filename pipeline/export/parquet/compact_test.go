@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	pzstd "github.com/parquet-go/parquet-go/compress/zstd"
+
 	parquetgo "github.com/parquet-go/parquet-go"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -130,7 +132,10 @@ func checkMerged(t *testing.T, dir string, f parquet.File) {
 func TestCompact_SameAsWriter(t *testing.T) {
 	entries := sessionsEntries(3000)
 	one, many := t.TempDir(), t.TempDir()
-	writeAll(t, mustWriter(t, parquet.Config{Dir: one, RowGroupRows: 1000}), entries)
+	// Compaction writes at the default level (the writer, by default, at
+	// the fastest): the one-part file is written at it.
+	level := pzstd.SpeedDefault
+	writeAll(t, mustWriter(t, parquet.Config{Dir: one, RowGroupRows: 1000, CompressionLevel: level}), entries)
 	writeAll(t, mustWriter(t, parquet.Config{Dir: many, RowGroupRows: 1000, PartBytes: 32 << 10}), entries)
 	parts, err := parquet.ReadManifest(many)
 	require.NoError(t, err)
