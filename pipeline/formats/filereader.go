@@ -22,8 +22,14 @@ import (
 // BatchSize is about how many entries a [FileReader] hands over at once.
 const BatchSize = 1024
 
-// readBuffer is each worker's line buffer: large reads, few system calls.
-const readBuffer = 1 << 20
+// readBuffer is each worker's read size: large reads, few system calls.
+// keepBuffer is the largest line buffer a worker keeps from file to
+// file: a long line (a pasted image) in most files would otherwise grow
+// a new buffer in each, fresh memory the kernel has to fault in.
+const (
+	readBuffer = 1 << 20
+	keepBuffer = 16 << 20
+)
 
 // FileReaderConfig configures a [FileReader].
 type FileReaderConfig struct {
@@ -152,7 +158,7 @@ func (r *FileReader) Read(ctx context.Context, paths []string, fn func(entries [
 	var wg sync.WaitGroup
 	for range r.cfg.Workers {
 		wg.Go(func() {
-			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: r.cfg.MaxLineBytes, BufferSize: readBuffer})
+			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: r.cfg.MaxLineBytes, BufferSize: readBuffer, KeepBytes: keepBuffer})
 			for f := range jobs {
 				r.readOne(ctx, f, rd, out)
 			}

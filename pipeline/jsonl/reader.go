@@ -30,6 +30,15 @@ type ReaderConfig struct {
 
 	// BufferSize is the initial buffer size. Zero means DefaultBufferSize.
 	BufferSize int
+
+	// KeepBytes is the largest buffer kept once grown: neither
+	// [Reader.Reset] nor a run of short lines gives back a buffer up to
+	// this size, and reads still go in chunks of BufferSize. A reader
+	// that goes from file to file, most of them with a long line
+	// somewhere, grows its buffer once instead of once per file (the
+	// offline reader). Zero keeps at most 4×BufferSize across Reset and
+	// shrinks back lazily after long lines.
+	KeepBytes int
 }
 
 // Line is one complete line of a stream.
@@ -64,9 +73,10 @@ type Line struct {
 // A Reader does not allocate per line: its buffer grows to the longest
 // line and is reused. It is not safe for concurrent use.
 type Reader struct {
-	r   io.Reader
-	max int
-	min int // initial buffer size, to shrink back to
+	r    io.Reader
+	max  int
+	min  int // initial buffer size, to shrink back to
+	keep int // ReaderConfig.KeepBytes
 
 	buf        []byte
 	start, end int   // unconsumed bytes are buf[start:end]
@@ -93,7 +103,7 @@ func NewReader(r io.Reader, cfg ReaderConfig) *Reader {
 	if cfg.BufferSize > cfg.MaxLineBytes+1 {
 		cfg.BufferSize = cfg.MaxLineBytes + 1
 	}
-	return &Reader{r: r, max: cfg.MaxLineBytes, min: cfg.BufferSize}
+	return &Reader{r: r, max: cfg.MaxLineBytes, min: cfg.BufferSize, keep: max(cfg.KeepBytes, 0)}
 }
 
 // Reset makes rd read from r as if r were positioned at stream offset
@@ -102,7 +112,7 @@ func NewReader(r io.Reader, cfg ReaderConfig) *Reader {
 // reader holds no more than its initial size.
 func (rd *Reader) Reset(r io.Reader, offset, lines int64) {
 	rd.r = r
-	if len(rd.buf) > 4*rd.min {
+	if len(rd.buf) > max(4*rd.min, rd.keep) {
 		rd.buf = nil
 	}
 	rd.sinceLong = 0
@@ -252,7 +262,7 @@ func (rd *Reader) fill() error {
 		nb := make([]byte, size)
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
-	case len(rd.buf) > 4*rd.min && pending < rd.min/2 &&
+	case len(rd.buf) > max(4*rd.min, rd.keep) && pending < rd.min/2 &&
 		(len(rd.buf) > keepBuffer || rd.sinceLong >= 2*len(rd.buf)):
 		// Shrink back once long lines seem to be over: a file with a
 		// pasted image every few lines would otherwise allocate the
@@ -264,9 +274,13 @@ func (rd *Reader) fill() error {
 	if pending >= rd.min {
 		rd.sinceLong = 0
 	}
+	room := rd.buf[rd.end:]
+	if rd.keep > 0 && len(room) > rd.min {
+		room = room[:rd.min] // a kept large buffer is read in chunks: it stays in cache
+	}
 	for range 100 {
-		n, err := rd.r.Read(rd.buf[rd.end:])
-		if n < 0 || n > len(rd.buf)-rd.end {
+		n, err := rd.r.Read(room)
+		if n < 0 || n > len(room) {
 			return errors.New("jsonl: reader returned an invalid count")
 		}
 		rd.end += n
