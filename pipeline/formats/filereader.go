@@ -19,13 +19,17 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// BatchSize is about how many entries a [FileReader] hands over at once.
-const BatchSize = 1024
+// BatchSize is about how many entries a [FileReader] hands over at once:
+// enough that handing over costs nothing, few enough that the batches
+// in flight (an entry is about 650 bytes) stay small and warm in cache.
+const BatchSize = 256
 
 // readBuffer is each worker's read size: large reads, few system calls.
-// keepBuffer is the largest line buffer a worker keeps from file to
-// file: a long line (a pasted image) in most files would otherwise grow
-// a new buffer in each, fresh memory the kernel has to fault in.
+// keepBuffer is the line buffer each worker makes once and keeps (see
+// jsonl.ReaderConfig.KeepBytes: it costs memory only as far as the
+// longest line uses it): a long line (a pasted image) in most files
+// would otherwise grow a new buffer in each, fresh memory the kernel
+// faults in page by page, and copy the line at each doubling.
 const (
 	readBuffer = 1 << 20
 	keepBuffer = 16 << 20

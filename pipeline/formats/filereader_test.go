@@ -129,7 +129,7 @@ func TestFileReader_KeepsGrownBuffer(t *testing.T) {
 	require.NoError(t, fr.Read(t.Context(), []string{dir}, func(entries []schema.Entry) { n += len(entries) }))
 	runtime.ReadMemStats(&after)
 	require.Equal(t, files*7, n)
-	// One buffer grown to 8 MB (2 + 4 + 8 MB allocated) and the
-	// entries' text; growing one per file would allocate 4 × 14 MB.
+	// One buffer of 16 MB and the entries' text; growing one per file
+	// would allocate 4 × 14 MB (2 + 4 + 8).
 	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(28<<20))
 }

@@ -31,13 +31,15 @@ type ReaderConfig struct {
 	// BufferSize is the initial buffer size. Zero means DefaultBufferSize.
 	BufferSize int
 
-	// KeepBytes is the largest buffer kept once grown: neither
-	// [Reader.Reset] nor a run of short lines gives back a buffer up to
-	// this size, and reads still go in chunks of BufferSize. A reader
-	// that goes from file to file, most of them with a long line
-	// somewhere, grows its buffer once instead of once per file (the
-	// offline reader). Zero keeps at most 4×BufferSize across Reset and
-	// shrinks back lazily after long lines.
+	// KeepBytes, when set, is the size of a buffer made once and kept:
+	// reads go in chunks of BufferSize at its front, so it costs memory
+	// only as far as the longest line has used it (the kernel gives
+	// pages as they are first touched), and a long line needs no growing.
+	// Neither [Reader.Reset] nor a run of short lines gives it back; a
+	// line longer than it grows the buffer, which then shrinks back as
+	// without KeepBytes. For a reader that goes from file to file, many
+	// of them with a long line somewhere (the offline reader). Zero keeps
+	// at most 4×BufferSize across Reset and grows the buffer on demand.
 	KeepBytes int
 }
 
@@ -249,7 +251,7 @@ func (rd *Reader) fill() error {
 	pending := rd.end - rd.start
 	switch {
 	case rd.buf == nil:
-		rd.buf = make([]byte, rd.min)
+		rd.buf = make([]byte, max(rd.min, rd.keep))
 	case rd.end == len(rd.buf):
 		// Grow, up to what the longest line needs.
 		size := 2 * len(rd.buf)
