@@ -36,8 +36,8 @@ type ReaderConfig struct {
 	// only as far as the longest line has used it (the kernel gives
 	// pages as they are first touched), and a long line needs no growing.
 	// Neither [Reader.Reset] nor a run of short lines gives it back; a
-	// line longer than it grows the buffer, which then shrinks back as
-	// without KeepBytes. For a reader that goes from file to file, many
+	// line longer than it grows the buffer, which then shrinks back to
+	// KeepBytes as it would to BufferSize without it. For a reader that goes from file to file, many
 	// of them with a long line somewhere (the offline reader). Zero keeps
 	// at most 4×BufferSize across Reset and grows the buffer on demand.
 	KeepBytes int
@@ -269,7 +269,7 @@ func (rd *Reader) fill() error {
 		// Shrink back once long lines seem to be over: a file with a
 		// pasted image every few lines would otherwise allocate the
 		// large buffer again for each.
-		nb := make([]byte, rd.min)
+		nb := make([]byte, max(rd.min, rd.keep))
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
 	}

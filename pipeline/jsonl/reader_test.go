@@ -308,13 +308,24 @@ func TestReader_KeepBytes(t *testing.T) {
 	}
 	require.Equal(t, 64<<10, most, "reads go in chunks of BufferSize")
 
-	// A buffer grown past KeepBytes is given back, for one of KeepBytes.
-	rd = NewReader(strings.NewReader(huge+"\n"), ReaderConfig{BufferSize: 64 << 10, KeepBytes: 1 << 20})
+	// A buffer grown past KeepBytes is given back, for one of KeepBytes:
+	// after short lines as at a Reset.
+	rd = NewReader(strings.NewReader(huge+"\n"+short), ReaderConfig{BufferSize: 64 << 10, KeepBytes: 1 << 20})
 	_, err := rd.Next()
+	require.NoError(t, err)
+	require.Greater(t, len(rd.buf), 1<<20)
+	for {
+		if _, err := rd.Next(); errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	require.Equal(t, 1<<20, len(rd.buf), "shrunk after short lines")
+	rd.Reset(strings.NewReader(huge+"\n"), 0, 0)
+	_, err = rd.Next()
 	require.NoError(t, err)
 	require.Greater(t, len(rd.buf), 1<<20)
 	rd.Reset(strings.NewReader("{}\n"), 0, 0)
 	_, err = rd.Next()
 	require.NoError(t, err)
-	require.Equal(t, 1<<20, len(rd.buf))
+	require.Equal(t, 1<<20, len(rd.buf), "given back at Reset")
 }
