@@ -54,12 +54,12 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "" && !schema.Format(*format).Valid() {
 		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
 	}
+	defer tuneGC(ctx)() // before the price table: its parse makes garbage too
 	table, err := indexcmd.LoadPrices(*prices)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	defer tuneGC(ctx)()
 	agg := index.NewAggregator(table)
 	err = o.each(ctx, func(entries []schema.Entry) {
 		for i := range entries {

@@ -64,11 +64,15 @@ func StartTrace(path string, stderr io.Writer) (stop func()) {
 
 // WriteAllocsProfile writes the allocation profile (every allocation since
 // the start, sampled; go tool pprof -sample_index=alloc_space FILE) to path;
-// an empty path writes nothing.
+// an empty path writes nothing. It collects garbage first: the profile
+// holds what the last collection saw, and a command that ran under a
+// large heap budget (the offline commands) may have collected only at its
+// start.
 func WriteAllocsProfile(path string, stderr io.Writer) {
 	if path == "" {
 		return
 	}
+	runtime.GC()
 	f, err := os.Create(path)
 	if err != nil {
 		fmt.Fprintln(stderr, "allocs profile:", err)

@@ -110,7 +110,7 @@ func decodeAll(ctx context.Context, r io.Reader, rd *jsonl.Reader, dec *Decoder,
 	}()
 	for {
 		line, err := rd.Next()
-		switch tl := (*jsonl.LineTooLongError)(nil); {
+		switch {
 		case err == nil:
 			err = dec.Decode(line, count)
 		case errors.Is(err, io.EOF):
@@ -118,8 +118,8 @@ func decodeAll(ctx context.Context, r io.Reader, rd *jsonl.Reader, dec *Decoder,
 				st.Pending = int64(len(rest))
 			}
 			return dec.End(true, count)
-		case errors.As(err, &tl):
-			err = dec.TooLong(tl, rd.Offset(), count)
+		case tooLong(err) != nil:
+			err = dec.TooLong(tooLong(err), rd.Offset(), count)
 		case ctx.Err() != nil:
 			return context.Cause(ctx)
 		default:
@@ -129,6 +129,17 @@ func decodeAll(ctx context.Context, r io.Reader, rd *jsonl.Reader, dec *Decoder,
 			return err
 		}
 	}
+}
+
+// tooLong returns the *jsonl.LineTooLongError in err, or nil. It is out
+// of decodeAll's loop so that the variable errors.As needs escapes to the
+// heap only when a line is read in error, not for every line.
+func tooLong(err error) *jsonl.LineTooLongError {
+	var tl *jsonl.LineTooLongError
+	if errors.As(err, &tl) {
+		return tl
+	}
+	return nil
 }
 
 // ctxReader fails reads once ctx has ended, so that a long line or a huge

@@ -19,11 +19,21 @@ import (
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// BatchSize is about how many entries a [FileReader] hands over at once.
-const BatchSize = 1024
+// BatchSize is about how many entries a [FileReader] hands over at once:
+// enough that handing over costs nothing, few enough that the batches
+// in flight (an entry is about 650 bytes) stay small and warm in cache.
+const BatchSize = 256
 
-// readBuffer is each worker's line buffer: large reads, few system calls.
-const readBuffer = 1 << 20
+// readBuffer is each worker's read size: large reads, few system calls.
+// keepBuffer is the line buffer each worker makes once and keeps (see
+// jsonl.ReaderConfig.KeepBytes: it costs memory only as far as the
+// longest line uses it): a long line (a pasted image) in most files
+// would otherwise grow a new buffer in each, fresh memory the kernel
+// faults in page by page, and copy the line at each doubling.
+const (
+	readBuffer = 1 << 20
+	keepBuffer = 16 << 20
+)
 
 // FileReaderConfig configures a [FileReader].
 type FileReaderConfig struct {
@@ -152,7 +162,7 @@ func (r *FileReader) Read(ctx context.Context, paths []string, fn func(entries [
 	var wg sync.WaitGroup
 	for range r.cfg.Workers {
 		wg.Go(func() {
-			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: r.cfg.MaxLineBytes, BufferSize: readBuffer})
+			rd := jsonl.NewReader(nil, jsonl.ReaderConfig{MaxLineBytes: r.cfg.MaxLineBytes, BufferSize: readBuffer, KeepBytes: keepBuffer})
 			for f := range jobs {
 				r.readOne(ctx, f, rd, out)
 			}

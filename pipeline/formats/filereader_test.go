@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -106,4 +107,29 @@ func TestFileReader_Cancelled(t *testing.T) {
 	})
 	require.ErrorIs(t, err, context.Canceled)
 	require.Equal(t, 1, batches, "no batch is handed out after the cancellation")
+}
+
+// Each worker keeps the line buffer a long line grew from file to file:
+// files that each hold a pasted image cost one grown buffer, not one
+// per file (fresh memory the kernel faults in page by page).
+func TestFileReader_KeepsGrownBuffer(t *testing.T) {
+	dir := t.TempDir()
+	image := `{"type":"user","uuid":"img-%d","sessionId":"s%d","timestamp":"2026-03-01T08:00:00.000Z","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"` +
+		strings.Repeat("QUJD", 5<<18) + `"}}]}}` + "\n" // a 5 MB line
+	const files = 4
+	for i := range files {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("f%d.jsonl", i)), claudeLines(fmt.Sprint("a", i), 3)+fmt.Sprintf(image, i, i)+claudeLines(fmt.Sprint("b", i), 3))
+	}
+	fr, err := NewFileReader(FileReaderConfig{Workers: 1})
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := 0
+	require.NoError(t, fr.Read(t.Context(), []string{dir}, func(entries []schema.Entry) { n += len(entries) }))
+	runtime.ReadMemStats(&after)
+	require.Equal(t, files*7, n)
+	// One buffer of 16 MB and the entries' text; growing one per file
+	// would allocate 4 × 14 MB (2 + 4 + 8).
+	require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(28<<20))
 }

@@ -190,7 +190,7 @@ func (w *walker) path(p string) error {
 	}
 	f.Close()
 	w.addNamed(p, t.Info)
-	w.markDatabase(p, false)
+	w.markDatabase(p, true)
 	return nil
 }
 
@@ -208,12 +208,12 @@ func (w *walker) walk(set *discover.Set) {
 		File: func(path string, info fs.FileInfo, m discover.Match) {
 			if m.Named {
 				w.addNamed(path, info)
-				w.markDatabase(path, false)
+				w.markDatabase(path, true)
 				return
 			}
 			name := filepath.Base(path)
 			w.add(path, info, name == SessionsJSON)
-			w.markDatabase(path, IsDatabaseName(name))
+			w.markDatabase(path, false)
 		},
 		LeftOut: func(path string, _ fs.FileInfo, _ discover.Match) {
 			if w.leftOut != nil {
@@ -240,18 +240,20 @@ func (w *walker) addNamed(path string, info fs.FileInfo) {
 	w.addAs(path, info, meta, !meta && strings.HasSuffix(path, ".json"))
 }
 
-// markDatabase marks the file just added as a database when its name is
-// an agent database's (byName) or, for a file named explicitly or by a
-// glob (read whatever its name), when it starts as a SQLite database; and
-// as an OpenCode message (not a whole-file document of another agent)
-// when its path is one's.
-func (w *walker) markDatabase(path string, byName bool) {
+// markDatabase marks the file just added as a database when it is named
+// explicitly or by a glob (read whatever its name) and starts as a SQLite
+// database, or, under a directory, when its name is an agent database's
+// (there names decide what is read: the walk opens none of the files it
+// finds, which cost an open and a read per transcript); and as an
+// OpenCode message (not a whole-file document of another agent) when its
+// path is one's.
+func (w *walker) markDatabase(path string, named bool) {
 	if len(w.out) == 0 || w.out[len(w.out)-1].Path != path {
 		return // a second name of a file already added
 	}
 	f := &w.out[len(w.out)-1]
 	switch {
-	case byName || opencode.IsSQLite(path):
+	case named && opencode.IsSQLite(path), !named && IsDatabaseName(filepath.Base(path)):
 		f.Database, f.Doc = true, false
 	case opencode.IsDocumentPath(path):
 		f.OpenCodeMessage, f.Doc = true, false

@@ -38,3 +38,21 @@ func TestWalk_OpenCode(t *testing.T) {
 	require.Len(t, found, 1)
 	require.True(t, found[0].Database, "named explicitly, a SQLite file")
 }
+
+// Under a directory, names decide: a SQLite file with a transcript's name
+// is read as a transcript (the walk opens none of the files it finds);
+// named explicitly, it is a database.
+func TestWalk_DirectoryNamesDecide(t *testing.T) {
+	dir := t.TempDir()
+	sqlite := "SQLite format 3\x00" + string(make([]byte, 84))
+	path := filepath.Join(dir, "p", "s.jsonl")
+	writeFile(t, path, sqlite)
+	found, err := Walk([]string{dir}, func(error) {})
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	require.False(t, found[0].Database, "under a directory, by its name")
+	found, err = Walk([]string{path}, func(error) {})
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	require.True(t, found[0].Database, "named explicitly, by its content")
+}

@@ -30,6 +30,17 @@ type ReaderConfig struct {
 
 	// BufferSize is the initial buffer size. Zero means DefaultBufferSize.
 	BufferSize int
+
+	// KeepBytes, when set, is the size of a buffer made once and kept:
+	// reads go in chunks of BufferSize at its front, so it costs memory
+	// only as far as the longest line has used it (the kernel gives
+	// pages as they are first touched), and a long line needs no growing.
+	// Neither [Reader.Reset] nor a run of short lines gives it back; a
+	// line longer than it grows the buffer, which then shrinks back to
+	// KeepBytes as it would to BufferSize without it. For a reader that goes from file to file, many
+	// of them with a long line somewhere (the offline reader). Zero keeps
+	// at most 4×BufferSize across Reset and grows the buffer on demand.
+	KeepBytes int
 }
 
 // Line is one complete line of a stream.
@@ -64,9 +75,10 @@ type Line struct {
 // A Reader does not allocate per line: its buffer grows to the longest
 // line and is reused. It is not safe for concurrent use.
 type Reader struct {
-	r   io.Reader
-	max int
-	min int // initial buffer size, to shrink back to
+	r    io.Reader
+	max  int
+	min  int // initial buffer size, to shrink back to
+	keep int // ReaderConfig.KeepBytes
 
 	buf        []byte
 	start, end int   // unconsumed bytes are buf[start:end]
@@ -93,7 +105,7 @@ func NewReader(r io.Reader, cfg ReaderConfig) *Reader {
 	if cfg.BufferSize > cfg.MaxLineBytes+1 {
 		cfg.BufferSize = cfg.MaxLineBytes + 1
 	}
-	return &Reader{r: r, max: cfg.MaxLineBytes, min: cfg.BufferSize}
+	return &Reader{r: r, max: cfg.MaxLineBytes, min: cfg.BufferSize, keep: max(cfg.KeepBytes, 0)}
 }
 
 // Reset makes rd read from r as if r were positioned at stream offset
@@ -102,7 +114,7 @@ func NewReader(r io.Reader, cfg ReaderConfig) *Reader {
 // reader holds no more than its initial size.
 func (rd *Reader) Reset(r io.Reader, offset, lines int64) {
 	rd.r = r
-	if len(rd.buf) > 4*rd.min {
+	if len(rd.buf) > max(4*rd.min, rd.keep) {
 		rd.buf = nil
 	}
 	rd.sinceLong = 0
@@ -239,7 +251,7 @@ func (rd *Reader) fill() error {
 	pending := rd.end - rd.start
 	switch {
 	case rd.buf == nil:
-		rd.buf = make([]byte, rd.min)
+		rd.buf = make([]byte, max(rd.min, rd.keep))
 	case rd.end == len(rd.buf):
 		// Grow, up to what the longest line needs.
 		size := 2 * len(rd.buf)
@@ -252,21 +264,25 @@ func (rd *Reader) fill() error {
 		nb := make([]byte, size)
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
-	case len(rd.buf) > 4*rd.min && pending < rd.min/2 &&
+	case len(rd.buf) > max(4*rd.min, rd.keep) && pending < rd.min/2 &&
 		(len(rd.buf) > keepBuffer || rd.sinceLong >= 2*len(rd.buf)):
 		// Shrink back once long lines seem to be over: a file with a
 		// pasted image every few lines would otherwise allocate the
 		// large buffer again for each.
-		nb := make([]byte, rd.min)
+		nb := make([]byte, max(rd.min, rd.keep))
 		copy(nb, rd.buf[:rd.end])
 		rd.buf = nb
 	}
 	if pending >= rd.min {
 		rd.sinceLong = 0
 	}
+	room := rd.buf[rd.end:]
+	if rd.keep > 0 && len(room) > rd.min {
+		room = room[:rd.min] // a kept large buffer is read in chunks: it stays in cache
+	}
 	for range 100 {
-		n, err := rd.r.Read(rd.buf[rd.end:])
-		if n < 0 || n > len(rd.buf)-rd.end {
+		n, err := rd.r.Read(room)
+		if n < 0 || n > len(room) {
 			return errors.New("jsonl: reader returned an invalid count")
 		}
 		rd.end += n

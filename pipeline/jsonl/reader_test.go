@@ -262,3 +262,70 @@ func TestReader_Reset(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, Line{Bytes: []byte("c"), Offset: 100, End: 102, Number: 11}, Line{Bytes: bytes.Clone(l.Bytes), Offset: l.Offset, End: l.End, Number: l.Number})
 }
+
+// maxReadReader records the largest read asked of it.
+type maxReadReader struct {
+	r   io.Reader
+	max *int
+}
+
+func (m maxReadReader) Read(p []byte) (int, error) {
+	*m.max = max(*m.max, len(p))
+	return m.r.Read(p)
+}
+
+// With KeepBytes, the buffer is made that large once and survives Reset
+// and runs of short lines (the offline reader goes from file to file,
+// many with one long line), and it is read in chunks of BufferSize.
+func TestReader_KeepBytes(t *testing.T) {
+	huge := `{"data":"` + strings.Repeat("QUJD", 1<<20) + `"}`
+	line := `{"t":"` + strings.Repeat("a", 990) + `"}`
+	short := strings.Repeat(line+"\n", 20_000) // 10× the buffer the huge line needs
+	var most int
+	rd := NewReader(nil, ReaderConfig{BufferSize: 64 << 10, KeepBytes: 16 << 20})
+	var first *byte
+	for file := range 3 {
+		rd.Reset(maxReadReader{strings.NewReader(huge + "\n" + short), &most}, 0, 0)
+		l, err := rd.Next()
+		require.NoError(t, err)
+		require.Equal(t, huge, string(l.Bytes))
+		if file == 0 {
+			first = &rd.buf[0]
+			require.Equal(t, 16<<20, len(rd.buf), "made at KeepBytes, not grown")
+		}
+		require.Same(t, first, &rd.buf[0], "file %d: the buffer of the first file is kept", file)
+		n := 0
+		for {
+			_, err := rd.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			n++
+		}
+		require.Equal(t, 20_000, n)
+		require.Same(t, first, &rd.buf[0], "file %d: short lines do not shrink it", file)
+	}
+	require.Equal(t, 64<<10, most, "reads go in chunks of BufferSize")
+
+	// A buffer grown past KeepBytes is given back, for one of KeepBytes:
+	// after short lines as at a Reset.
+	rd = NewReader(strings.NewReader(huge+"\n"+short), ReaderConfig{BufferSize: 64 << 10, KeepBytes: 1 << 20})
+	_, err := rd.Next()
+	require.NoError(t, err)
+	require.Greater(t, len(rd.buf), 1<<20)
+	for {
+		if _, err := rd.Next(); errors.Is(err, io.EOF) {
+			break
+		}
+	}
+	require.Equal(t, 1<<20, len(rd.buf), "shrunk after short lines")
+	rd.Reset(strings.NewReader(huge+"\n"), 0, 0)
+	_, err = rd.Next()
+	require.NoError(t, err)
+	require.Greater(t, len(rd.buf), 1<<20)
+	rd.Reset(strings.NewReader("{}\n"), 0, 0)
+	_, err = rd.Next()
+	require.NoError(t, err)
+	require.Equal(t, 1<<20, len(rd.buf), "given back at Reset")
+}
