@@ -298,7 +298,7 @@ func (d *EntryDecoder) str() (string, error) {
 	// Unescaped straight into the string's own bytes (escapes shrink;
 	// invalid UTF-8 replaced by U+FFFD may grow it, and append then
 	// reallocates): one copy, not two. Nothing else refers to b.
-	b := v.AppendText(make([]byte, 0, len(v.Raw())))
+	b := appendText(make([]byte, 0, len(v.Raw())), v)
 	return unsafe.String(unsafe.SliceData(b), len(b)), nil
 }
 
@@ -317,7 +317,7 @@ func (d *EntryDecoder) istr(slot int) (string, error) {
 	if v.Plain() {
 		b = v.Raw()
 	} else {
-		d.buf = v.AppendText(d.buf[:0])
+		d.buf = appendText(d.buf[:0], v)
 		b = d.buf
 	}
 	if last := d.last[slot]; last == string(b) { // no allocation for the comparison
@@ -342,13 +342,27 @@ func (d *EntryDecoder) text() (string, error) {
 		return "", d.typeErr(v, "a string")
 	}
 	raw := v.Raw()
+	if len(raw) > litePrefix {
+		// A long text: decode the first litePrefix bytes only. Their
+		// text is the whole text's but for its last few bytes
+		// (appendUnescaped), which lie beyond the cut when it is long
+		// enough, as it is but for texts made mostly of escapes.
+		out, ok := appendUnescaped(d.buf[:0], raw[:litePrefix])
+		d.buf = out
+		if ok && len(out) >= LiteTextBytes+16 {
+			return cutText(out, LiteTextBytes), nil
+		}
+	}
 	if v.Plain() {
 		return cutText(raw, LiteTextBytes), nil
 	}
-	// Unescape a little more than kept: escapes shrink.
-	d.buf = v.AppendText(d.buf[:0])
+	d.buf = appendText(d.buf[:0], v)
 	return cutText(d.buf, LiteTextBytes), nil
 }
+
+// litePrefix is how much of a text's JSON a Lite decoder decodes to
+// keep its first LiteTextBytes.
+const litePrefix = 2 * LiteTextBytes
 
 // cutText returns the first n bytes of b, less to end on a character
 // boundary.
