@@ -453,30 +453,18 @@ func parseUTC(b []byte) (t time.Time, ok bool) {
 		b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
 		return time.Time{}, false
 	}
-	ok = true
-	num := func(s []byte, lo, hi int) int {
-		n := 0
-		for _, c := range s {
-			if c-'0' > 9 {
-				ok = false
-				return lo
-			}
-			n = n*10 + int(c-'0')
+	// The digits of the date and the clock, then their values.
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if b[i]-'0' > 9 {
+			return time.Time{}, false
 		}
-		if n < lo || n > hi {
-			ok = false
-		}
-		return n
 	}
-	year := num(b[0:4], 0, 9999)
-	month := num(b[5:7], 1, 12)
-	hour := num(b[11:13], 0, 23)
-	minute := num(b[14:16], 0, 59)
-	sec := num(b[17:19], 0, 59)
-	if !ok {
+	two := func(i int) int { return int(b[i]-'0')*10 + int(b[i+1]-'0') }
+	year := two(0)*100 + two(2)
+	month, day, hour, minute, sec := two(5), two(8), two(11), two(14), two(17)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, false
 	}
-	day := num(b[8:10], 1, daysIn(month, year))
 	nsec := 0
 	if frac := b[base : len(b)-1]; len(frac) > 0 {
 		// A period and one to nine digits; the nanoseconds are the
@@ -484,13 +472,15 @@ func parseUTC(b []byte) (t time.Time, ok bool) {
 		if len(frac) < 2 || frac[0] != '.' {
 			return time.Time{}, false
 		}
-		nsec = num(frac[1:], 0, 999999999)
+		for _, c := range frac[1:] {
+			if c-'0' > 9 {
+				return time.Time{}, false
+			}
+			nsec = nsec*10 + int(c-'0')
+		}
 		for range 10 - len(frac) {
 			nsec *= 10
 		}
-	}
-	if !ok {
-		return time.Time{}, false
 	}
 	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
 }
