@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -30,9 +31,15 @@ func appendText(dst []byte, v jsonl.Value) []byte {
 // appendUnescaped appends the decoded text of b, the content of a JSON
 // string, as appendText describes; ok is false, and what it appended is
 // to be dropped, at an escape the scanner would have refused or a
-// backslash that ends b. Runs of ASCII are copied eight bytes at a time
-// up to the next backslash or byte above 0x7F; from such a byte to the
-// next backslash the run is checked and copied whole.
+// backslash that ends b.
+//
+// The text is written into room made for all of b at once: but for an
+// invalid byte (replaced by the three bytes of U+FFFD, after which room
+// is made again), no part of b decodes to more bytes than it has. ASCII
+// is read and written eight bytes at a time, each word stored whole and
+// kept up to its first backslash or byte above 0x7F (the bytes stored
+// past it are overwritten next); a run from a byte above 0x7F to the
+// next backslash is checked and copied whole.
 //
 // Decoding a prefix of a string's content gives a prefix of its text
 // but for the last few bytes: at most 3 bytes each for the up to 3 bytes
@@ -43,76 +50,87 @@ func appendUnescaped(dst, b []byte) (out []byte, ok bool) {
 		highs     = 0x8080808080808080
 		backslash = 0x5C * ones
 	)
+	w := len(dst)
+	dst = slices.Grow(dst, len(b))
+	buf := dst[:cap(dst)] // len(buf)-w >= len(b)-i throughout
 	for i := 0; i < len(b); {
-		j := i
-		for j+8 <= len(b) {
-			x := binary.LittleEndian.Uint64(b[j:])
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			binary.LittleEndian.PutUint64(buf[w:], x)
 			y := x ^ backslash // a zero byte where b holds a backslash
 			// The lowest byte flagged is the first backslash or byte
 			// above 0x7F: a borrow only disturbs the bytes above it.
 			if m := ((y-ones)&^y | x) & highs; m != 0 {
-				j += bits.TrailingZeros64(m) >> 3
-				goto found
+				k := bits.TrailingZeros64(m) >> 3
+				i, w = i+k, w+k
+				goto special
 			}
-			j += 8
+			i, w = i+8, w+8
 		}
-		for j < len(b) && b[j] != '\\' && b[j] < utf8.RuneSelf {
-			j++
+		for i < len(b) && b[i] != '\\' && b[i] < utf8.RuneSelf {
+			buf[w] = b[i]
+			i, w = i+1, w+1
 		}
-	found:
-		dst = append(dst, b[i:j]...)
-		if i = j; i == len(b) {
+		if i == len(b) {
 			break
 		}
+	special:
 		if b[i] >= utf8.RuneSelf {
 			k := bytes.IndexByte(b[i:], '\\')
 			if k < 0 {
 				k = len(b) - i
 			}
-			dst = appendValidUTF8(dst, b[i:i+k])
+			if run := b[i : i+k]; utf8.Valid(run) {
+				w += copy(buf[w:], run)
+			} else {
+				dst = appendValidUTF8(buf[:w], run)
+				w = len(dst)
+				dst = slices.Grow(dst, len(b)-i-k)
+				buf = dst[:cap(dst)]
+			}
 			i += k
 			continue
 		}
 		if i+1 == len(b) {
-			return dst, false
+			return buf[:w], false
 		}
 		switch e := b[i+1]; e {
 		case '"', '\\', '/':
-			dst = append(dst, e)
+			buf[w] = e
 		case 'b':
-			dst = append(dst, '\b')
+			buf[w] = '\b'
 		case 'f':
-			dst = append(dst, '\f')
+			buf[w] = '\f'
 		case 'n':
-			dst = append(dst, '\n')
+			buf[w] = '\n'
 		case 'r':
-			dst = append(dst, '\r')
+			buf[w] = '\r'
 		case 't':
-			dst = append(dst, '\t')
+			buf[w] = '\t'
 		case 'u':
 			r, ok := hex4(b, i+2)
 			if !ok {
-				return dst, false
+				return buf[:w], false
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
 				if r2, ok := hex4(b, i+2); ok && b[i] == '\\' && b[i+1] == 'u' {
 					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						dst = utf8.AppendRune(dst, dec)
+						w += utf8.EncodeRune(buf[w:], dec)
 						i += 6
 						continue
 					}
 				}
 				r = utf8.RuneError
 			}
-			dst = utf8.AppendRune(dst, r)
+			w += utf8.EncodeRune(buf[w:], r)
 			continue
 		default:
-			return dst, false
+			return buf[:w], false
 		}
-		i += 2
+		i, w = i+2, w+1
 	}
-	return dst, true
+	return buf[:w], true
 }
 
 // appendValidUTF8 appends run, which holds no escape, replacing each byte
