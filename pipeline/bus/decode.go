@@ -20,6 +20,18 @@ import (
 // exactly what [schema.UnmarshalEntry] gives for any entry a publisher
 // wrote; unknown fields are skipped, so newer producers may add fields.
 //
+// Lifetimes: no string, slice or map of a decoded entry aliases data or
+// the decoder's buffers. Each string is an allocation of its own, or an
+// interned one shared between entries (strings are immutable), so a
+// consumer may keep any of them, or any part of one, after data is
+// reused; keeping a substring keeps its whole string (at most
+// LiteTextBytes of a Lite decoder's text). Strings (label keys included)
+// are always valid UTF-8, as encoding/json makes them: the decoder checks
+// every string that holds a byte above 0x7F and replaces each invalid
+// byte by U+FFFD, whoever published the entry; raw JSON values (the raw
+// record, tool inputs) are copied as they are, as encoding/json copies a
+// json.RawMessage.
+//
 // An EntryDecoder is not safe for concurrent use; its zero value is ready.
 type EntryDecoder struct {
 	// Lite leaves out what counting does not read: tool call inputs, tool
