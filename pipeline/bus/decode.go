@@ -307,11 +307,12 @@ func (d *EntryDecoder) str() (string, error) {
 	if v.Plain() {
 		return string(v.Raw()), nil
 	}
-	// Unescaped straight into the string's own bytes (escapes shrink;
-	// invalid UTF-8 replaced by U+FFFD may grow it, and append then
-	// reallocates): one copy, not two. Nothing else refers to b.
-	b := appendText(make([]byte, 0, len(v.Raw())), v)
-	return unsafe.String(unsafe.SliceData(b), len(b)), nil
+	// Unescaped into the decoder's buffer, then copied into a string of
+	// its size: a copy more, but no allocation larger than the text
+	// (escapes shrink; a tool result's JSON is a tenth longer than its
+	// text), which the exporter's garbage collector would pay for.
+	d.buf = appendText(d.buf[:0], v)
+	return string(d.buf), nil
 }
 
 // istr reads a string (null is "") shared between entries: the one slot
