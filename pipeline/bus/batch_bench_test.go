@@ -2,13 +2,22 @@ package bus_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/testcorpus"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats"
+	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
 
@@ -92,9 +101,103 @@ func BenchmarkBatchDecoder_Entries(b *testing.B) {
 	var e schema.Entry
 	b.SetBytes(int64(len(jsonl)))
 	b.ReportAllocs()
+	cpu0 := cpuTime(b)
 	for b.Loop() {
 		if err := d.Entries(m.Header, m.Data, func(line []byte) error { return ed.Decode(line, &e) }); err != nil {
 			b.Fatal(err)
 		}
+	}
+	reportCPU(b, cpu0, len(jsonl))
+}
+
+// cpuTime returns the process's user and system CPU time.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(b, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds MB/cpu-s, the bytes of each iteration over the
+// process's CPU time since cpu0 (the garbage collector's included): on
+// a shared machine the time waiting for a core, which MB/s counts, is
+// not in it.
+func reportCPU(b *testing.B, cpu0 time.Duration, size int) {
+	if cpu := cpuTime(b) - cpu0; cpu > 0 {
+		b.ReportMetric(float64(size)*float64(b.N)/1e6/cpu.Seconds(), "MB/cpu-s")
+	}
+}
+
+// corpusBatches returns batch messages of the entries the tailer
+// publishes for a generated tree (text on, no raw records, as `run`
+// publishes them), each of about 512 KiB of entries' JSON, and the
+// entries' bytes in all.
+func corpusBatches(b *testing.B) (msgs []*nats.Msg, size int) {
+	b.Helper()
+	found, err := formats.Walk([]string{testcorpus.Generate(b, 4<<20, 2)}, func(err error) { b.Fatal(err) })
+	require.NoError(b, err)
+	var jsonl []byte
+	n := 0
+	flush := func() {
+		m, err := bus.BatchMsg(bus.DefaultPrefix, bus.BatchSpan{Host: "h", Format: "claude-code", File: "1:2"}, jsonl, n, nil)
+		require.NoError(b, err)
+		msgs = append(msgs, m)
+		size += len(jsonl)
+		jsonl, n = nil, 0
+	}
+	for _, f := range found {
+		if f.Meta {
+			continue
+		}
+		_, err := formats.ReadFile(context.Background(), f.Path, formats.ReadConfig{Config: parse.Config{Host: "h", Text: true}},
+			func(e *schema.Entry) {
+				jsonl = append(e.AppendJSON(jsonl), '\n')
+				if n++; len(jsonl) >= 512<<10 {
+					flush()
+				}
+			}, func(error) {})
+		if err != nil && !errors.Is(err, formats.ErrUnknownFormat) {
+			require.NoError(b, err)
+		}
+	}
+	if n > 0 {
+		flush()
+	}
+	return msgs, size
+}
+
+// BenchmarkBatchDecoder_Corpus measures a consumer's reading of the
+// batch messages of a generated tree: decompression and one EntryDecoder
+// pass, as the exporter decodes (decoder=full) and as the indexer does
+// (decoder=lite).
+func BenchmarkBatchDecoder_Corpus(b *testing.B) {
+	msgs, size := corpusBatches(b)
+	for _, lite := range []bool{false, true} {
+		name := "decoder=full"
+		if lite {
+			name = "decoder=lite"
+		}
+		b.Run(name, func(b *testing.B) {
+			var d bus.BatchDecoder
+			ed := bus.EntryDecoder{Lite: lite}
+			var e schema.Entry
+			entries := 0
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				entries = 0
+				for _, m := range msgs {
+					err := d.Entries(m.Header, m.Data, func(line []byte) error {
+						entries++
+						return ed.Decode(line, &e)
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			reportCPU(b, cpu0, size)
+			b.ReportMetric(float64(entries)*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+		})
 	}
 }

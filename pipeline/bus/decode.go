@@ -20,6 +20,18 @@ import (
 // exactly what [schema.UnmarshalEntry] gives for any entry a publisher
 // wrote; unknown fields are skipped, so newer producers may add fields.
 //
+// Lifetimes: no string, slice or map of a decoded entry aliases data or
+// the decoder's buffers. Each string is an allocation of its own, or an
+// interned one shared between entries (strings are immutable), so a
+// consumer may keep any of them, or any part of one, after data is
+// reused; keeping a substring keeps its whole string (at most
+// LiteTextBytes of a Lite decoder's text). Strings (label keys included)
+// are always valid UTF-8, as encoding/json makes them: the decoder checks
+// every string that holds a byte above 0x7F and replaces each invalid
+// byte by U+FFFD, whoever published the entry; raw JSON values (the raw
+// record, tool inputs) are copied as they are, as encoding/json copies a
+// json.RawMessage.
+//
 // An EntryDecoder is not safe for concurrent use; its zero value is ready.
 type EntryDecoder struct {
 	// Lite leaves out what counting does not read: tool call inputs, tool
@@ -32,6 +44,7 @@ type EntryDecoder struct {
 	s      jsonl.Scanner
 	buf    []byte
 	intern map[string]string
+	last   [numSlots]string // per interned field, the string it gave last
 }
 
 // LiteTextBytes is how much text a Lite decoder keeps: more than any
@@ -64,16 +77,17 @@ func (d *EntryDecoder) decode(data []byte, e *schema.Entry) error {
 		}
 		return errors.New("not a JSON object")
 	}
-	var err error
-	for s.NextField() && err == nil {
+	for s.NextField() {
 		key := s.Key()
-		err = d.field(key, entryFields, func(key []byte) (bool, error) { return d.entryField(e, key) })
-		if err != nil {
-			err = fmt.Errorf("field %q: %w", key, err)
+		known, err := d.entryField(e, key)
+		if !known && err == nil {
+			if name := d.unknown(key, entryFields); name != nil {
+				_, err = d.entryField(e, name)
+			}
 		}
-	}
-	if err != nil {
-		return err
+		if err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
 	}
 	if !s.Finish() {
 		return s.Err()
@@ -90,14 +104,14 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 	switch string(key) {
 	case "format":
 		var f string
-		f, err = d.str(true)
+		f, err = d.istr(slotFormat)
 		e.Format = schema.Format(f)
 	case "host":
-		e.Host, err = d.str(true)
+		e.Host, err = d.istr(slotHost)
 	case "labels":
 		e.Labels, err = d.labels(e.Labels)
 	case "path":
-		e.Path, err = d.str(true)
+		e.Path, err = d.istr(slotPath)
 	case "offset":
 		e.Offset, err = d.int()
 	case "line":
@@ -107,25 +121,25 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 		n, err = d.int()
 		e.Object = int(n)
 	case "session_id":
-		e.SessionID, err = d.str(true)
+		e.SessionID, err = d.istr(slotSession)
 	case "entry_id":
-		e.EntryID, err = d.str(false)
+		e.EntryID, err = d.str()
 	case "parent_id":
-		e.ParentID, err = d.str(false)
+		e.ParentID, err = d.str()
 	case "parent_session_id":
-		e.ParentSessionID, err = d.str(true)
+		e.ParentSessionID, err = d.istr(slotParentSession)
 	case "ts":
 		e.TS, err = d.time()
 	case "kind":
 		var k string
-		k, err = d.str(true)
+		k, err = d.istr(slotKind)
 		e.Kind = schema.Kind(k)
 	case "role":
 		var r string
-		r, err = d.str(true)
+		r, err = d.istr(slotRole)
 		e.Role = schema.Role(r)
 	case "subtype":
-		e.Subtype, err = d.str(true)
+		e.Subtype, err = d.istr(slotSubtype)
 	case "text":
 		e.Text, err = d.text()
 	case "meta":
@@ -135,21 +149,21 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 	case "truncated":
 		e.Truncated, err = d.bool()
 	case "model":
-		e.Model, err = d.str(true)
+		e.Model, err = d.istr(slotModel)
 	case "provider":
-		e.Provider, err = d.str(true)
+		e.Provider, err = d.istr(slotProvider)
 	case "message_id":
-		e.MessageID, err = d.str(false)
+		e.MessageID, err = d.str()
 	case "request_id":
-		e.RequestID, err = d.str(false)
+		e.RequestID, err = d.str()
 	case "usage":
 		e.Usage, err = d.usage()
 	case "usage_key":
-		e.UsageKey, err = d.str(false)
+		e.UsageKey, err = d.str()
 	case "cost_usd":
 		e.CostUSD, err = d.float()
 	case "stop_reason":
-		e.StopReason, err = d.str(true)
+		e.StopReason, err = d.istr(slotStopReason)
 	case "tool_calls":
 		e.ToolCalls, err = d.toolCalls()
 	case "tool_results":
@@ -167,29 +181,29 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 	case "reaction":
 		e.Reaction, err = d.reaction()
 	case "sender":
-		e.Sender, err = d.str(true)
+		e.Sender, err = d.istr(slotSender)
 	case "cwd":
-		e.CWD, err = d.str(true)
+		e.CWD, err = d.istr(slotCWD)
 	case "git_branch":
-		e.GitBranch, err = d.str(true)
+		e.GitBranch, err = d.istr(slotGitBranch)
 	case "agent_version":
-		e.AgentVersion, err = d.str(true)
+		e.AgentVersion, err = d.istr(slotAgentVersion)
 	case "sidechain":
 		e.Sidechain, err = d.bool()
 	case "background":
 		e.Background, err = d.bool()
 	case "agent_id":
-		e.AgentID, err = d.str(true)
+		e.AgentID, err = d.istr(slotAgentID)
 	case "agent_type":
-		e.AgentType, err = d.str(true)
+		e.AgentType, err = d.istr(slotAgentType)
 	case "slug":
-		e.Slug, err = d.str(true)
+		e.Slug, err = d.istr(slotSlug)
 	case "command":
-		e.Command, err = d.str(true)
+		e.Command, err = d.istr(slotCommand)
 	case "command_args":
-		e.CommandArgs, err = d.str(false)
+		e.CommandArgs, err = d.str()
 	case "title":
-		e.Title, err = d.str(false)
+		e.Title, err = d.str()
 	case "origin":
 		e.Origin, err = d.origin()
 	case "raw":
@@ -208,26 +222,36 @@ func (d *EntryDecoder) entryField(e *schema.Entry, key []byte) (known bool, err 
 // table (a test checks the switch knows each of them).
 var entryFields = schema.FieldNames("")
 
-// field decodes one field of an object through set, which knows the
-// field names in names: by the key itself, else by the name the key
-// equals but for case, as encoding/json matches names; an unknown field
-// is skipped.
+// unknown handles a key the switch of a decoding function did not know:
+// it returns the name of names the key equals but for case, as
+// encoding/json matches names, for the switch to decode the value as that
+// field, or skips the value and returns nil. The name is copied to a new
+// slice (rare: a name in another case).
 //
-// The key goes to set as bytes (switch string(key) there costs nothing):
-// a string made for a call through a func value would be allocated.
-func (d *EntryDecoder) field(key []byte, names []string, set func(key []byte) (bool, error)) error {
-	known, err := set(key)
-	if known || err != nil {
-		return err
-	}
+// The decoding functions take keys as bytes (switch string(key) costs
+// nothing) and are called directly, not through func values, which cost
+// an indirect call per field and, for a closure, its allocation.
+func (d *EntryDecoder) unknown(key []byte, names []string) []byte {
 	for _, n := range names {
 		if bytesEqualFold(key, n) {
-			_, err = set([]byte(n)) // rare: a name in another case
-			return err
+			return []byte(n)
 		}
 	}
 	d.s.Skip()
 	return nil
+}
+
+// field decodes one field of an object through set, which knows the
+// field names in names (see unknown): for the nested objects that are
+// rare enough for a call through a func value not to matter.
+func (d *EntryDecoder) field(key []byte, names []string, set func(key []byte) (bool, error)) error {
+	known, err := set(key)
+	if !known && err == nil {
+		if name := d.unknown(key, names); name != nil {
+			_, err = set(name)
+		}
+	}
+	return err
 }
 
 // bytesEqualFold is strings.EqualFold for a byte slice, without a copy.
@@ -235,9 +259,65 @@ func bytesEqualFold(b []byte, s string) bool {
 	return strings.EqualFold(unsafe.String(unsafe.SliceData(b), len(b)), s)
 }
 
-// str reads a string (null is ""); intern shares the result between
-// entries.
-func (d *EntryDecoder) str(intern bool) (string, error) {
+// Slots of the interned fields: each keeps the string its field had in
+// the last entry, which the next entry of a batch most often repeats
+// (format, host, path, session, model, working directory…), so that the
+// usual case is one comparison, not a hash and a lookup in the intern
+// table. Fields that vary within an entry (labels, emojis, the origin's)
+// share a slot and mostly go on to the table.
+const (
+	slotFormat = iota
+	slotHost
+	slotPath
+	slotSession
+	slotParentSession
+	slotKind
+	slotRole
+	slotSubtype
+	slotModel
+	slotProvider
+	slotStopReason
+	slotSender
+	slotCWD
+	slotGitBranch
+	slotAgentVersion
+	slotAgentID
+	slotAgentType
+	slotSlug
+	slotCommand
+	slotSpeed
+	slotToolName
+	slotMimeType
+	slotEmoji
+	slotOrigin
+	slotLabel
+	numSlots
+)
+
+// str reads a string (null is ""), in a new allocation of its own.
+func (d *EntryDecoder) str() (string, error) {
+	v := d.s.Value()
+	switch v.Kind() {
+	case jsonl.Null:
+		return "", nil
+	case jsonl.String:
+	default:
+		return "", d.typeErr(v, "a string")
+	}
+	if v.Plain() {
+		return string(v.Raw()), nil
+	}
+	// Unescaped into the decoder's buffer, then copied into a string of
+	// its size: a copy more, but no allocation larger than the text
+	// (escapes shrink; a tool result's JSON is a tenth longer than its
+	// text), which the exporter's garbage collector would pay for.
+	d.buf = appendText(d.buf[:0], v)
+	return string(d.buf), nil
+}
+
+// istr reads a string (null is "") shared between entries: the one slot
+// last gave when it is the same, else the intern table's.
+func (d *EntryDecoder) istr(slot int) (string, error) {
 	v := d.s.Value()
 	switch v.Kind() {
 	case jsonl.Null:
@@ -250,19 +330,21 @@ func (d *EntryDecoder) str(intern bool) (string, error) {
 	if v.Plain() {
 		b = v.Raw()
 	} else {
-		d.buf = v.AppendText(d.buf[:0])
+		d.buf = appendText(d.buf[:0], v)
 		b = d.buf
 	}
-	if !intern {
-		return string(b), nil
+	if last := d.last[slot]; last == string(b) { // no allocation for the comparison
+		return last, nil
 	}
-	return d.internBytes(b), nil
+	s := d.internBytes(b)
+	d.last[slot] = s
+	return s, nil
 }
 
 // text reads the text, cut to LiteTextBytes in Lite mode.
 func (d *EntryDecoder) text() (string, error) {
 	if !d.Lite {
-		return d.str(false)
+		return d.str()
 	}
 	v := d.s.Value()
 	switch v.Kind() {
@@ -273,13 +355,27 @@ func (d *EntryDecoder) text() (string, error) {
 		return "", d.typeErr(v, "a string")
 	}
 	raw := v.Raw()
+	if len(raw) > litePrefix {
+		// A long text: decode the first litePrefix bytes only. Their
+		// text is the whole text's but for its last few bytes
+		// (appendUnescaped), which lie beyond the cut when it is long
+		// enough, as it is but for texts made mostly of escapes.
+		out, ok := appendUnescaped(d.buf[:0], raw[:litePrefix])
+		d.buf = out
+		if ok && len(out) >= LiteTextBytes+16 {
+			return cutText(out, LiteTextBytes), nil
+		}
+	}
 	if v.Plain() {
 		return cutText(raw, LiteTextBytes), nil
 	}
-	// Unescape a little more than kept: escapes shrink.
-	d.buf = v.AppendText(d.buf[:0])
+	d.buf = appendText(d.buf[:0], v)
 	return cutText(d.buf, LiteTextBytes), nil
 }
+
+// litePrefix is how much of a text's JSON a Lite decoder decodes to
+// keep its first LiteTextBytes.
+const litePrefix = 2 * LiteTextBytes
 
 // cutText returns the first n bytes of b, less to end on a character
 // boundary.
@@ -345,12 +441,76 @@ func (d *EntryDecoder) time() (time.Time, error) {
 	default:
 		return time.Time{}, d.typeErr(v, "an RFC 3339 time")
 	}
+	if t, ok := parseUTC(v.Raw()); ok {
+		return t, nil
+	}
 	// time.Time's own JSON decoding of the quoted token, so that every
 	// form it accepts (and rejects) is the same as encoding/json's.
 	d.buf = append(append(append(d.buf[:0], '"'), v.Raw()...), '"')
 	var t time.Time
 	err := t.UnmarshalJSON(d.buf)
 	return t, err
+}
+
+// parseUTC parses the form schema.Entry.AppendJSON writes a time in,
+// RFC 3339 in UTC with up to nine digits of fraction
+// ("2006-01-02T15:04:05.999999999Z"), and gives what time.Time's
+// UnmarshalJSON gives for it; ok is false for anything else (another
+// offset, an escape, a field out of range…), which UnmarshalJSON then
+// decodes, or rejects, itself. It checks what UnmarshalJSON checks
+// (time.parseRFC3339): each field's digits and range, the day against
+// its month's length.
+func parseUTC(b []byte) (t time.Time, ok bool) {
+	const base = len("2006-01-02T15:04:05")
+	if len(b) < base+1 || len(b) > base+11 || b[len(b)-1] != 'Z' ||
+		b[4] != '-' || b[7] != '-' || b[10] != 'T' || b[13] != ':' || b[16] != ':' {
+		return time.Time{}, false
+	}
+	// The digits of the date and the clock, then their values.
+	for _, i := range [...]int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if b[i]-'0' > 9 {
+			return time.Time{}, false
+		}
+	}
+	two := func(i int) int { return int(b[i]-'0')*10 + int(b[i+1]-'0') }
+	year := two(0)*100 + two(2)
+	month, day, hour, minute, sec := two(5), two(8), two(11), two(14), two(17)
+	if month < 1 || month > 12 || day < 1 || day > daysIn(month, year) || hour > 23 || minute > 59 || sec > 59 {
+		return time.Time{}, false
+	}
+	nsec := 0
+	if frac := b[base : len(b)-1]; len(frac) > 0 {
+		// A period and one to nine digits; the nanoseconds are the
+		// digits scaled to nine.
+		if len(frac) < 2 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		for _, c := range frac[1:] {
+			if c-'0' > 9 {
+				return time.Time{}, false
+			}
+			nsec = nsec*10 + int(c-'0')
+		}
+		for range 10 - len(frac) {
+			nsec *= 10
+		}
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC), true
+}
+
+// daysIn returns the number of days in month of year (proleptic
+// Gregorian), as package time counts them.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }
 
 // raw copies a value's JSON text (json.RawMessage: null is kept as null,
@@ -399,7 +559,7 @@ func (d *EntryDecoder) usage() (*schema.Usage, error) {
 			case "reasoning":
 				u.Reasoning, err = d.int()
 			case "speed":
-				u.Speed, err = d.str(true)
+				u.Speed, err = d.istr(slotSpeed)
 			default:
 				return false, nil
 			}
@@ -490,9 +650,9 @@ func (d *EntryDecoder) toolCalls() ([]schema.ToolCall, error) {
 	return objects(d, toolCallFields, func(tc *schema.ToolCall, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "id":
-			tc.ID, err = d.str(false)
+			tc.ID, err = d.str()
 		case "name":
-			tc.Name, err = d.str(true)
+			tc.Name, err = d.istr(slotToolName)
 		case "input":
 			if d.Lite {
 				d.s.Skip()
@@ -510,7 +670,7 @@ func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
 	return objects(d, toolResultFields, func(tr *schema.ToolResult, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "tool_call_id":
-			tr.ToolCallID, err = d.str(false)
+			tr.ToolCallID, err = d.str()
 		case "is_error":
 			tr.IsError, err = d.bool()
 		case "content":
@@ -518,7 +678,7 @@ func (d *EntryDecoder) toolResults() ([]schema.ToolResult, error) {
 				d.s.Skip()
 				break
 			}
-			tr.Content, err = d.str(false)
+			tr.Content, err = d.str()
 		default:
 			return false, nil
 		}
@@ -530,11 +690,11 @@ func (d *EntryDecoder) attachments() ([]schema.Attachment, error) {
 	return objects(d, attachmentFields, func(a *schema.Attachment, key []byte) (known bool, err error) {
 		switch string(key) {
 		case "filename":
-			a.Filename, err = d.str(false)
+			a.Filename, err = d.str()
 		case "mime_type":
-			a.MimeType, err = d.str(true)
+			a.MimeType, err = d.istr(slotMimeType)
 		case "size":
-			a.Size, err = d.str(false)
+			a.Size, err = d.str()
 		default:
 			return false, nil
 		}
@@ -551,11 +711,11 @@ func (d *EntryDecoder) reaction() (*schema.Reaction, error) {
 	err := d.object(reactionFields, func(key []byte) (known bool, err error) {
 		switch string(key) {
 		case "message_id":
-			r.MessageID, err = d.str(false)
+			r.MessageID, err = d.str()
 		case "emojis":
 			var seen bool
 			seen, err = d.array(func() error {
-				s, err := d.str(true)
+				s, err := d.istr(slotEmoji)
 				r.Emojis = append(r.Emojis, s)
 				return err
 			})
@@ -579,15 +739,15 @@ func (d *EntryDecoder) origin() (*schema.Origin, error) {
 	err := d.object(originFields, func(key []byte) (known bool, err error) {
 		switch string(key) {
 		case "provider":
-			o.Provider, err = d.str(true)
+			o.Provider, err = d.istr(slotOrigin)
 		case "surface":
-			o.Surface, err = d.str(true)
+			o.Surface, err = d.istr(slotOrigin)
 		case "chat_type":
-			o.ChatType, err = d.str(true)
+			o.ChatType, err = d.istr(slotOrigin)
 		case "from":
-			o.From, err = d.str(true)
+			o.From, err = d.istr(slotOrigin)
 		case "label":
-			o.Label, err = d.str(true)
+			o.Label, err = d.istr(slotOrigin)
 		default:
 			return false, nil
 		}
@@ -615,7 +775,7 @@ func (d *EntryDecoder) labels(m map[string]string) (map[string]string, error) {
 	}
 	for s.NextField() {
 		key := d.internBytes(s.Key())
-		v, err := d.str(true)
+		v, err := d.istr(slotLabel)
 		if err != nil {
 			return m, fmt.Errorf("label %q: %w", key, err)
 		}

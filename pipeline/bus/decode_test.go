@@ -143,6 +143,7 @@ func BenchmarkEntryDecode(b *testing.B) {
 		b.ReportAllocs()
 		var d bus.EntryDecoder
 		var e schema.Entry
+		cpu0 := cpuTime(b)
 		for b.Loop() {
 			for _, c := range cases {
 				if err := d.Decode(c, &e); err != nil {
@@ -150,6 +151,7 @@ func BenchmarkEntryDecode(b *testing.B) {
 				}
 			}
 		}
+		reportCPU(b, cpu0, n)
 		b.ReportMetric(float64(len(cases))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 	})
 }
