@@ -27,10 +27,14 @@ import (
 // random and mutated inputs dense in quotes, backslashes and escapes.
 
 // sameAsReference checks JSON against JSONReference on in, under every
-// switch, and returns the number of secrets found.
+// switch, and that the probe of escaped strings changes nothing (see
+// TestJSON_ProbeChangesNothing), and returns the number of secrets found.
 func sameAsReference(t *testing.T, r *redact.Redactor, in []byte, where string) int64 {
 	t.Helper()
-	var n int64
+	var (
+		n     int64
+		first []byte
+	)
 	for _, avx2 := range []bool{true, false} {
 		for _, probe := range []bool{true, false} {
 			restoreAVX2, restoreProbe := redact.SetAVX2(avx2), redact.SetProbeEscaped(probe)
@@ -52,7 +56,11 @@ func sameAsReference(t *testing.T, r *redact.Redactor, in []byte, where string) 
 			require.Equal(t, stRef, st, "%s (avx2 %v, probe %v): counts", where, avx2, probe)
 			// Nothing found: the input itself, as the reference.
 			require.Equal(t, sameSlice(want, in), sameSlice(got, in), "%s: returned the input itself", where)
-			n = stRef.Total()
+			if first == nil {
+				first, n = got, st.Total()
+			} else if !bytes.Equal(got, first) || st.Total() != n {
+				t.Fatalf("%s: the probe (on: %q) changes the output (off: %q)", where, around(first, 0), around(got, 0))
+			}
 		}
 	}
 	return n

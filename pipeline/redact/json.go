@@ -115,11 +115,14 @@ func (r *Redactor) findString(content []byte, flags strFlags, out []span) []span
 	// through \u and \/ (no anchor holds a quote, a backslash or a
 	// control character; "/" is in two), and an escape before a key's
 	// name only adds a letter before it (names are matched by their
-	// end): without an anchor and without those escapes (strHides: see
-	// [strCursor.stringEnd]), there is nothing to unescape for. Most
-	// strings of a transcript line (text with \n) end here, without a
-	// copy. TestJSON_ProbeChangesNothing checks this against always
-	// unescaping.
+	// end); it adds no assignment to a key's name that the escaped form
+	// does not show ([mayAssign]) except through \u of what mayAssign
+	// skips. The same holds one level down (findText1 unescapes twice),
+	// for \\/ and \\u: without an anchor and without those escapes
+	// (strHides: see [strCursor.stringEnd]), there is nothing to
+	// unescape for. Most strings of a transcript line (text with \n)
+	// end here, without a copy. TestJSON_ProbeChangesNothing checks this
+	// against always unescaping.
 	if probeEscaped && flags&strHides == 0 && !r.anchoredEscaped(content) {
 		return out
 	}

@@ -5,7 +5,10 @@ import "bytes"
 // The implementation of Redactor.JSON before the string cursor
 // (strings.go), kept as the reference that the differential tests
 // (differential_test.go) compare JSON with: it finds each string's end
-// and its escapes with one bytes.IndexByte per quote and per escape.
+// and its escapes with one bytes.IndexByte per quote and per escape. Its
+// probe of escaped strings (refMayHideEscaped) has the fix that came with
+// the cursor: \u of the bytes mayAssign skips, and \\/ and \\u one
+// level down, may hide a secret too.
 
 // JSONReference is the reference implementation of [Redactor.JSON].
 func (r *Redactor) JSONReference(raw []byte, st *Stats) []byte {
@@ -75,6 +78,11 @@ func refMayHideEscaped(b []byte, anchored bool) bool {
 	if anchored {
 		return true
 	}
+	// A \u escape that may hide: see strCursor.hidesU.
+	hidesU := func(i int) bool {
+		r, ok := hex4(b, i)
+		return !ok || r < 0x80 && hidingBytes[r]
+	}
 	for i := 0; ; i += 2 {
 		k := bytes.IndexByte(b[i:], '\\')
 		if k < 0 || i+k+1 >= len(b) {
@@ -85,7 +93,11 @@ func refMayHideEscaped(b []byte, anchored bool) bool {
 		case '/':
 			return true
 		case 'u':
-			if r, ok := hex4(b, i+2); ok && r < 0x80 && anchorBytes[r] {
+			if hidesU(i + 2) {
+				return true
+			}
+		case '\\': // one level down: \\/ and \\u
+			if i+2 < len(b) && (b[i+2] == '/' || b[i+2] == 'u' && hidesU(i+3)) {
 				return true
 			}
 		}

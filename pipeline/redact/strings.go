@@ -27,9 +27,10 @@ type strCursor struct {
 	quote uint64 // the current block's quotes
 	close uint64 // its quotes that are not escaped
 	bs    uint64 // its backslashes
-	slash uint64 // its escaped '/'
-	u     uint64 // its escaped 'u'
+	slash uint64 // its escaped '/', and those right after an escaped backslash
+	u     uint64 // its escaped 'u', and those right after an escaped backslash
 	carry uint64 // 1 if the next block's first byte is escaped
+	after uint64 // 1 if the next block's first byte follows an escaped backslash
 }
 
 // strFlags tells what a string's content holds.
@@ -37,7 +38,7 @@ type strFlags uint8
 
 const (
 	strBackslash strFlags = 1 << iota // a backslash
-	strHides                          // an escape that may hide an anchor: \/, or \u of an anchor byte
+	strHides                          // an escape that may hide an anchor or an assignment, here or one level down: see stringEnd
 )
 
 // init sets the cursor on the first block of raw.
@@ -78,8 +79,16 @@ func (c *strCursor) advance() bool {
 		c.carry = carry
 		esc = (even ^ sum<<1) & follows
 	}
+	// The bytes right after an escaped backslash: JSON printed in a
+	// string unescapes to escapes of its own there (\\/ to \/, \\u0041
+	// to \u0041), which findText1 undoes in turn.
+	var after uint64
+	if eb := b & esc; eb|c.after != 0 {
+		after = eb<<1 | c.after
+		c.after = eb >> 63
+	}
 	if !all {
-		for m := esc; m != 0; m &= m - 1 {
+		for m := esc | after; m != 0; m &= m - 1 {
 			switch i := bits.TrailingZeros64(m); p[i] {
 			case '/':
 				sl |= 1 << i
@@ -89,7 +98,7 @@ func (c *strCursor) advance() bool {
 		}
 	}
 	c.quote, c.close, c.bs = q, q&^esc, b
-	c.slash, c.u = sl&esc, u&esc
+	c.slash, c.u = sl&(esc|after), u&(esc|after)
 	return true
 }
 
@@ -117,7 +126,10 @@ func (c *strCursor) nextQuote(p int) int {
 
 // stringEnd returns the offset of the first quote at or after s that is
 // not escaped (the end of the string whose content starts at s, after its
-// opening quote), or len(raw), and what the content holds.
+// opening quote), or len(raw), and what the content holds: a backslash,
+// and an escape that may hide an anchor or an assignment (strHides): \/
+// or a \u escape that hidesU tells may, here or one level down (\\/ and
+// \\u of JSON printed in the string, which findText1 unescapes too).
 func (c *strCursor) stringEnd(s int) (e int, f strFlags) {
 	for {
 		end := c.from(c.close, s)
@@ -141,18 +153,32 @@ func (c *strCursor) stringEnd(s int) (e int, f strFlags) {
 	}
 }
 
-// hidesU reports whether one of the escaped u of the current block in m
-// starts a \u escape of a byte anchors are made of. Its hex digits never
-// run past the string: its closing quote is not one.
+// hidesU reports whether one of the u of the current block in m (escaped,
+// or right after an escaped backslash) starts a \u escape that may hide
+// an anchor or an assignment: of a byte anchors are made of or of one
+// that [mayAssign] skips, or one whose hex digits are not written out
+// (they may come from escapes one level down). Its hex digits never run
+// past the string: its closing quote is not one.
 func (c *strCursor) hidesU(m uint64) bool {
 	for ; m != 0; m &= m - 1 {
 		i := c.pos + bits.TrailingZeros64(m)
-		if r, ok := hex4(c.raw, i+1); ok && r < 0x80 && anchorBytes[r] {
+		if r, ok := hex4(c.raw, i+1); !ok || r < 0x80 && hidingBytes[r] {
 			return true
 		}
 	}
 	return false
 }
+
+// hidingBytes holds the bytes whose \u escape may hide an anchor or an
+// assignment: those anchors are made of, and the quotes, backslash and
+// blanks [mayAssign] skips.
+var hidingBytes = func() [128]bool {
+	set := anchorBytes
+	for _, c := range "\"'`\\ \t" {
+		set[c] = true
+	}
+	return set
+}()
 
 // classifyPortable returns the masks of the bytes of p that are '"' and
 // '\\', in Go, eight bytes a step.
