@@ -212,6 +212,22 @@ func TestJSON_MatchesReference_Random(t *testing.T) {
 		in := randomJSONish(rnd, rnd.IntN(80))
 		sameAsReference(t, r, in, fmt.Sprintf("random %d: %q", i, in))
 	}
+	// Secrets hidden by escapes, each escape at every offset around the
+	// blocks (its backslash at the end of one, what it escapes at the
+	// start of the next).
+	for _, hidden := range []string{
+		`\u0041KIAQWERTYUIOPASDFG1`, `\\u0041KIAQWERTYUIOPASDFG1`, `\\u\u0030041KIAQWERTYUIOPASDFG1`,
+		`https:\/\/app:S3cretPassw0rd9@db.example.com`, `https:\\/\\/app:S3cretPassw0rd9@db.example.com`,
+		`https:\//app:S3cretPassw0rd9@db.example.com`, `https:\\//app:S3cretPassw0rd9@db.example.com`,
+		`x \"api_key\u0022: \"q8W3e7R1t5Y9u2I4o6P0\"`,
+	} {
+		found := int64(0)
+		for n := range 140 {
+			in := []byte(`{"a":"` + strings.Repeat("x", n) + " " + hidden + `"}`)
+			found += sameAsReference(t, r, in, fmt.Sprintf("%q after %d bytes", hidden, n))
+		}
+		require.Equal(t, int64(140), found, "%q: found every time", hidden)
+	}
 	// Every length around the blocks, runs of backslashes of every
 	// length before a quote at every offset.
 	for n := range 200 {

@@ -9,12 +9,14 @@ import (
 //
 // [Redactor.JSON] walks the strings of its input with a strCursor, which
 // reads the input once, 64 bytes at a time (with AVX2, strings_amd64.s),
-// into masks of its quotes, its backslashes and the escaped bytes (as
-// simdjson does). From them it knows where each string ends and whether
-// the string holds a backslash or an escape that may hide an anchor (\/,
-// a \u escape of a byte anchors are made of), without going back over
-// the string once per escape: tool results are JSON printed inside
-// strings, with \" and \n every few bytes.
+// into masks of its quotes, its backslashes, the escaped bytes (as
+// simdjson does) and the positions where an anchor's pair may start (the
+// prefilter's nibble tables, pair_amd64.s). From them it knows where each
+// string ends, whether the string holds a backslash, an escape that may
+// hide an anchor or an assignment (see stringEnd) and an anchor's pair,
+// without going back over the string once per escape (tool results are
+// JSON printed inside strings, with \" and \n every few bytes), and
+// without scanning a string that holds no pair for anchors.
 
 // blockBytes is the cursor's unit.
 const blockBytes = 64
@@ -40,7 +42,7 @@ type strFlags uint8
 const (
 	strBackslash strFlags = 1 << iota // a backslash
 	strPair                           // a pair of pairBits: an anchor may start there
-	strHides                          // an escape that may hide an anchor or an assignment, here or one level down: see stringEnd
+	strHides                          // an escape that may hide an anchor or an assignment: see stringEnd
 )
 
 // init sets the cursor on the first block of raw.
@@ -147,9 +149,11 @@ func (c *strCursor) stringEnd(s int) (e int, f strFlags) {
 		}
 		if c.bs&in != 0 {
 			f |= strBackslash
-			if c.slash&in != 0 || c.u&in != 0 && c.hidesU(c.u&in) {
-				f |= strHides
-			}
+		}
+		// Not only where this block holds a backslash: an escape may
+		// begin at the end of the block before.
+		if c.slash&in != 0 || c.u&in != 0 && c.hidesU(c.u&in) {
+			f |= strHides
 		}
 		if end != 0 {
 			return c.pos + bits.TrailingZeros64(end), f
