@@ -228,6 +228,15 @@ func TestJSON_MatchesReference_Random(t *testing.T) {
 		}
 		require.Equal(t, int64(140), found, "%q: found every time", hidden)
 	}
+	// Every fake secret at every offset around the blocks, as a JSON
+	// string's text (its anchor's pair across two blocks, among others).
+	for _, fk := range newFaker(15).all() {
+		js := string(must(json.Marshal(fk.Text)))
+		for n := range 130 {
+			in := []byte(`{"a":"` + strings.Repeat("x", n) + " " + js[1:len(js)-1] + ` y"}`)
+			require.Positive(t, sameAsReference(t, r, in, fmt.Sprintf("%q after %d bytes", fk.Text, n)), "%q after %d bytes", fk.Text, n)
+		}
+	}
 	// Every length around the blocks, runs of backslashes of every
 	// length before a quote at every offset.
 	for n := range 200 {
