@@ -48,8 +48,7 @@ func TestClassify_VectorMatchesModel(t *testing.T) {
 		}
 		pq, pb = classifyPortable(p)
 		require.Equal(t, [3]uint64{q, b, pairs}, [3]uint64{pq, pb, pairsPortable(p)}, "portable %q", p[:])
-		if hasAVX2 {
-			aq, ab, asl, au, ap := classifyAVX2(p, &pairNibbles)
+		if aq, ab, asl, au, ap, ok := classifyVector(p); ok {
 			require.Equal(t, [4]uint64{q, b, sl, u}, [4]uint64{aq, ab, asl, au}, "avx2 %q", p[:])
 			require.Equal(t, pairs, ap&pairs, "avx2 lets every pair through: %q", p[:])
 			require.Equal(t, pairs, checkPairs(p, ap), "avx2 %q", p[:])
