@@ -108,9 +108,7 @@ var probeEscaped = true
 // escaped form itself, where they could cut an escape in two.
 func (r *Redactor) findString(content []byte, flags strFlags, out []span) []span {
 	if flags&strBackslash == 0 {
-		if flags&strPair != 0 { // else find finds no anchor
-			out, _ = r.find(content, out)
-		}
+		out, _ = r.find(content, out)
 		return out
 	}
 	// Unescaping adds no anchor the escaped form does not show, except
@@ -125,7 +123,7 @@ func (r *Redactor) findString(content []byte, flags strFlags, out []span) []span
 	// unescape for. Most strings of a transcript line (text with \n)
 	// end here, without a copy. TestJSON_ProbeChangesNothing checks this
 	// against always unescaping.
-	if probeEscaped && flags&strHides == 0 && (flags&strPair == 0 || !r.anchoredEscaped(content)) {
+	if probeEscaped && flags&strHides == 0 && !r.anchoredEscaped(content) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)

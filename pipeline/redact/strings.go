@@ -9,14 +9,12 @@ import (
 //
 // [Redactor.JSON] walks the strings of its input with a strCursor, which
 // reads the input once, 64 bytes at a time (with AVX2, strings_amd64.s),
-// into masks of its quotes, its backslashes, the escaped bytes (as
-// simdjson does) and the positions where an anchor's pair may start (the
-// prefilter's nibble tables, pair_amd64.s). From them it knows where each
-// string ends, whether the string holds a backslash, an escape that may
-// hide an anchor or an assignment (see stringEnd) and an anchor's pair,
-// without going back over the string once per escape (tool results are
-// JSON printed inside strings, with \" and \n every few bytes), and
-// without scanning a string that holds no pair for anchors.
+// into masks of its quotes, its backslashes and the escaped bytes (as
+// simdjson does). From them it knows where each string ends, whether the
+// string holds a backslash and whether it holds an escape that may hide
+// an anchor or an assignment (see stringEnd), without going back over
+// the string once per escape: tool results are JSON printed inside
+// strings, with \" and \n every few bytes.
 
 // blockBytes is the cursor's unit.
 const blockBytes = 64
@@ -31,7 +29,6 @@ type strCursor struct {
 	bs    uint64 // its backslashes
 	slash uint64 // its escaped '/', and those right after an escaped backslash
 	u     uint64 // its escaped 'u', and those right after an escaped backslash
-	pairs uint64 // where a pair of pairBits starts
 	carry uint64 // 1 if the next block's first byte is escaped
 	after uint64 // 1 if the next block's first byte follows an escaped backslash
 }
@@ -41,7 +38,6 @@ type strFlags uint8
 
 const (
 	strBackslash strFlags = 1 << iota // a backslash
-	strPair                           // a pair of pairBits: an anchor may start there
 	strHides                          // an escape that may hide an anchor or an assignment: see stringEnd
 )
 
@@ -55,23 +51,22 @@ func (c *strCursor) init(raw []byte) {
 func (c *strCursor) advance() bool {
 	c.pos += blockBytes
 	if c.pos >= len(c.raw) {
-		c.quote, c.close, c.bs, c.slash, c.u, c.pairs = 0, 0, 0, 0, 0, 0
+		c.quote, c.close, c.bs, c.slash, c.u = 0, 0, 0, 0, 0
 		return false
 	}
-	// A block is read with the byte after it, its last position's pair.
 	var (
-		p    *[blockBytes + 1]byte
-		tail [blockBytes + 1]byte
+		p    *[blockBytes]byte
+		tail [blockBytes]byte
 	)
-	if len(c.raw)-c.pos > blockBytes {
-		p = (*[blockBytes + 1]byte)(c.raw[c.pos:])
+	if len(c.raw)-c.pos >= blockBytes {
+		p = (*[blockBytes]byte)(c.raw[c.pos:])
 	} else {
-		// The last block, from a copy padded with zeros (no byte of any
-		// class, and in no pair).
+		// The last, partial block, from a copy padded with zeros (no
+		// byte of any class).
 		copy(tail[:], c.raw[c.pos:])
 		p = &tail
 	}
-	q, b, sl, u, pairs, all := classify(p)
+	q, b, sl, u, all := classify(p)
 	// Escaped bytes, as in simdjson's find_escaped_branchless: the bytes
 	// after an odd-length run of backslashes.
 	var esc uint64
@@ -104,7 +99,6 @@ func (c *strCursor) advance() bool {
 	}
 	c.quote, c.close, c.bs = q, q&^esc, b
 	c.slash, c.u = sl&(esc|after), u&(esc|after)
-	c.pairs = pairs
 	return true
 }
 
@@ -143,9 +137,6 @@ func (c *strCursor) stringEnd(s int) (e int, f strFlags) {
 		in := c.from(^uint64(0), s)
 		if end != 0 {
 			in &= end&-end - 1
-		}
-		if c.pairs&in != 0 {
-			f |= strPair
 		}
 		if c.bs&in != 0 {
 			f |= strBackslash
@@ -191,31 +182,9 @@ var hidingBytes = func() [128]bool {
 	return set
 }()
 
-// checkPairs returns the positions of m where p holds a pair of
-// pairBits.
-func checkPairs(p *[blockBytes + 1]byte, m uint64) uint64 {
-	for c := m; c != 0; c &= c - 1 {
-		i := bits.TrailingZeros64(c)
-		if v := uint16(p[i])<<8 | uint16(p[i+1]); pairBits[v>>6]&(1<<(v&63)) == 0 {
-			m &^= 1 << i
-		}
-	}
-	return m
-}
-
-// pairsPortable returns the positions where p holds a pair of pairBits.
-func pairsPortable(p *[blockBytes + 1]byte) (m uint64) {
-	for i := range blockBytes {
-		if v := uint16(p[i])<<8 | uint16(p[i+1]); pairBits[v>>6]&(1<<(v&63)) != 0 {
-			m |= 1 << i
-		}
-	}
-	return m
-}
-
 // classifyPortable returns the masks of the bytes of p that are '"' and
 // '\\', in Go, eight bytes a step.
-func classifyPortable(p *[blockBytes + 1]byte) (quote, bslash uint64) {
+func classifyPortable(p *[blockBytes]byte) (quote, bslash uint64) {
 	for i := 0; i < blockBytes; i += 8 {
 		w := binary.LittleEndian.Uint64(p[i:])
 		quote |= eqMask(w, '"') << i
