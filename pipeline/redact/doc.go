@@ -73,12 +73,13 @@
 //
 // Transcripts hold text inside JSON, often twice (a tool's JSON output
 // printed into a JSON line). Inside a JSON string, [Redactor.JSON] looks at
-// the text the string stands for, so a key written with \n line ends or a
-// URL with \/ or \u002f escapes is found, and it replaces the secret's bytes
-// from the first to the last escape it spans, leaving every other byte as
-// written: valid JSON stays valid, no escape is cut. Text (from
-// [Redactor.String]) that holds escaped JSON is searched both as written and
-// unescaped, two levels deep.
+// the text the string stands for, and at that text unescaped once more when
+// it holds JSON, so a key written with \n line ends or a URL with \/ or
+// \u002f escapes (\\/ printed into a string) is found, and it replaces the
+// secret's bytes from the first to the last escape it spans, leaving every
+// other byte as written: valid JSON stays valid, no escape is cut. Text
+// (from [Redactor.String]) that holds escaped JSON is searched both as
+// written and unescaped, two levels deep.
 //
 // # Speed
 //
@@ -87,10 +88,13 @@
 // holds a two-byte pair chosen to be rare in text ("yJ" of "eyJ", "iz" of
 // "authorization"); a 64-Kbit table of those pairs is looked up once per
 // input byte, and only where a pair is found are the anchors compared and,
-// where one is, its matcher run. Nothing is allocated unless a secret is
-// found. Regular expressions are not used: every shape is a prefix and a
-// run of one alphabet, or a short structure matched by hand, which RE2
-// would only make slower.
+// where one is, its matcher run. [Redactor.JSON] finds its strings in one
+// pass over quotes and backslashes, 64 bytes at a time, which also tells
+// whether a string holds an escape that could hide a secret: only such a
+// string, or one with an anchor, is unescaped. Nothing is allocated unless
+// a secret is found. Regular expressions are not used: every shape is a
+// prefix and a run of one alphabet, or a short structure matched by hand,
+// which RE2 would only make slower.
 //
 // # Use
 //

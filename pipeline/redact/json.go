@@ -29,24 +29,26 @@ func (r *Redactor) JSON(raw []byte, st *Stats) []byte {
 		key    []byte // the last object key seen
 		keyEnd int    // where the last key's closing quote is
 	)
+	var c strCursor
+	c.init(raw)
 	for i := 0; i < len(raw); {
-		q := bytes.IndexByte(raw[i:], '"')
+		q := c.nextQuote(i)
 		if q < 0 {
 			break
 		}
-		s := i + q + 1
-		e := stringEnd(raw, s)
+		s := q + 1
+		e, flags := c.stringEnd(s)
 		content := raw[s:e]
 		i = e + 1
 
 		if next := skipSpace(raw, e+1); next < len(raw) && raw[next] == ':' {
 			key, keyEnd = content, e
-			if bytes.IndexByte(key, '\\') < 0 {
+			if flags&strBackslash == 0 {
 				continue // a key holds no secret worth a look, unless escaped
 			}
 		}
 		var spans [maxStackSpans]span
-		found := r.findString(content, spans[:0])
+		found := r.findString(content, flags, spans[:0])
 		if len(found) == 0 && keyEnd > 0 && keyEnd < s && isValueOf(raw, keyEnd, s) {
 			if k, ok := r.keyValue(key, content); ok {
 				found = append(found, span{start: 0, end: len(content), kind: k})
@@ -99,13 +101,13 @@ func (r *Redactor) keyValue(key, content []byte) (Kind, bool) {
 // it off to compare with always unescaping.
 var probeEscaped = true
 
-// findString appends to out the secrets of a JSON string's raw content, as
-// spans of the raw content. A content without a backslash is its own
-// text; one with escapes is searched unescaped, with [Redactor.findText1].
-// Spans are never looked for in the escaped form itself, where they could
-// cut an escape in two.
-func (r *Redactor) findString(content []byte, out []span) []span {
-	if bytes.IndexByte(content, '\\') < 0 {
+// findString appends to out the secrets of a JSON string's raw content,
+// as spans of the raw content; flags tells what it holds. A content
+// without a backslash is its own text; one with escapes is searched
+// unescaped, with [Redactor.findText1]. Spans are never looked for in the
+// escaped form itself, where they could cut an escape in two.
+func (r *Redactor) findString(content []byte, flags strFlags, out []span) []span {
+	if flags&strBackslash == 0 {
 		out, _ = r.find(content, out)
 		return out
 	}
@@ -113,11 +115,15 @@ func (r *Redactor) findString(content []byte, out []span) []span {
 	// through \u and \/ (no anchor holds a quote, a backslash or a
 	// control character; "/" is in two), and an escape before a key's
 	// name only adds a letter before it (names are matched by their
-	// end): without an anchor and without those escapes, there is
-	// nothing to unescape for. Most strings of a transcript line (text
-	// with \n) end here, without a copy. TestJSON_ProbeChangesNothing
-	// checks this against always unescaping.
-	if probeEscaped && !mayHideEscaped(content, r.anchoredEscaped(content)) {
+	// end); it adds no assignment to a key's name that the escaped form
+	// does not show ([mayAssign]) except through \u of what mayAssign
+	// skips. The same holds one level down (findText1 unescapes twice),
+	// for \\/ and \\u: without an anchor and without those escapes
+	// (strHides: see [strCursor.stringEnd]), there is nothing to
+	// unescape for. Most strings of a transcript line (text with \n)
+	// end here, without a copy. TestJSON_ProbeChangesNothing checks this
+	// against always unescaping.
+	if probeEscaped && flags&strHides == 0 && !r.anchoredEscaped(content) {
 		return out
 	}
 	sc := scratchPool.Get().(*scratch)
@@ -188,32 +194,6 @@ var anchorBytes = func() (set [128]bool) {
 	return set
 }()
 
-// mayHideEscaped is mayHide for the escaped content of a JSON string:
-// unescaping it may show an anchor it does not show (anchored is false)
-// only through a \/ escape or a \u escape of a byte anchors are made of
-// (not an ESC of a terminal color, an accented letter or an emoji).
-func mayHideEscaped(b []byte, anchored bool) bool {
-	if anchored {
-		return true
-	}
-	// One pass over the escapes (an escaped backslash is skipped whole).
-	for i := 0; ; i += 2 {
-		k := bytes.IndexByte(b[i:], '\\')
-		if k < 0 || i+k+1 >= len(b) {
-			return false
-		}
-		i += k
-		switch b[i+1] {
-		case '/':
-			return true
-		case 'u':
-			if r, ok := hex4(b, i+2); ok && r < 0x80 && anchorBytes[r] {
-				return true
-			}
-		}
-	}
-}
-
 // merge sorts out[n:] by start and joins overlapping spans, the first
 // one's kind naming the union.
 func merge(out []span, n int) []span {
@@ -232,26 +212,6 @@ func merge(out []span, n int) []span {
 		s[w] = x
 	}
 	return out[:n+w+1]
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// content starts at s, or len(raw) when it is not closed.
-func stringEnd(raw []byte, s int) int {
-	for i := s; ; {
-		q := bytes.IndexByte(raw[i:], '"')
-		if q < 0 {
-			return len(raw)
-		}
-		e := i + q
-		n := 0
-		for e-n-1 >= s && raw[e-n-1] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return e
-		}
-		i = e + 1
-	}
 }
 
 func skipSpace(b []byte, i int) int {

@@ -42,6 +42,18 @@ func TestJSON_ProbeChangesNothing(t *testing.T) {
 	} {
 		docs = append(docs, string(must(json.Marshal(map[string]string{"text": kv}))))
 	}
+	// Escapes that hide an anchor or an assignment in JSON printed in a
+	// string (\\u0041KIA, https:\\/\\/, \\u with its digits escaped),
+	// or an assignment (\u0022).
+	for _, in := range []string{
+		`{"stdout":"key \u0041KIAQWERTYUIOPASDFG1 and https:\/\/app:S3cretPassw0rd9@db.example.com\/x"}`,
+		`{"stdout":"https:\/\/app:S3cretPassw0rd9@db.example.com\/x"}`,
+		`{"stdout":"\u002d----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----"}`,
+		`{"config":"x \"api_key\u0022: \"q8W3e7R1t5Y9u2I4o6P0\""}`,
+		`{"stdout":"key \\u\u0030041KIAQWERTYUIOPASDFG1"}`, // \u0041 once unescaped
+	} {
+		docs = append(docs, in, string(must(json.Marshal(map[string]string{"content": in}))))
+	}
 	lines, _ := corpusLines(t)
 	for _, l := range lines {
 		docs = append(docs, string(l))
