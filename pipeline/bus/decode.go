@@ -294,15 +294,24 @@ const (
 	numSlots
 )
 
+// stringValue returns the value at the cursor when it is a string; ok is
+// false for null (err nil) and for any other kind (err says so).
+func (d *EntryDecoder) stringValue() (v jsonl.Value, ok bool, err error) {
+	v = d.s.Value()
+	switch v.Kind() {
+	case jsonl.String:
+		return v, true, nil
+	case jsonl.Null:
+		return v, false, nil
+	}
+	return v, false, d.typeErr(v, "a string")
+}
+
 // str reads a string (null is ""), in a new allocation of its own.
 func (d *EntryDecoder) str() (string, error) {
-	v := d.s.Value()
-	switch v.Kind() {
-	case jsonl.Null:
-		return "", nil
-	case jsonl.String:
-	default:
-		return "", d.typeErr(v, "a string")
+	v, ok, err := d.stringValue()
+	if !ok {
+		return "", err
 	}
 	if v.Plain() {
 		return string(v.Raw()), nil
@@ -318,13 +327,9 @@ func (d *EntryDecoder) str() (string, error) {
 // istr reads a string (null is "") shared between entries: the one slot
 // last gave when it is the same, else the intern table's.
 func (d *EntryDecoder) istr(slot int) (string, error) {
-	v := d.s.Value()
-	switch v.Kind() {
-	case jsonl.Null:
-		return "", nil
-	case jsonl.String:
-	default:
-		return "", d.typeErr(v, "a string")
+	v, ok, err := d.stringValue()
+	if !ok {
+		return "", err
 	}
 	var b []byte
 	if v.Plain() {
@@ -346,13 +351,9 @@ func (d *EntryDecoder) text() (string, error) {
 	if !d.Lite {
 		return d.str()
 	}
-	v := d.s.Value()
-	switch v.Kind() {
-	case jsonl.Null:
-		return "", nil
-	case jsonl.String:
-	default:
-		return "", d.typeErr(v, "a string")
+	v, ok, err := d.stringValue()
+	if !ok {
+		return "", err
 	}
 	raw := v.Raw()
 	if len(raw) > litePrefix {

@@ -46,6 +46,13 @@ func Publish(tb testing.TB, js jetstream.JetStream, entries []*schema.Entry) uin
 	for _, e := range entries {
 		require.NoError(tb, p.Publish(tb.Context(), bus.EntryMsg(bus.DefaultPrefix, e, nil), nil))
 	}
+	return closeAndLast(tb, js, p)
+}
+
+// closeAndLast waits for p's acknowledgements and returns the stream's
+// last sequence.
+func closeAndLast(tb testing.TB, js jetstream.JetStream, p *bus.Publisher) uint64 {
+	tb.Helper()
 	require.NoError(tb, p.Close(tb.Context()))
 	s, err := js.Stream(tb.Context(), bus.DefaultStream)
 	require.NoError(tb, err)
@@ -75,12 +82,7 @@ func PublishBatches(tb testing.TB, js jetstream.JetStream, entries []*schema.Ent
 		require.NoError(tb, err)
 		require.NoError(tb, p.Publish(tb.Context(), m, nil))
 	}
-	require.NoError(tb, p.Close(tb.Context()))
-	s, err := js.Stream(tb.Context(), bus.DefaultStream)
-	require.NoError(tb, err)
-	info, err := s.Info(tb.Context())
-	require.NoError(tb, err)
-	return info.State.LastSeq
+	return closeAndLast(tb, js, p)
 }
 
 // RunIndexer runs an indexer until the returned stop is called; stop
