@@ -83,7 +83,7 @@ func appendUnescaped(dst, b []byte) (out []byte, ok bool) {
 			if run := b[i : i+k]; utf8.Valid(run) {
 				w += copy(buf[w:], run)
 			} else {
-				dst = appendValidUTF8(buf[:w], run)
+				dst = jsonl.AppendValidUTF8(buf[:w], run)
 				w = len(dst)
 				dst = slices.Grow(dst, len(b)-i-k)
 				buf = dst[:cap(dst)]
@@ -131,24 +131,6 @@ func appendUnescaped(dst, b []byte) (out []byte, ok bool) {
 		i, w = i+2, w+1
 	}
 	return buf[:w], true
-}
-
-// appendValidUTF8 appends run, which holds no escape, replacing each byte
-// that is not part of valid UTF-8 by U+FFFD.
-func appendValidUTF8(dst, run []byte) []byte {
-	if utf8.Valid(run) {
-		return append(dst, run...)
-	}
-	for i := 0; i < len(run); {
-		r, size := utf8.DecodeRune(run[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = utf8.AppendRune(dst, utf8.RuneError)
-		} else {
-			dst = append(dst, run[i:i+size]...)
-		}
-		i += size
-	}
-	return dst
 }
 
 // hex4 decodes the four hexadecimal digits at b[i:i+4]; ok is false when

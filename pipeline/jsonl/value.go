@@ -201,7 +201,7 @@ func appendUnescaped(dst, b []byte) []byte {
 		if n < 0 {
 			n = len(b)
 		}
-		dst = appendValidUTF8(dst, b[:n])
+		dst = AppendValidUTF8(dst, b[:n])
 		b = b[n:]
 		if len(b) < 2 {
 			// A lone trailing backslash: unreachable on scanned input.
@@ -244,9 +244,10 @@ func appendUnescaped(dst, b []byte) []byte {
 	return dst
 }
 
-// appendValidUTF8 appends run, which holds no escape, replacing each byte
-// that is not part of valid UTF-8 by U+FFFD.
-func appendValidUTF8(dst, run []byte) []byte {
+// AppendValidUTF8 appends run, the bytes of a string between escapes,
+// replacing each byte that is not part of valid UTF-8 by U+FFFD, as
+// [Value.AppendText] decodes them.
+func AppendValidUTF8(dst, run []byte) []byte {
 	if utf8.Valid(run) {
 		return append(dst, run...)
 	}
