@@ -320,7 +320,7 @@ func (d *EntryDecoder) str() (string, error) {
 	// its size: a copy more, but no allocation larger than the text
 	// (escapes shrink; a tool result's JSON is a tenth longer than its
 	// text), which the exporter's garbage collector would pay for.
-	d.buf = appendText(d.buf[:0], v)
+	d.buf = v.AppendText(d.buf[:0])
 	return string(d.buf), nil
 }
 
@@ -335,7 +335,7 @@ func (d *EntryDecoder) istr(slot int) (string, error) {
 	if v.Plain() {
 		b = v.Raw()
 	} else {
-		d.buf = appendText(d.buf[:0], v)
+		d.buf = v.AppendText(d.buf[:0])
 		b = d.buf
 	}
 	if last := d.last[slot]; last == string(b) { // no allocation for the comparison
@@ -359,9 +359,9 @@ func (d *EntryDecoder) text() (string, error) {
 	if len(raw) > litePrefix {
 		// A long text: decode the first litePrefix bytes only. Their
 		// text is the whole text's but for its last few bytes
-		// (appendUnescaped), which lie beyond the cut when it is long
+		// (jsonl.AppendUnescaped), which lie beyond the cut when it is long
 		// enough, as it is but for texts made mostly of escapes.
-		out, ok := appendUnescaped(d.buf[:0], raw[:litePrefix])
+		out, ok := jsonl.AppendUnescaped(d.buf[:0], raw[:litePrefix])
 		d.buf = out
 		if ok && len(out) >= LiteTextBytes+16 {
 			return cutText(out, LiteTextBytes), nil
@@ -370,7 +370,7 @@ func (d *EntryDecoder) text() (string, error) {
 	if v.Plain() {
 		return cutText(raw, LiteTextBytes), nil
 	}
-	d.buf = appendText(d.buf[:0], v)
+	d.buf = v.AppendText(d.buf[:0])
 	return cutText(d.buf, LiteTextBytes), nil
 }
 

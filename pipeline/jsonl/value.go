@@ -2,6 +2,8 @@ package jsonl
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf16"
@@ -149,10 +151,17 @@ func (v Value) AppendText(dst []byte) []byte {
 	if v.Plain() {
 		return append(dst, v.raw...)
 	}
-	if cap(dst)-len(dst) < len(v.raw) {
-		dst = slices.Grow(dst, len(v.raw)) // the text is rarely longer
+	return unescape(dst, v.raw)
+}
+
+// unescape appends the decoded text of escaped string content b: in one
+// pass (AppendUnescaped), or, for content the scanner would have refused,
+// escape by escape.
+func unescape(dst, b []byte) []byte {
+	if out, ok := AppendUnescaped(dst, b); ok {
+		return out
 	}
-	return appendUnescaped(dst, v.raw)
+	return appendUnescaped(dst, b)
 }
 
 // String returns the unescaped text of a string value (see
@@ -187,14 +196,120 @@ func (v Value) Equal(s string) bool {
 	}
 	var buf [128]byte
 	if len(s) > len(buf) {
-		return string(appendUnescaped(nil, v.raw)) == s
+		return string(unescape(nil, v.raw)) == s
 	}
-	return string(appendUnescaped(buf[:0], v.raw)) == s
+	return string(unescape(buf[:0], v.raw)) == s
 }
 
-// appendUnescaped appends the decoded form of escaped string content b.
-// The runs between escapes are copied whole when they are valid UTF-8,
-// which is nearly always.
+// AppendUnescaped appends the decoded text of b, the content of a JSON
+// string, as [Value.AppendText] decodes it; ok is false, and what it appended is
+// to be dropped, at an escape the scanner would have refused or a
+// backslash that ends b.
+//
+// The text is written into room made for all of b at once: but for an
+// invalid byte (replaced by the three bytes of U+FFFD, after which room
+// is made again), no part of b decodes to more bytes than it has. ASCII
+// is read and written eight bytes at a time, each word stored whole and
+// kept up to its first backslash or byte above 0x7F (the bytes stored
+// past it are overwritten next); a run from a byte above 0x7F to the
+// next backslash is checked and copied whole.
+//
+// Decoding a prefix of a string's content gives a prefix of its text
+// but for the last few bytes: at most 3 bytes each for the up to 3 bytes
+// of a character cut short, or 3 for half a surrogate pair.
+func AppendUnescaped(dst, b []byte) (out []byte, ok bool) {
+	const (
+		ones      = 0x0101010101010101
+		highs     = 0x8080808080808080
+		backslash = 0x5C * ones
+	)
+	w := len(dst)
+	dst = slices.Grow(dst, len(b))
+	buf := dst[:cap(dst)] // len(buf)-w >= len(b)-i throughout
+	for i := 0; i < len(b); {
+		for i+8 <= len(b) {
+			x := binary.LittleEndian.Uint64(b[i:])
+			binary.LittleEndian.PutUint64(buf[w:], x)
+			y := x ^ backslash // a zero byte where b holds a backslash
+			// The lowest byte flagged is the first backslash or byte
+			// above 0x7F: a borrow only disturbs the bytes above it.
+			if m := ((y-ones)&^y | x) & highs; m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				i, w = i+k, w+k
+				goto special
+			}
+			i, w = i+8, w+8
+		}
+		for i < len(b) && b[i] != '\\' && b[i] < utf8.RuneSelf {
+			buf[w] = b[i]
+			i, w = i+1, w+1
+		}
+		if i == len(b) {
+			break
+		}
+	special:
+		if b[i] >= utf8.RuneSelf {
+			k := bytes.IndexByte(b[i:], '\\')
+			if k < 0 {
+				k = len(b) - i
+			}
+			if run := b[i : i+k]; utf8.Valid(run) {
+				w += copy(buf[w:], run)
+			} else {
+				dst = AppendValidUTF8(buf[:w], run)
+				w = len(dst)
+				dst = slices.Grow(dst, len(b)-i-k)
+				buf = dst[:cap(dst)]
+			}
+			i += k
+			continue
+		}
+		if i+1 == len(b) {
+			return buf[:w], false
+		}
+		switch e := b[i+1]; e {
+		case '"', '\\', '/':
+			buf[w] = e
+		case 'b':
+			buf[w] = '\b'
+		case 'f':
+			buf[w] = '\f'
+		case 'n':
+			buf[w] = '\n'
+		case 'r':
+			buf[w] = '\r'
+		case 't':
+			buf[w] = '\t'
+		case 'u':
+			r, ok := hex4(b, i+2)
+			if !ok {
+				return buf[:w], false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(b, i+2); ok && b[i] == '\\' && b[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						w += utf8.EncodeRune(buf[w:], dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			w += utf8.EncodeRune(buf[w:], r)
+			continue
+		default:
+			return buf[:w], false
+		}
+		i, w = i+2, w+1
+	}
+	return buf[:w], true
+}
+
+// appendUnescaped appends the decoded form of escaped string content b,
+// escape by escape: the reference AppendUnescaped is held to, and the way
+// for content the scanner would have refused (a backslash that ends it, a
+// \u without four digits).
 func appendUnescaped(dst, b []byte) []byte {
 	for len(b) > 0 {
 		n := bytes.IndexByte(b, '\\')

@@ -1,4 +1,4 @@
-package bus
+package jsonl
 
 import (
 	"math/rand/v2"
@@ -7,10 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
 )
 
-// textPieces are what the strings of TestAppendText_SameAsAppendText
+// textPieces are what the strings of TestAppendUnescaped_SameAsReference
 // are made of: ASCII runs shorter and longer than a word, every escape,
 // \u escapes of whole, half and broken surrogate pairs, UTF-8 of every
 // length, and bytes that are not UTF-8 (lone, truncated, overlong, an
@@ -25,20 +24,21 @@ var textPieces = []string{
 
 // scanString returns the value of the JSON string with content raw, and
 // false when the scanner refuses it.
-func scanString(s *jsonl.Scanner, raw string) (jsonl.Value, bool) {
+func scanString(s *Scanner, raw string) (Value, bool) {
 	s.Reset([]byte(`"` + raw + `"`))
 	if !s.More() {
-		return jsonl.Value{}, false
+		return Value{}, false
 	}
 	v := s.Value()
-	return v, s.Err() == nil && v.Kind() == jsonl.String
+	return v, s.Err() == nil && v.Kind() == String
 }
 
-// appendText gives what Value.AppendText gives, for every string the
-// scanner accepts, appended to what dst holds.
-func TestAppendText_SameAsAppendText(t *testing.T) {
+// AppendUnescaped, one pass, gives what appendUnescaped, escape by
+// escape, gives, for every string the scanner accepts, appended to what
+// dst holds.
+func TestAppendUnescaped_SameAsReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 2026))
-	var s jsonl.Scanner
+	var s Scanner
 	checked := 0
 	for range 50000 {
 		var sb strings.Builder
@@ -51,13 +51,15 @@ func TestAppendText_SameAsAppendText(t *testing.T) {
 			continue
 		}
 		checked++
-		want := string(v.AppendText([]byte("pre")))
-		got := string(appendText([]byte("pre"), v))
-		require.Equal(t, want, got, "content %q", raw)
+		want := string(appendUnescaped([]byte("pre"), v.Raw()))
+		got, ok := AppendUnescaped([]byte("pre"), v.Raw())
+		require.True(t, ok, "content %q", raw)
+		require.Equal(t, want, string(got), "content %q", raw)
+		require.Equal(t, want, string(v.AppendText([]byte("pre"))), "content %q", raw)
 		// A prefix of the content decodes to a prefix of the text but
 		// for at most its last 9 bytes (what a Lite decoder relies on).
 		if n := rng.IntN(len(raw) + 1); n < len(raw) {
-			head, ok := appendUnescaped([]byte("pre"), []byte(raw[:n]))
+			head, ok := AppendUnescaped([]byte("pre"), []byte(raw[:n]))
 			if ok {
 				sure := max(len(head)-9, 3)
 				require.Equal(t, want[:sure], string(head[:sure]), "content %q cut at %d", raw, n)
@@ -67,17 +69,19 @@ func TestAppendText_SameAsAppendText(t *testing.T) {
 	require.Greater(t, checked, 40000)
 }
 
-func FuzzAppendText(f *testing.F) {
+func FuzzAppendUnescaped(f *testing.F) {
 	for _, p := range textPieces {
 		f.Add(p)
 	}
 	f.Add(`tail \\\"x\ud83d\ude00é` + "\xff")
-	var s jsonl.Scanner
+	var s Scanner
 	f.Fuzz(func(t *testing.T, raw string) {
 		v, ok := scanString(&s, raw)
 		if !ok {
 			return
 		}
-		require.Equal(t, string(v.AppendText(nil)), string(appendText(nil, v)), "content %q", raw)
+		got, ok := AppendUnescaped(nil, v.Raw())
+		require.True(t, ok, "content %q", raw)
+		require.Equal(t, string(appendUnescaped(nil, v.Raw())), string(got), "content %q", raw)
 	})
 }
