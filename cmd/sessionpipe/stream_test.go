@@ -23,12 +23,17 @@ func TestStream_InfoAndUpdate(t *testing.T) {
 	require.NoError(t, err)
 	_, err = js.Publish(t.Context(), "sessionpipe.dead.h", []byte("{}"))
 	require.NoError(t, err)
+	streams := func(code int, args ...string) (stdout, stderr string) {
+		t.Helper()
+		var o, e bytes.Buffer
+		got := run(t.Context(), append(args, "-nats", srv.URL()), &o, &e)
+		require.Equal(t, code, got, "stdout:\n%s\nstderr:\n%s", o.String(), e.String())
+		return o.String(), e.String()
+	}
 	sp := func(code int, args ...string) string {
 		t.Helper()
-		var stdout, stderr bytes.Buffer
-		got := run(t.Context(), append(args, "-nats", srv.URL()), &stdout, &stderr)
-		require.Equal(t, code, got, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
-		return stdout.String() + stderr.String()
+		o, e := streams(code, args...)
+		return o + e
 	}
 
 	out := sp(exitOK, "stream", "info")
@@ -51,7 +56,8 @@ func TestStream_InfoAndUpdate(t *testing.T) {
 
 	require.Contains(t, sp(exitOK, "stream", "update", "-max-age", "48h"), "nothing to change")
 	var info jetstream.StreamInfo
-	require.NoError(t, json.Unmarshal([]byte(sp(exitOK, "stream", "info", "-json")), &info))
+	infoJSON, logs := streams(exitOK, "stream", "info", "-json")
+	require.NoError(t, json.Unmarshal([]byte(infoJSON), &info), "stdout is the JSON alone (stderr: %s)", logs)
 	require.Equal(t, 48*time.Hour, info.Config.MaxAge)
 
 	require.Contains(t, sp(exitUsage, "stream", "update"), "give at least one of")
