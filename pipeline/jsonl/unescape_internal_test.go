@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
 )
 
 // textPieces are what the strings of TestAppendUnescaped_SameAsReference
