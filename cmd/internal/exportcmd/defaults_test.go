@@ -58,6 +58,17 @@ func TestBuffers(t *testing.T) {
 	require.Less(t, ac.MemoryBytes, int64(archive.DefaultArchiveMemoryBytes))
 	require.LessOrEqual(t, ac.SegmentBytes, ac.MemoryBytes, "a segment fits the budget")
 
+	// Whatever -part-bytes says, the rows' budget holds a part: the
+	// writer refuses a budget below its part size.
+	for _, part := range []int64{0, 1, cli.RunPartBytes, 1 << 30} {
+		x := cli.Exporter{PartBytes: part, ParquetMemoryBytes: cli.RunParquetMemoryBytes}
+		pc := parquet.Config{Dir: t.TempDir(), PartBytes: x.PartBytes}
+		buffers(&x, &pc, &archive.ArchiveConfig{})
+		w, err := parquet.NewWriter(pc)
+		require.NoError(t, err, "-part-bytes %d", part)
+		require.NoError(t, w.Close(t.Context()))
+	}
+
 	var r cli.Run
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	r.Register(fs, env)

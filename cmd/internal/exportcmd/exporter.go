@@ -77,10 +77,15 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 
 // buffers applies the flags' memory for buffered rows and archive frames
 // (`sessionpipe run`'s smaller ones) to the writers' configurations; 0
-// leaves the packages' defaults.
+// leaves the packages' defaults. The rows' budget is never below the part
+// size the writer will use (-part-bytes 0 is the writer's default).
 func buffers(x *cli.Exporter, pc *parquet.Config, ac *archive.ArchiveConfig) {
 	if x.ParquetMemoryBytes > 0 {
-		pc.MemoryBytes = max(x.ParquetMemoryBytes, pc.PartBytes)
+		part := pc.PartBytes
+		if part == 0 {
+			part = parquet.DefaultPartBytes
+		}
+		pc.MemoryBytes = max(x.ParquetMemoryBytes, part)
 	}
 	if x.ArchiveMemoryBytes > 0 {
 		ac.MemoryBytes = x.ArchiveMemoryBytes
