@@ -41,9 +41,9 @@ const (
 
 // DefaultCompressionLevel is the zstd level of a Config whose
 // CompressionLevel is zero: klauspost's fastest, about zstd level 1. The
-// writer is on the live path (a fifth of `sessionpipe export`'s CPU was
-// its pages' compression at the default level); its files come out about
-// 15% larger than at the default level, still a fifth of DuckDB's own
+// writer is on the live path (its pages' compression at the default level
+// was an eighth of `sessionpipe export -no-archive`'s CPU); its files come
+// out about 15% larger than at the default level, still a quarter of DuckDB's own
 // zstd Parquet of the same transcripts, and compaction, off the live
 // path, writes the merged files at DefaultCompactCompressionLevel.
 const DefaultCompressionLevel = zstd.SpeedFastest
