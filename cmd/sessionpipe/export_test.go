@@ -137,36 +137,58 @@ func TestExport_ArchiveLevel(t *testing.T) {
 		}))
 		return n
 	}
+	export := func(level, out, host, dir string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"export", "-q", "-archive-level", level, "-out", out, "-host", host, "-content", "full", dir}, &stdout, &stderr)
+		require.Equal(t, exitOK, code, stderr.String())
+	}
+	// restoreSame restores the archive of out and requires every file of
+	// each tree (host → the directory it exported) back byte for byte.
+	restoreSame := func(out string, trees map[string]string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		restored := t.TempDir()
+		code := run(t.Context(), []string{"restore", "-archive", out + "-archive", "-out", restored}, &stdout, &stderr)
+		require.Equal(t, exitOK, code, stderr.String())
+		for host, dir := range trees {
+			n := 0
+			base := filepath.Join(restored, host, dir)
+			require.NoError(t, filepath.WalkDir(base, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return err
+				}
+				rel, err := filepath.Rel(base, p)
+				require.NoError(t, err)
+				want, err := os.ReadFile(filepath.Join(dir, rel))
+				require.NoError(t, err)
+				got, err := os.ReadFile(p)
+				require.NoError(t, err)
+				require.True(t, bytes.Equal(want, got), "%s of %s", rel, host)
+				n++
+				return nil
+			}))
+			require.Positive(t, n, host)
+		}
+	}
 	archived := map[string]int64{}
 	for _, level := range []string{"fastest", "best"} {
 		out := filepath.Join(t.TempDir(), "pq")
-		var stdout, stderr bytes.Buffer
-		code := run(t.Context(), []string{"export", "-q", "-archive-level", level, "-out", out, "-host", "h", "-content", "full", src}, &stdout, &stderr)
-		require.Equal(t, exitOK, code, stderr.String())
+		export(level, out, "h", src)
 		archived[level] = size(out + "-archive")
 		require.Positive(t, archived[level], level)
-
-		restored := t.TempDir()
-		code = run(t.Context(), []string{"restore", "-archive", out + "-archive", "-out", restored}, &stdout, &stderr)
-		require.Equal(t, exitOK, code, stderr.String())
-		n := 0
-		require.NoError(t, filepath.WalkDir(filepath.Join(restored, "h", src), func(p string, d fs.DirEntry, err error) error {
-			if err != nil || !d.Type().IsRegular() {
-				return err
-			}
-			rel, err := filepath.Rel(filepath.Join(restored, "h", src), p)
-			require.NoError(t, err)
-			want, err := os.ReadFile(filepath.Join(src, rel))
-			require.NoError(t, err)
-			got, err := os.ReadFile(p)
-			require.NoError(t, err)
-			require.True(t, bytes.Equal(want, got), "%s at %s", rel, level)
-			n++
-			return nil
-		}))
-		require.Positive(t, n, level)
+		restoreSame(out, map[string]string{"h": src})
 	}
 	require.Greater(t, archived["fastest"], archived["best"], "fastest compresses less than best")
+
+	// A level changed between two runs into one archive: segments of
+	// both levels, every file restored.
+	more := t.TempDir()
+	copyTree(t, filepath.Join(corpus, "pi"), more)
+	mixed := filepath.Join(t.TempDir(), "pq")
+	export("best", mixed, "h", src)
+	export("fastest", mixed, "h2", more)
+	restoreSame(mixed, map[string]string{"h": src, "h2": more})
 
 	var stdout, stderr bytes.Buffer
 	out := filepath.Join(t.TempDir(), "pq")
