@@ -123,6 +123,17 @@ func eval[T any](t *testing.T, ctx context.Context, expr string) T {
 	return v
 }
 
+// click clicks the first element selector matches, from the page itself:
+// the page re-renders its lists at each refresh, and a node DevTools found
+// in one call may be gone by the next (chromedp.Click: "Could not find
+// node with given id", seen in CI). The click runs after the evaluation
+// has answered, in case it leaves the document.
+func click(t *testing.T, ctx context.Context, selector string) {
+	t.Helper()
+	found := eval[bool](t, ctx, `((el) => { if (!el) return false; setTimeout(() => el.click(), 0); return true })(document.querySelector(`+strconv.Quote(selector)+`))`)
+	require.True(t, found, "no element matches %s", selector)
+}
+
 // usdText is the page's rendering of a cost: cents with thousands
 // separators, four places below half a cent.
 func usdText(v float64) string {
@@ -337,7 +348,7 @@ func TestDashboard_Browser(t *testing.T) {
 		screenshot(t, ctx, shots, "session")
 
 		// Back to the overview by its link, with the range kept.
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#back"))))
+		click(t, ctx, "#back")
 		waitFor(t, ctx, "the overview again", `!document.getElementById('overview').hidden && document.querySelectorAll('#sessions tbody a').length > 0`)
 		require.Equal(t, "/", eval[string](t, ctx, `location.pathname`))
 	})
@@ -347,7 +358,7 @@ func TestDashboard_Browser(t *testing.T) {
 		waitFor(t, ctx, "the search", `document.body.dataset.loadedSessions && document.querySelectorAll('#sessions tbody a').length === 1`)
 		require.Equal(t, "1", eval[string](t, ctx, `document.getElementById('sessions-count').textContent`))
 		require.Equal(t, "test-session-id", eval[string](t, ctx, `document.querySelector('#sessions tbody a').parentElement.title`))
-		require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#sessions tbody a"))))
+		click(t, ctx, "#sessions tbody a")
 		waitFor(t, ctx, "the session by its link", `document.body.dataset.loadedDetail && location.pathname === '/sessions/test-session-id'`)
 		require.Contains(t, eval[string](t, ctx, `location.search`), "q=test-session", "the view's parameters travel with it")
 	})
