@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
@@ -260,4 +261,71 @@ func openDuckDB(t *testing.T) *sql.DB {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+// After `run -once` the stream holds the entries and not the original
+// lines, which are in the archive (-purge-archived, on in run); the
+// archive gives the files back, and the counts are those of the files.
+// With -purge-archived=false the lines stay.
+func TestRun_OncePurgesArchivedLines(t *testing.T) {
+	dir := testcorpus.Generate(t, 2<<20, 7)
+	offline := ours(t, dir)
+	for _, purge := range []bool{true, false} {
+		t.Run(fmt.Sprint("purge=", purge), func(t *testing.T) {
+			data := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(t.Context(), []string{"run", "-once", "-json", "-data-dir", data, "-nats-port", "-1", "-http", "", "-metrics", "",
+				"-content", "full", fmt.Sprint("-purge-archived=", purge), dir}, &stdout, &stderr)
+			require.Equal(t, exitOK, code, stderr.String())
+			var live []index.Session
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &live))
+			require.Equal(t, offline, live)
+
+			raw, entries := streamSubjects(t, data)
+			require.Positive(t, entries)
+			if purge {
+				require.Zero(t, raw, "original lines left in the stream")
+			} else {
+				require.Positive(t, raw)
+			}
+			var restoreOut, restoreErr bytes.Buffer
+			out := t.TempDir()
+			require.Equal(t, exitOK, run(t.Context(), []string{"restore", "-archive", filepath.Join(data, "archive"), "-out", out}, &restoreOut, &restoreErr), restoreErr.String())
+			n := 0
+			require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				want, err := os.ReadFile(p)
+				require.NoError(t, err)
+				host, err := os.Hostname()
+				require.NoError(t, err)
+				got, err := os.ReadFile(filepath.Join(out, host, p))
+				require.NoError(t, err, "restored %s", p)
+				require.Equal(t, string(want), string(got), p)
+				n++
+				return nil
+			}))
+			require.Positive(t, n)
+		})
+	}
+}
+
+// streamSubjects returns how many raw and entry messages the stream of
+// `run`'s data directory holds.
+func streamSubjects(t *testing.T, data string) (raw, entries uint64) {
+	t.Helper()
+	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: filepath.Join(data, "jetstream")})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, e.Shutdown(context.WithoutCancel(t.Context()))) }()
+	s, err := natstest.JetStream(t, e.Conn()).Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+	for filter, n := range map[string]*uint64{bus.RawFilter(bus.DefaultPrefix): &raw, bus.EntriesFilter(bus.DefaultPrefix): &entries} {
+		info, err := s.Info(t.Context(), jetstream.WithSubjectFilter(filter))
+		require.NoError(t, err)
+		for _, c := range info.State.Subjects {
+			*n += c
+		}
+	}
+	return raw, entries
 }

@@ -33,6 +33,11 @@ type Exporter struct {
 	// ArchiveLevel is the archive's zstd level by name: fastest, default,
 	// better (the default) or best.
 	ArchiveLevel ArchiveLevel
+	// PurgeArchived purges the original lines from the stream once
+	// archived (export.ExporterConfig.PurgeArchived): on in `sessionpipe
+	// run`, whose stream and archive are on one disk, off in `exporter
+	// serve`, whose stream a fleet shares.
+	PurgeArchived bool
 	// S3 configures -out and -archive-dir given as s3://bucket/prefix.
 	S3 S3
 	// Registry, when set, receives the exporter's metrics, served on
@@ -81,6 +86,8 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 		partBytes = RunPartBytes
 		x.ParquetMemoryBytes, x.ArchiveMemoryBytes = RunParquetMemoryBytes, RunArchiveMemoryBytes
 	}
+	fs.BoolVar(&x.PurgeArchived, "purge-archived", envBool(env("SESSIONPIPE_PURGE_ARCHIVED"), !daemon),
+		"purge the original lines from the stream once they are in committed archive segments; the entries stay (env SESSIONPIPE_PURGE_ARCHIVED; on in run, off in exporter serve)")
 	fs.Int64Var(&x.PartBytes, "part-bytes", partBytes, "close a Parquet file when its buffered rows reach this many bytes (files of about a quarter of it)")
 	fs.DurationVar(&x.PartAge, "part-age", DefaultPartAge, "close a Parquet file (and an archive segment) this long after its first entry: the most a quiet fleet's entries wait")
 	x.S3.Register(fs, env)

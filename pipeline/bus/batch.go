@@ -209,14 +209,14 @@ func getScratch(n int) *[]byte {
 	return b
 }
 
-// ReleaseBatchMsg hands the body of m, a message [BatchMsg] returned,
-// back for reuse by a later BatchMsg, and sets m.Data to nil. Call it
-// only once the server has acknowledged m and nothing reads m.Data any
+// ReleaseBatchMsg hands the body of m, a message [BatchMsg] or [RawMsgs]
+// returned, back for reuse by a later one, and sets m.Data to nil. Call
+// it only once the server has acknowledged m and nothing reads m.Data any
 // more (the message was not kept for a dead letter or a re-send), and
 // at most once; a message that is never released is simply collected.
-// Messages that are not batch messages are left alone.
+// Other messages are left alone.
 func ReleaseBatchMsg(m *nats.Msg) {
-	if m == nil || !IsBatch(m.Header) {
+	if m == nil || !IsBatch(m.Header) && m.Header.Get(HeaderEncoding) != rawEncoding {
 		return
 	}
 	b := m.Data

@@ -301,7 +301,7 @@ func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 		}
 	} else if c.cfg.Raw && strings.HasPrefix(d.Subject, c.rawPrefix) {
 		var rc RawChunk
-		if rc, err = DecodeRaw(m.Headers(), m.Data(), nil); err == nil {
+		if rc, err = decodeRaw(m.Headers(), m.Data(), b.rawBytes); err == nil {
 			b.Raw = append(b.Raw, DeliveredRaw{Delivery: d, Chunk: rc})
 		}
 	} else if IsBatch(m.Headers()) {

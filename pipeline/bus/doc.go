@@ -8,24 +8,29 @@
 //
 // # Subjects and stream
 //
-// Entries go to <prefix>.entries.<host>.<format> and dead letters to
-// <prefix>.dead.<host>, host and format made safe by [Token]. The default
-// prefix is "sessionpipe" and the stream, "SESSIONPIPE", holds both
-// subject trees ([EnsureStream]).
+// Entries go to <prefix>.entries.<host>.<format>, the original lines to
+// <prefix>.raw.<host> and dead letters to <prefix>.dead.<host>, host and
+// format made safe by [Token]. The default prefix is "sessionpipe" and
+// the stream, "SESSIONPIPE", holds the three subject trees
+// ([EnsureStream]).
 //
 // # Messages
 //
 // The tailer publishes the entries of a run of consecutive lines of one
 // file as one batch message ([BatchMsg], Sessionpipe-Schema 2): an S2
-// block of the entries' JSON lines, and, when the transcripts are
-// archived, a second S2 block of the same lines' original bytes. Headers name the
-// entry count, the span of lines (file identity, bytes, lines) and the
-// raw chunk's fields; the Nats-Msg-Id is
-// "batch:<host>:<file>:<offset>-<end>:<hash of the content>". A line too
-// large for a batch message travels as before batches (Sessionpipe-Schema
-// 1): one message per entry, Nats-Msg-Id the entry key
-// ([schema.Entry.Key]), shortened to fit ([FitEntryMsg]), and its
-// original bytes as raw chunk parts on <prefix>.raw.<host> ([RawMsgs]).
+// block of the entries' JSON lines. Headers name the entry count and the
+// span of lines (file identity, bytes, lines); the Nats-Msg-Id is
+// "batch:<host>:<file>:<offset>-<end>:<hash of the content>". When the
+// transcripts are archived, the same lines' original bytes follow as a
+// raw chunk message on <prefix>.raw.<host> ([RawMsgs]: the chunk's fields
+// as a JSON line, then an S2 block; Nats-Msg-Id
+// "raw:<host>:<file>:<offset>-<end>:<hash of the bytes>"), which the
+// exporter may purge once archived. Batches written by earlier versions
+// carry the original bytes as a second block of their body
+// ([BatchDecoder.Raw]); consumers read both. A line too large for a batch
+// message travels as before batches (Sessionpipe-Schema 1): one message
+// per entry, Nats-Msg-Id the entry key ([schema.Entry.Key]), shortened to
+// fit ([FitEntryMsg]), then its original bytes as raw chunk parts.
 // Dead letters are messages of their own ([DeadMsg], Nats-Msg-Id
 // "dead:<host>:<path>:<offset>"). The consumers read all of these, so a
 // stream written by an earlier sessionpipe keeps working. [DecodeEntries]
@@ -38,7 +43,9 @@
 // a lost checkpoint, a file rewritten) has another id and is stored
 // again: the stream may hold an entry more than once, and the consumers
 // count each entry key once (the indexer by its facts, the exporter's
-// views and compaction by key). Two files holding the same record (a
+// views and compaction by key). A raw chunk sent again is archived again,
+// and restore rebuilds each file by line numbers: a second copy changes
+// nothing. Two files holding the same record (a
 // resumed session's copy) both reach the consumers, whose attribution
 // rules decide; the stream never chooses by arrival.
 //

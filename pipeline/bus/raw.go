@@ -10,6 +10,7 @@ import (
 
 	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go"
+	"github.com/zeebo/xxh3"
 )
 
 // HeaderEncoding names the encoding of a raw chunk's bytes on the wire.
@@ -75,10 +76,14 @@ type Hole struct {
 	End    int64 `json:"end"`
 }
 
-// ID returns the deduplication id of c: the same span of the same file
-// has the same id, whenever it is sent.
+// ID returns the deduplication id of c,
+// "raw:<host>:<file>:<offset>-<end>:<hash>[/<part>]", the hash the XXH3-64
+// of Data in hex: the same span of the same file with the same bytes has
+// the same id whenever it is sent, and a file rewritten with other bytes
+// at the same offsets never collides with what it held before.
 func (c *RawChunk) ID() string {
-	id := "raw:" + c.Host + ":" + c.File + ":" + strconv.FormatInt(c.Offset, 10) + "-" + strconv.FormatInt(c.End, 10)
+	id := "raw:" + c.Host + ":" + c.File + ":" + strconv.FormatInt(c.Offset, 10) + "-" + strconv.FormatInt(c.End, 10) +
+		":" + strconv.FormatUint(xxh3.Hash(c.Data), 16)
 	if c.Parts > 1 {
 		id += "/" + strconv.Itoa(c.Part)
 	}
@@ -92,8 +97,9 @@ const rawHeadRoom = 8 << 10
 // RawMsgs returns the messages that publish c on [RawSubject]: one, or
 // several parts when c's compressed data would not fit limit bytes. The
 // body is the chunk's fields as one JSON line, "\n", then an S2 block of
-// (the part's slice of) Data. limit is the largest message body the
-// server takes; zero means no limit.
+// (the part's slice of) Data; the header Sessionpipe-Raw-Sum is the
+// XXH3-64 of that data in hex (an S2 block has no checksum). limit is the
+// largest message body the server takes; zero means no limit.
 func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 	parts := 1
 	if limit > 0 {
@@ -117,10 +123,14 @@ func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bus: encode raw chunk: %w", err)
 		}
-		body := make([]byte, 0, len(head)+1+s2.MaxEncodedLen(len(p.Data)))
-		body = append(body, head...)
-		body = append(body, '\n')
-		body = append(body, s2.Encode(body[len(body):cap(body)], p.Data)...)
+		// As BatchMsg: encoded into a scratch buffer of the worst case's
+		// size, then copied into a pooled body of its actual size.
+		scratch := getScratch(len(head) + 1 + s2.MaxEncodedLen(len(p.Data)))
+		enc := append((*scratch)[:0], head...)
+		enc = append(enc, '\n')
+		enc = enc[:len(enc)+len(s2.Encode(enc[len(enc):cap(enc)], p.Data))]
+		body := append(batchBody(len(enc)), enc...)
+		batchScratch.Put(scratch)
 		msgs = append(msgs, &nats.Msg{
 			Subject: RawSubject(prefix, c.Host),
 			Data:    body,
@@ -128,6 +138,7 @@ func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 				HeaderMsgID:    []string{p.ID()},
 				HeaderSchema:   []string{strconv.Itoa(SingleVersion)},
 				HeaderEncoding: []string{rawEncoding},
+				HeaderRawSum:   []string{strconv.FormatUint(xxh3.Hash(p.Data), 16)},
 			},
 		})
 	}
@@ -138,8 +149,21 @@ func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 var ErrRawChunk = errors.New("bus: invalid raw chunk")
 
 // DecodeRaw decodes a raw chunk message. Data is appended to buf[:0]
-// (nil: a new slice).
+// (nil: a new slice). A message with the header Sessionpipe-Raw-Sum
+// (every one since sessionpipe sent the original lines of batches as raw
+// chunk messages) must match it.
 func DecodeRaw(header nats.Header, data, buf []byte) (RawChunk, error) {
+	return decodeRaw(header, data, func(n int) []byte {
+		if cap(buf) < n {
+			return make([]byte, n)
+		}
+		return buf[:n]
+	})
+}
+
+// decodeRaw is DecodeRaw with the original lines decompressed into
+// alloc(n).
+func decodeRaw(header nats.Header, data []byte, alloc func(n int) []byte) (RawChunk, error) {
 	if err := checkSchema(header); err != nil {
 		return RawChunk{}, err
 	}
@@ -158,11 +182,16 @@ func DecodeRaw(header nats.Header, data, buf []byte) (RawChunk, error) {
 	if err != nil {
 		return RawChunk{}, fmt.Errorf("%w: %w", ErrRawChunk, err)
 	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
+	if n > decodedBound(len(data)-nl-1) {
+		return RawChunk{}, fmt.Errorf("%w: %d bytes from a block of %d", ErrRawChunk, n, len(data)-nl-1)
 	}
-	if c.Data, err = s2.Decode(buf[:n], data[nl+1:]); err != nil {
+	if c.Data, err = s2.Decode(alloc(n), data[nl+1:]); err != nil {
 		return RawChunk{}, fmt.Errorf("%w: %w", ErrRawChunk, err)
+	}
+	if want := header.Get(HeaderRawSum); want != "" {
+		if sum := strconv.FormatUint(xxh3.Hash(c.Data), 16); sum != want {
+			return RawChunk{}, fmt.Errorf("%w: checksum %s, header says %q", ErrRawChunk, sum, want)
+		}
 	}
 	if err := c.validate(); err != nil {
 		return RawChunk{}, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 )
@@ -32,7 +33,8 @@ func TestRawMsgs_RoundTrip(t *testing.T) {
 	require.Len(t, msgs, 1)
 	m := msgs[0]
 	require.Equal(t, "sp.raw.host-1", m.Subject)
-	require.Equal(t, "raw:host-1:2049:77:100-"+itoa(c.End), m.Header.Get(nats.MsgIdHdr))
+	require.Equal(t, "raw:host-1:2049:77:100-"+itoa(c.End)+":"+strconv.FormatUint(xxh3.Hash(data), 16), m.Header.Get(nats.MsgIdHdr))
+	require.Equal(t, strconv.FormatUint(xxh3.Hash(data), 16), m.Header.Get(bus.HeaderRawSum))
 	require.Less(t, len(m.Data), len(data), "compressed on the wire")
 
 	got, err := bus.DecodeRaw(m.Header, m.Data, nil)
@@ -82,6 +84,11 @@ func TestDecodeRaw_Invalid(t *testing.T) {
 	msgs, err := bus.RawMsgs("sp", rawChunk([]byte("a\n")), 0)
 	require.NoError(t, err)
 	good := msgs[0]
+	badSum := nats.Header{}
+	for k, v := range good.Header {
+		badSum[k] = v
+	}
+	badSum.Set(bus.HeaderRawSum, strconv.FormatUint(xxh3.Hash([]byte("b\n")), 16))
 	for name, tc := range map[string]struct {
 		h    nats.Header
 		data []byte
@@ -92,6 +99,7 @@ func TestDecodeRaw_Invalid(t *testing.T) {
 		"bad json":       {good.Header, []byte("{\n")},
 		"bad s2":         {good.Header, append(bytes.Clone(good.Data[:bytes.IndexByte(good.Data, '\n')+1]), 0xff, 0xff, 0xff)},
 		"bad span":       {good.Header, append([]byte(`{"host":"h","file":"f","offset":10,"end":5,"line":1}`+"\n"), 0)},
+		"other checksum": {badSum, good.Data},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := bus.DecodeRaw(tc.h, tc.data, nil)

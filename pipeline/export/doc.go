@@ -22,7 +22,10 @@
 // after a crash costs a re-read, never a second row. The stream must keep
 // its messages at least as long as the exporter may lag (its limits,
 // not acknowledgements, remove them): messages gone before they were
-// exported are a reported gap.
+// exported are a reported gap. With ExporterConfig.PurgeArchived the
+// exporter itself deletes the raw chunk messages up to S once they are
+// archived (none while another durable consumer reads them); the entries
+// stay.
 //
 // An output written from another incarnation of the stream (deleted and
 // created again: its sequences start over) is refused: exporting into it

@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -84,6 +87,18 @@ type ExporterConfig struct {
 	// this makes are merged by compaction like any others.
 	CatchUpCommit time.Duration
 
+	// PurgeArchived removes the original lines (the raw subject,
+	// <prefix>.raw.>) from the stream once they are in committed archive
+	// segments: after each commit that moved the committed sequence, the
+	// raw messages up to it are deleted (see purgeArchived). The archive is then their only
+	// copy; the entries stay in the stream (a rebuilt indexer or Parquet
+	// output needs them, not the original lines). Needs an archive
+	// (Archive.Dir). It does nothing while another durable consumer of
+	// the stream reads the raw subject (another exporter, of another
+	// name, that has not archived them yet): it logs that once and
+	// counts it (sessionpipe_export_raw_purge_blocked).
+	PurgeArchived bool
+
 	// Offline marks the stream as a temporary one, made to export files
 	// without a server (`sessionpipe export`): its identity is not kept,
 	// and the stream must be created with FirstSeq past [HighestSeq] of
@@ -139,7 +154,18 @@ type Exporter struct {
 	rawBytes atomic.Int64
 	arcBytes atomic.Int64
 	comm     atomic.Uint64
-	health   commitHealth // what the commits came to, for Health (health.go)
+	health   commitHealth
+
+	// PurgeArchived: the raw messages received and not yet deleted
+	// (ascending; x.mu held), up to which sequence they are gone, and
+	// who kept them.
+	rawSeqs      []uint64
+	purgeMu      sync.Mutex // one purge at a time
+	purgedSeq    atomic.Uint64
+	purgeBlocked atomic.Bool
+	purgedAll    bool   // the subject was purged once since start or since unblocked; purgeMu held
+	blockedBy    string // the consumer last logged as blocking; purgeMu held
+	purgeErr     string // the failure last logged; purgeMu held // what the commits came to, for Health (health.go)
 }
 
 // NewExporter checks cfg. It touches neither the stream nor the
@@ -397,8 +423,14 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			return err
 		}
 	}
+	rawPrefix := strings.TrimSuffix(bus.RawFilter(x.cfg.Stream.Prefix), ">")
 	for i := range b.Raw {
 		d := &b.Raw[i]
+		if x.cfg.PurgeArchived && strings.HasPrefix(d.Subject, rawPrefix) && (len(x.rawSeqs) == 0 || d.Seq > x.rawSeqs[len(x.rawSeqs)-1]) {
+			// A message of its own (not a batch's block): it can go once
+			// committed, archived or skipped.
+			x.rawSeqs = append(x.rawSeqs, d.Seq)
+		}
 		if !x.stage.MatchesRaw(d) {
 			continue
 		}
@@ -499,11 +531,147 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 		x.errs.Add(1)
 		x.log.Error("exporter commit failed; retrying", parquet.KeyError, err)
 	}
+	if err == nil {
+		x.purgeArchived(ctx)
+	}
+}
+
+// purgeArchived removes the raw messages up to the committed sequence
+// from the stream (ExporterConfig.PurgeArchived). The raw messages this
+// process archived are deleted one by one: the server rewrites a message
+// block as soon as half of it is deleted, so the disk is given back at
+// once (a purge of the subject leaves that to the store's next sync, up
+// to two minutes later, and `sessionpipe run -once` exits before). Those
+// archived before it started, or while another consumer kept them, go
+// with one purge of the subject. A failure is logged and left for the
+// next commit: the original lines then stay in the stream a little
+// longer, nothing is lost.
+func (x *Exporter) purgeArchived(ctx context.Context) {
+	if !x.cfg.PurgeArchived || x.cfg.Archive.Dir == "" || ctx.Err() != nil {
+		return
+	}
+	x.purgeMu.Lock()
+	defer x.purgeMu.Unlock()
+	upTo := x.comm.Load()
+	if upTo <= x.purgedSeq.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	warn := func(err error) {
+		if err.Error() != x.purgeErr { // once per kind of failure, not at every commit
+			x.log.Warn("original lines not purged from the stream; retrying at each commit", parquet.KeyError, err)
+		}
+		x.purgeErr = err.Error()
+	}
+	s, err := x.cfg.JS.Stream(ctx, x.cfg.Stream.Name)
+	if err != nil {
+		warn(err)
+		return
+	}
+	other, err := x.otherRawReader(ctx, s)
+	if err != nil {
+		warn(err)
+		return
+	}
+	x.purgeBlocked.Store(other != "")
+	if other != "" {
+		if other != x.blockedBy {
+			x.log.Warn("original lines kept in the stream: another durable consumer reads them", "consumer", other)
+		}
+		x.blockedBy = other
+		x.mu.Lock()
+		x.rawSeqs = x.rawSeqs[:0] // the purge of the subject takes them once unblocked
+		x.mu.Unlock()
+		x.purgedAll = false
+		return
+	}
+	x.blockedBy = ""
+	x.mu.Lock()
+	n, _ := slices.BinarySearch(x.rawSeqs, upTo+1)
+	seqs := slices.Clone(x.rawSeqs[:n])
+	x.mu.Unlock()
+	for i, seq := range seqs {
+		if err := s.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+			warn(err)
+			x.dropRawSeqs(seqs[:i])
+			return
+		}
+	}
+	x.dropRawSeqs(seqs)
+	if !x.purgedAll {
+		if err := s.Purge(ctx, jetstream.WithPurgeSubject(bus.RawFilter(x.cfg.Stream.Prefix)), jetstream.WithPurgeSequence(upTo+1)); err != nil {
+			warn(err)
+			return
+		}
+		x.purgedAll = true
+	}
+	x.purgedSeq.Store(upTo)
+	x.purgeErr = ""
+	x.log.Debug("original lines purged from the stream", "up_to", upTo, "messages", len(seqs))
+}
+
+// dropRawSeqs takes the sequences of deleted raw messages, a prefix of
+// x.rawSeqs, off the list.
+func (x *Exporter) dropRawSeqs(seqs []uint64) {
+	if len(seqs) == 0 {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n, _ := slices.BinarySearch(x.rawSeqs, seqs[len(seqs)-1]+1)
+	x.rawSeqs = append(x.rawSeqs[:0], x.rawSeqs[n:]...)
+}
+
+// otherRawReader returns the name of a durable consumer of s, other
+// than this exporter's, whose filter takes raw messages; "" if none.
+func (x *Exporter) otherRawReader(ctx context.Context, s jetstream.Stream) (string, error) {
+	raw := bus.RawFilter(x.cfg.Stream.Prefix)
+	names := s.ConsumerNames(ctx)
+	for name := range names.Name() {
+		if name == x.cfg.Name {
+			continue
+		}
+		c, err := s.Consumer(ctx, name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return "", err
+		}
+		cfg := c.CachedInfo().Config
+		if cfg.Durable == "" {
+			continue // an ephemeral reader: it goes away on its own
+		}
+		filters := cfg.FilterSubjects
+		if cfg.FilterSubject != "" {
+			filters = append(filters, cfg.FilterSubject)
+		}
+		if len(filters) == 0 {
+			return name, nil // it reads everything
+		}
+		for _, f := range filters {
+			if server.SubjectsCollide(f, raw) {
+				return name, nil
+			}
+		}
+	}
+	return "", names.Err()
 }
 
 // close commits everything open, saves the position and closes the
 // writers.
 func (x *Exporter) close(ctx context.Context) error {
+	if err := x.closeWriters(ctx); err != nil {
+		return err
+	}
+	x.purgeArchived(ctx)
+	return nil
+}
+
+// closeWriters commits everything open, saves the position and closes
+// the writers.
+func (x *Exporter) closeWriters(ctx context.Context) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	var errs []error
@@ -627,6 +795,8 @@ type ExporterStats struct {
 	GapMessages   int64
 	Undecodable   int64
 	CommitErrors  int64
+	PurgedSeq     uint64 // raw messages up to it purged (ExporterConfig.PurgeArchived)
+	PurgeBlocked  bool   // another durable consumer reads raw messages: none purged
 	ConsumerStats bus.ConsumerStats
 }
 
@@ -636,6 +806,7 @@ func (x *Exporter) Stats() ExporterStats {
 		Active: x.stage.Active(), Committed: x.comm.Load(), Files: x.files.Load(), Rows: x.rows.Load(), Bytes: x.bytes.Load(),
 		Segments: x.segments.Load(), RawBytes: x.rawBytes.Load(), ArchiveBytes: x.arcBytes.Load(),
 		Forged: int64(x.stage.Forged()), GapMessages: int64(x.stage.GapMessages()), Undecodable: x.undec.Load(), CommitErrors: x.errs.Load(),
+		PurgedSeq: x.purgedSeq.Load(), PurgeBlocked: x.purgeBlocked.Load(),
 	}
 	if c := x.consumer.Load(); c != nil {
 		s.ConsumerStats = c.Stats()

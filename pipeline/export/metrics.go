@@ -34,6 +34,13 @@ func (x *Exporter) register(reg prometheus.Registerer) error {
 		{"sessionpipe_export_gap_messages_total", false, "Stream messages gone before they were exported.", func(s *ExporterStats) int64 { return s.GapMessages }},
 		{"sessionpipe_export_undecodable_total", false, "Messages that could not be decoded.", func(s *ExporterStats) int64 { return s.Undecodable }},
 		{"sessionpipe_export_commit_errors_total", false, "Failed writes or commits (retried).", func(s *ExporterStats) int64 { return s.CommitErrors }},
+		{"sessionpipe_export_raw_purged_seq", true, "Original lines up to this sequence are purged from the stream, archived (-purge-archived).", func(s *ExporterStats) int64 { return int64(s.PurgedSeq) }},
+		{"sessionpipe_export_raw_purge_blocked", true, "1 when another durable consumer reads the original lines, so that none are purged (-purge-archived).", func(s *ExporterStats) int64 {
+			if s.PurgeBlocked {
+				return 1
+			}
+			return 0
+		}},
 	} {
 		v := func() float64 {
 			s := x.Stats()

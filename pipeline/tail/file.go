@@ -225,12 +225,17 @@ func (t *Tailer) flush(ctx context.Context, w *worker, f *file) error {
 }
 
 // sendBatch publishes the lines of one batch: the dead letters of its
-// bad lines, then one batch message with its entries and, when
-// archiving, the original bytes of the lines (bus.BatchMsg). The lines
-// count as sent in the checkpoint once the batch message is
-// acknowledged. A batch message larger than the server takes is split
-// in two, down to one line; a single line too large for a message
-// travels as its own messages (sendLine).
+// bad lines, one batch message with its entries (bus.BatchMsg), then,
+// when archiving, the original bytes of the lines as a raw chunk on the
+// raw subject (bus.RawMsgs), after the batch message so that a raw
+// message never heads what this tailer stored: the exporter purges the
+// raw subject once archived (export.ExporterConfig.PurgeArchived), and
+// a stream's first message must not go with it, or a consumer that has
+// not read it yet would see a gap. A batch of lines with no entry is
+// still a batch message, of none. The lines count as sent in the
+// checkpoint once every message is acknowledged. A batch message larger
+// than the server takes is split in two, down to one line; a single line
+// too large for a message travels as its own messages (sendLine).
 func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pendingLine) error {
 	first, last := &lines[0], &lines[len(lines)-1]
 	var raw *bus.RawChunk
@@ -263,7 +268,7 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	if raw != nil {
 		span.Line, span.Lines = raw.Line, raw.Lines
 	}
-	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count, raw)
+	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count, nil)
 	if err == nil && len(m.Data)+bus.HeaderSize(m.Header)+len(m.Subject) > limit {
 		bus.ReleaseBatchMsg(m) // never published
 		if len(lines) > 1 {
@@ -278,35 +283,39 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	if err != nil {
 		return err
 	}
-	if raw != nil {
-		t.m.rawChunks.Add(1)
-		t.m.rawBytes.Add(raw.End - raw.Offset)
-		t.m.rawHoles.Add(int64(len(raw.Holes)))
-	}
 	t.m.batches.Add(1)
 	t.m.entries.Add(int64(count))
 	batch.msgs = append(batch.msgs, m)
+	batch.msgs = t.appendRaw(batch.msgs, path, raw, limit)
 	return t.send(ctx, f, batch)
 }
 
+// appendRaw appends to msgs the messages of raw chunk raw (none when
+// nil), or, when it cannot be sent, logs and counts that it is not
+// archived.
+func (t *Tailer) appendRaw(msgs []*nats.Msg, path string, raw *bus.RawChunk, limit int) []*nats.Msg {
+	if raw == nil {
+		return msgs
+	}
+	rm, err := bus.RawMsgs(t.cfg.Prefix, raw, limit)
+	if err != nil {
+		t.log.Warn("original lines not archived", KeyFile, path, "offset", raw.Offset, KeyError, err)
+		t.m.rawSkipped.Add(1)
+		return msgs
+	}
+	t.m.rawChunks.Add(int64(len(rm)))
+	t.m.rawBytes.Add(raw.End - raw.Offset)
+	t.m.rawHoles.Add(int64(len(raw.Holes)))
+	return append(msgs, rm...)
+}
+
 // sendLine publishes one line too large for a batch message as
-// messages of its own, as sessionpipe did before batches: its original
-// bytes as raw chunk parts (bus.RawMsgs), each entry as one message
-// shortened to fit (bus.FitEntryMsg), then its dead letter.
+// messages of its own, as sessionpipe did before batches: each entry as
+// one message shortened to fit (bus.FitEntryMsg), its dead letter, then
+// its original bytes as raw chunk parts (bus.RawMsgs), after the others
+// as in sendBatch.
 func (t *Tailer) sendLine(ctx context.Context, w *worker, f *file, path string, limit int, p *pendingLine, raw *bus.RawChunk) error {
 	var msgs []*nats.Msg
-	if raw != nil {
-		rm, err := bus.RawMsgs(t.cfg.Prefix, raw, limit)
-		if err != nil {
-			t.log.Warn("original lines not archived", KeyFile, path, "offset", raw.Offset, KeyError, err)
-			t.m.rawSkipped.Add(1)
-		} else {
-			msgs = append(msgs, rm...)
-			t.m.rawChunks.Add(int64(len(rm)))
-			t.m.rawBytes.Add(raw.End - raw.Offset)
-			t.m.rawHoles.Add(int64(len(raw.Holes)))
-		}
-	}
 	for b := w.jsonl[p.from:p.to]; len(b) > 0; {
 		nl := bytes.IndexByte(b, '\n')
 		var e schema.Entry
@@ -320,6 +329,18 @@ func (t *Tailer) sendLine(ctx context.Context, w *worker, f *file, path string, 
 	}
 	line := *p
 	line.msgs = append(msgs, p.msgs...)
+	if raw != nil && len(line.msgs) == 0 {
+		// A line of no entry: a batch message of none goes first.
+		m, err := bus.BatchMsg(t.cfg.Prefix, bus.BatchSpan{
+			Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id),
+			Offset: raw.Offset, End: raw.End, Line: raw.Line, Lines: raw.Lines,
+		}, nil, 0, nil)
+		if err != nil {
+			return err
+		}
+		line.msgs = append(line.msgs, m)
+	}
+	line.msgs = t.appendRaw(line.msgs, path, raw, limit)
 	return t.send(ctx, f, line)
 }
 

@@ -2,15 +2,20 @@ package tail
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
 	"github.com/sessionpipe/sessionpipe/pipeline/redact"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // rawOf returns the raw chunks of the messages, in stream order, and the
@@ -44,7 +49,7 @@ func joinRaw(t *testing.T, chunks []*bus.RawChunk) []byte {
 	return out
 }
 
-// The original lines are published, byte for byte, before the entries of
+// The original lines are published, byte for byte, after the entries of
 // the same lines: a byte order mark, CRLF terminators and blank lines
 // included, and a line too long to keep left out as a hole.
 func TestTailer_ArchivesOriginalLines(t *testing.T) {
@@ -58,7 +63,7 @@ func TestTailer_ArchivesOriginalLines(t *testing.T) {
 	require.Len(t, chunks, 1)
 	require.Equal(t, 3, entries)
 	require.NotNil(t, msgs[0].dead, "the dead letters of a batch's lines come before its message")
-	require.Equal(t, msgs[1].raw, chunks[0], "the chunk comes with the entries of its lines, first")
+	require.Equal(t, msgs[len(msgs)-1].raw, chunks[0], "the chunk comes after the entries of its lines")
 	c := chunks[0]
 	require.Equal(t, []string{"s1"}, c.Sessions)
 	require.Equal(t, "pi", c.Format)
@@ -159,4 +164,82 @@ func noise(seed, n int) string {
 		out[i] = alphabet[x&31]
 	}
 	return string(out)
+}
+
+// A raw chunk is stored after a message for the same lines (their batch
+// message, of no entry if need be, or a long line's own entry messages):
+// the exporter purges raw chunks once archived, and a raw message at the
+// head of the stream would move the stream's first sequence past a
+// consumer that had not read it, which it would report as a gap.
+func TestTailer_RawFollowsItsLines(t *testing.T) {
+	h := newHarness(t)
+	var big strings.Builder
+	big.WriteString(piHeader("big"))
+	for i := 1; i <= 3; i++ {
+		big.WriteString(`{"type":"message","id":"b` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"` + noise(i, 40000) + `","timestamp":1767225600000}}` + "\n")
+	}
+	h.write("big.jsonl", big.String())
+	small := h.write("small.jsonl", piFile("small", 0, 5))
+	h.start(func(c *Config) { c.Archive = true; c.MaxPayload = 32 << 10 })
+	h.settle(true)
+	// Lines of no entry (blank ones, a broken one): a batch message of
+	// none, then their chunk.
+	f, err := os.OpenFile(small, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString("\n  \n{\"type\":\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	natstest.CheckFor(t, 30*time.Second, 20*time.Millisecond, func() error {
+		for _, g := range h.stream() {
+			if g.raw != nil && string(g.raw.Data) == "\n  \n{\"type\":\n" {
+				return nil
+			}
+		}
+		return errors.New("the lines of no entry are not archived yet")
+	})
+
+	ctx := t.Context()
+	s, err := h.js.Stream(ctx, bus.DefaultStream)
+	require.NoError(t, err)
+	info, err := s.Info(ctx)
+	require.NoError(t, err)
+	type span struct {
+		file     string
+		from, to int64
+	}
+	seen := map[span]bool{} // spans of the batch messages so far
+	type at struct {
+		path   string
+		offset int64
+	}
+	lines := map[at]bool{} // lines of the messages of one entry so far
+	var chunks, blank int
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		require.NoError(t, err)
+		switch {
+		case strings.Contains(m.Subject, ".raw."):
+			require.NotEqual(t, info.State.FirstSeq, seq, "a raw chunk heads the stream")
+			c, err := bus.DecodeRaw(m.Header, m.Data, nil)
+			require.NoError(t, err)
+			require.True(t, seen[span{c.File, c.Offset, c.End}] || lines[at{c.Path, c.Offset}],
+				"raw chunk %s %d-%d at %d: no message of its lines before it", c.File, c.Offset, c.End, seq)
+			if string(c.Data) == "\n  \n{\"type\":\n" {
+				blank++
+			}
+			chunks++
+		case bus.IsBatch(m.Header):
+			var file string
+			var from, to int64
+			_, err := fmt.Sscanf(m.Header.Get(bus.HeaderSpan), "%s %d-%d", &file, &from, &to)
+			require.NoError(t, err)
+			seen[span{file, from, to}] = true
+		case strings.Contains(m.Subject, ".entries."):
+			var e schema.Entry
+			require.NoError(t, bus.DecodeEntry(m.Header, m.Data, &e))
+			lines[at{e.Path, e.Offset}] = true
+		}
+	}
+	require.Positive(t, chunks)
+	require.Equal(t, 1, blank, "the lines of no entry were archived")
 }

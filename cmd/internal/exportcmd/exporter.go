@@ -52,7 +52,7 @@ func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Name: x.Name, LeaseTTL: x.LeaseTTL, Logger: log,
-		Parquet: pc, Archive: ac, Registry: reg,
+		Parquet: pc, Archive: ac, Registry: reg, PurgeArchived: x.PurgeArchived,
 	})
 	if err != nil {
 		return nil, err

@@ -110,7 +110,8 @@ func (o *OfflineExport) Run(ctx context.Context, log *slog.Logger, progress io.W
 	}
 	ex, err := export.NewExporter(export.ExporterConfig{
 		JS: b.JS, Stream: n.Stream, Offline: true, Logger: log, CommitInterval: time.Second,
-		CatchUpCommit: -1, // one commit at the end (CommitNow), not one per catch-up
+		CatchUpCommit: -1,   // one commit at the end (CommitNow), not one per catch-up
+		PurgeArchived: true, // the temporary stream holds the original lines only until archived
 		Parquet:       parquet.Config{Dir: o.Out, PartBytes: o.PartBytes, WriterVersion: "sessionpipe " + cli.Version(), Bucket: pc.Bucket, SpoolDir: pc.SpoolDir},
 		Archive:       archive.ArchiveConfig{Dir: o.Archive, Bucket: ac.Bucket, Level: level},
 	})

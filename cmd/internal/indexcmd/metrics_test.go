@@ -78,6 +78,7 @@ var oldMetrics = map[string][]string{
 		"sessionpipe_export_archive_segments_total", "sessionpipe_export_archive_raw_bytes_total",
 		"sessionpipe_export_archive_bytes_total", "sessionpipe_export_forged_total", "sessionpipe_export_gap_messages_total",
 		"sessionpipe_export_undecodable_total", "sessionpipe_export_commit_errors_total",
+		"sessionpipe_export_raw_purged_seq", "sessionpipe_export_raw_purge_blocked",
 		"sessionpipe_http_connections", `sessionpipe_http_connections_refused_total{limit="total"}`,
 		`sessionpipe_http_connections_refused_total{limit="per_client"}`,
 	},

@@ -6,8 +6,8 @@
 // [ReadSegmentIndex] and the manifests' readers, and [Restore].
 //
 // The tailer publishes the original bytes of every run of lines it reads
-// as raw chunks ([bus.RawChunk], on <prefix>.raw.<host>) before the entries
-// of those lines. The [ArchiveWriter] keeps them under its own root, with
+// as raw chunks ([bus.RawChunk], on <prefix>.raw.<host>) right after the
+// batch message of those lines' entries. The [ArchiveWriter] keeps them under its own root, with
 // the same partitioning as the Parquet (format, the UTC date of the
 // chunk's earliest entry, host) and the same commit protocol and
 // recovery, in segments
