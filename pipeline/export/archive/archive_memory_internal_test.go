@@ -24,10 +24,10 @@ func TestArchiveWriter_MemoryHeld(t *testing.T) {
 	held := func() int64 {
 		var n int64
 		for _, s := range a.open {
-			n += int64(cap(s.frames))
+			n += int64(cap(s.frames) + cap(s.pending))
 		}
 		for _, s := range a.waiting {
-			n += int64(cap(s.frames))
+			n += int64(cap(s.frames) + cap(s.pending))
 		}
 		return n
 	}

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/sessionpipe/sessionpipe/pipeline/export/internal/commit"
 )
 
@@ -64,7 +66,8 @@ func readSegmentIndex(r io.ReaderAt, size int64) (index []Chunk, framesEnd int64
 		return nil, 0, fmt.Errorf("read footer: %w", err)
 	}
 	n := int64(binary.LittleEndian.Uint32(foot[:4]))
-	if string(foot[4:]) != indexTag || n > size-8-footerBytes || n > maxIndexBytes {
+	tag := string(foot[4:])
+	if tag != indexTag && tag != indexTagPlain || n > size-8-footerBytes || n > maxIndexBytes {
 		return nil, 0, errors.New("no index footer")
 	}
 	framesEnd = size - footerBytes - n - 8
@@ -79,10 +82,32 @@ func readSegmentIndex(r io.ReaderAt, size int64) (index []Chunk, framesEnd int64
 	if _, err := r.ReadAt(buf, framesEnd+8); err != nil {
 		return nil, 0, fmt.Errorf("read index: %w", err)
 	}
+	if tag == indexTag {
+		if buf, err = decodeIndex(buf); err != nil {
+			return nil, 0, fmt.Errorf("index: %w", err)
+		}
+	}
 	if err := json.Unmarshal(buf, &index); err != nil {
 		return nil, 0, fmt.Errorf("index: %w", err)
 	}
+	if tag == indexTagPlain {
+		for i := range index {
+			if index[i].FrameAt != 0 || index[i].FrameData != 0 {
+				return nil, 0, fmt.Errorf("index: chunk %d in a shared frame, in a segment of frames of their own", i)
+			}
+		}
+	}
 	return index, framesEnd, nil
+}
+
+// decodeIndex decompresses a segment's index, at most maxIndexBytes.
+func decodeIndex(b []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxIndexBytes))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return dec.DecodeAll(b, nil)
 }
 
 // check reports what is impossible in what c claims, for a chunk of a
@@ -100,8 +125,12 @@ func (c *Chunk) check(framesEnd int64) error {
 		return fmt.Errorf("%d bytes of data (at most %d)", c.Bytes, maxChunkBytes)
 	case c.FrameOffset < 0 || c.FrameBytes <= 0 || c.FrameOffset > framesEnd-c.FrameBytes:
 		return fmt.Errorf("frame of %d bytes at %d outside the %d bytes of frames", c.FrameBytes, c.FrameOffset, framesEnd)
-	case c.FrameBytes > c.Bytes+c.Bytes/128+1024:
-		return fmt.Errorf("frame of %d bytes for %d bytes of data", c.FrameBytes, c.Bytes)
+	case c.FrameData == 0 && c.FrameAt != 0:
+		return fmt.Errorf("data at %d of a frame of its own", c.FrameAt)
+	case c.FrameData < 0 || c.FrameData > maxChunkBytes || c.FrameAt < 0 || c.FrameData > 0 && c.FrameAt > c.FrameData-c.Bytes:
+		return fmt.Errorf("%d bytes at %d of a shared frame of %d", c.Bytes, c.FrameAt, c.FrameData)
+	case c.FrameBytes > max(c.Bytes, c.FrameData)+max(c.Bytes, c.FrameData)/128+1024:
+		return fmt.Errorf("frame of %d bytes for %d bytes of data", c.FrameBytes, max(c.Bytes, c.FrameData))
 	case c.Offset < 0 || c.End < c.Offset || c.Line < 1 || c.Lines < 0:
 		return fmt.Errorf("span %d-%d, lines %d+%d", c.Offset, c.End, c.Line, c.Lines)
 	case c.Lines > c.End-c.Offset || c.Line-1 > c.End-c.Lines:

@@ -22,7 +22,13 @@ import (
 // closes it.
 func archiveAll(t *testing.T, dir string, chunks ...*bus.RawChunk) {
 	t.Helper()
-	a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: dir})
+	archiveWith(t, archive.ArchiveConfig{Dir: dir}, chunks...)
+}
+
+// archiveWith is archiveAll with the writer's configuration cfg.
+func archiveWith(t *testing.T, cfg archive.ArchiveConfig, chunks ...*bus.RawChunk) {
+	t.Helper()
+	a, err := archive.NewArchiveWriter(cfg)
 	require.NoError(t, err)
 	for i, c := range chunks {
 		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))

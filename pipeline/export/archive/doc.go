@@ -15,14 +15,23 @@
 //	<archive>/format=<f>/date=<d>/host=<h>/seg-<firstseq>-<lastseq>.jsonl.zst
 //	<archive>/_manifest.jsonl
 //
-// A segment is a run of zstd frames, one per chunk (or part of a chunk too
-// large for a message), holding the chunk's bytes as they were in the file
-// (secrets replaced when the tailer redacts); then a zstd skippable frame
-// holding the chunk index as JSON ([Chunk]: host, path, file identity,
-// offsets, line numbers, holes, sessions, frame offset and size), ending
-// with the index's length and the tag "SPX1". `zstd -d` prints a segment as
-// the JSONL it holds and skips the index; [ReadSegmentIndex] reads it from
-// the end, and a frame can be read alone.
+// A segment is a run of zstd frames holding the chunks' bytes, in stream
+// order, as they were in the file (secrets replaced when the tailer
+// redacts): a chunk of at least [ArchiveConfig.FrameBytes] (128 KiB; a
+// backfill's, up to a batch message's 1 MiB) is a frame of its own, and
+// smaller ones (a live session's appended lines) are gathered into one
+// frame until it reaches that size or the segment commits. Then comes a
+// zstd skippable frame holding the chunk index, JSON compressed as one
+// zstd frame ([Chunk]: host, path, file identity, offsets, line numbers,
+// holes, sessions, its frame's offset and size, and, in a shared frame,
+// where its bytes are), ending with the index's length and the tag
+// "SPX2". `zstd -d` prints a segment as the JSONL it holds and skips the
+// index; [ReadSegmentIndex] reads it from the end, and a frame can be
+// read alone. Segments written before shared frames end with "SPX1", a
+// plain JSON index and a frame per chunk; they are read as they were.
+// An earlier sessionpipe does not read "SPX2" segments (it reports them
+// as damaged): restore an archive with a version at least as new as the
+// one that wrote it.
 //
 // [Restore] rebuilds each file from its chunks in stream order, line by
 // line: a chunk replaces the file's lines from its first one on, so that

@@ -217,6 +217,13 @@ type restorer struct {
 	until string // cfg.Until as a partition date, "" without
 
 	open    map[*segmentRef]segmentReader // segments open for reading frames
+	// shared is the last frame shared by several chunks, decompressed:
+	// its chunks come one after another in stream order.
+	shared struct {
+		seg  *segmentRef
+		at   int64
+		data []byte
+	}
 	ctx     context.Context               // of a bucket's reads
 	damage  []*SegmentError
 	lost    []Segment // segments none of whose chunks are known
@@ -546,18 +553,35 @@ func (rs *restorer) frame(l *located) ([]byte, error) {
 		}
 		rs.open[l.seg] = f
 	}
+	if l.FrameData > 0 && rs.shared.seg == l.seg && rs.shared.at == l.FrameOffset {
+		return l.slice(rs.shared.data), nil
+	}
+	want := l.Bytes
+	if l.FrameData > 0 {
+		want = l.FrameData
+	}
 	buf := make([]byte, l.FrameBytes)
 	if _, err := f.ReadAt(buf, l.FrameOffset); err != nil {
 		return nil, fmt.Errorf("read frame at %d: %w", l.FrameOffset, err)
 	}
-	out, err := rs.dec.DecodeAll(buf, make([]byte, 0, min(l.Bytes, 8*l.FrameBytes+4096)))
+	out, err := rs.dec.DecodeAll(buf, make([]byte, 0, min(want, 8*l.FrameBytes+4096)))
 	if err != nil {
 		return nil, fmt.Errorf("frame at %d: %w", l.FrameOffset, err)
 	}
-	if int64(len(out)) != l.Bytes {
-		return nil, fmt.Errorf("frame at %d holds %d bytes, the index says %d", l.FrameOffset, len(out), l.Bytes)
+	if int64(len(out)) != want {
+		return nil, fmt.Errorf("frame at %d holds %d bytes, the index says %d", l.FrameOffset, len(out), want)
+	}
+	if l.FrameData > 0 {
+		rs.shared.seg, rs.shared.at, rs.shared.data = l.seg, l.FrameOffset, out
+		return l.slice(out), nil
 	}
 	return out, nil
+}
+
+// slice returns the chunk's bytes of its shared frame's data (checked:
+// they are within it).
+func (l *located) slice(frame []byte) []byte {
+	return frame[l.FrameAt : l.FrameAt+l.Bytes : l.FrameAt+l.Bytes]
 }
 
 func (rs *restorer) closeSegments() {

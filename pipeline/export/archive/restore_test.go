@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -196,7 +197,9 @@ func dated(c *bus.RawChunk, day int) *bus.RawChunk {
 // one segment a day, and returns the segment files by day.
 func threeSegments(t *testing.T, dir string) map[int]string {
 	t.Helper()
-	archiveAll(t, dir,
+	// A frame per chunk, so that a damaged frame costs one chunk
+	// (TestRestore_DamagedSharedFrame has them share).
+	archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 1},
 		dated(chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n", "a2\n"), 1),
 		dated(chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"), 2),
 		dated(chunk("h", "/p/a.jsonl", "1:1", 3, "a3\n"), 3),
@@ -326,7 +329,7 @@ func TestRestore_DamagedPart(t *testing.T) {
 	p3.Data, p3.Part, p3.Parts = []byte(big[60:]), 3, 3
 	p1.End = 200
 	p2.End, p3.End = p1.End, p1.End
-	archiveAll(t, dir, chunk("h", "/p/f.jsonl", "2:1", 1, "first\n"), p1, &p2, &p3)
+	archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 1}, chunk("h", "/p/f.jsonl", "2:1", 1, "first\n"), p1, &p2, &p3)
 	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
 	require.Len(t, segs, 1)
@@ -346,6 +349,15 @@ func TestRestore_DamagedPart(t *testing.T) {
 // segment matches its checksum, only its claims are false.
 func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 	t.Helper()
+	writeIndex(t, dir, seg, false, edit)
+}
+
+// writeIndex rewrites the footer of the segment seg of the archive dir
+// with its index edited by edit, compressed under the tag SPX2, or plain
+// JSON under SPX1 (as sessionpipe wrote segments before shared frames),
+// and the manifest's record of it.
+func writeIndex(t *testing.T, dir, seg string, plain bool, edit func([]archive.Chunk)) {
+	t.Helper()
 	index, err := archive.ReadSegmentIndex(seg)
 	require.NoError(t, err)
 	data, err := os.ReadFile(seg)
@@ -357,6 +369,13 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 	edit(index)
 	js, err := json.Marshal(index)
 	require.NoError(t, err)
+	tag := "SPX1"
+	if !plain {
+		enc, err := zstd.NewWriter(nil)
+		require.NoError(t, err)
+		js, tag = enc.EncodeAll(js, nil), "SPX2"
+		require.NoError(t, enc.Close())
+	}
 	// The footer: a zstd skippable frame holding the index, its length
 	// and the tag (see the package documentation, "Archive").
 	var foot bytes.Buffer
@@ -364,11 +383,9 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 	binary.Write(&foot, binary.LittleEndian, uint32(len(js)+8))
 	foot.Write(js)
 	binary.Write(&foot, binary.LittleEndian, uint32(len(js)))
-	foot.WriteString("SPX1")
+	foot.WriteString(tag)
 	data = append(data[:framesEnd:framesEnd], foot.Bytes()...)
 	require.NoError(t, os.WriteFile(seg, data, 0o644))
-	_, err = archive.ReadSegmentIndex(seg)
-	require.NoError(t, err)
 
 	segs, err := archive.ReadArchiveManifest(dir)
 	require.NoError(t, err)
@@ -383,6 +400,28 @@ func forgeIndex(t *testing.T, dir, seg string, edit func([]archive.Chunk)) {
 		manifest.Write(append(line, '\n'))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, parquet.ManifestName), manifest.Bytes(), 0o644))
+}
+
+// A segment written before shared frames (index plain JSON, tag SPX1, a
+// frame per chunk) is read and restored as before; one whose plain index
+// claims a shared frame is refused.
+func TestRestore_PlainIndex(t *testing.T) {
+	dir := t.TempDir()
+	archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 1},
+		chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n", "a2\n"), chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"))
+	segs, err := archive.ReadArchiveManifest(dir)
+	require.NoError(t, err)
+	seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
+	writeIndex(t, dir, seg, true, func([]archive.Chunk) {})
+	data, err := os.ReadFile(seg)
+	require.NoError(t, err)
+	require.True(t, bytes.HasSuffix(data, []byte("SPX1")))
+	files, _ := restoreAll(t, dir, archive.RestoreConfig{})
+	require.Equal(t, map[string]string{"h/p/a.jsonl": "a1\na2\n", "h/p/b.jsonl": "b1\n"}, files)
+
+	writeIndex(t, dir, seg, true, func(index []archive.Chunk) { index[1].FrameData = 10 })
+	_, err = archive.ReadSegmentIndex(seg)
+	require.ErrorContains(t, err, "shared frame")
 }
 
 // The errors of a damaged archive say what they are.

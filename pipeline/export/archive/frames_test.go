@@ -1,0 +1,229 @@
+package archive_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/pipeline/bus"
+	"github.com/sessionpipe/sessionpipe/pipeline/export/archive"
+)
+
+// liveChunks returns the lines of the transcripts as a live session
+// sends them, one chunk per line, the files interleaved.
+func liveChunks(t *testing.T, paths ...string) (chunks []*bus.RawChunk, files map[string]string) {
+	t.Helper()
+	files = map[string]string{}
+	var lines [][]string
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		files["h/p/"+filepath.Base(p)] = string(data)
+		ls := strings.SplitAfter(string(data), "\n")
+		if ls[len(ls)-1] == "" {
+			ls = ls[:len(ls)-1]
+		}
+		lines = append(lines, ls)
+	}
+	offsets := make([]int64, len(paths))
+	for i := 0; ; i++ {
+		more := false
+		for f, ls := range lines {
+			if i >= len(ls) {
+				continue
+			}
+			more = true
+			c := chunk("h", "/p/"+filepath.Base(paths[f]), "1:"+string(rune('a'+f)), int64(i+1), ls[i])
+			c.Offset, c.End = offsets[f], offsets[f]+int64(len(ls[i]))
+			offsets[f] = c.End
+			chunks = append(chunks, c)
+		}
+		if !more {
+			return chunks, files
+		}
+	}
+}
+
+// archiveSize returns the bytes of the archive's segments.
+func archiveSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	segs, err := archive.ReadArchiveManifest(dir)
+	require.NoError(t, err)
+	var n int64
+	for _, s := range segs {
+		n += s.Bytes
+	}
+	return n
+}
+
+// The lines of live sessions, one chunk each, share frames: the archive
+// is smaller by half and more than a frame per line, a segment is still
+// the lines in stream order to any zstd reader, and restore gives every
+// file back byte for byte.
+func TestArchive_SharedFrames(t *testing.T) {
+	chunks, files := liveChunks(t,
+		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
+	)
+	shared, own := t.TempDir(), t.TempDir()
+	archiveWith(t, archive.ArchiveConfig{Dir: shared}, chunks...)
+	archiveWith(t, archive.ArchiveConfig{Dir: own, FrameBytes: 1}, chunks...)
+	ratio := float64(archiveSize(t, own)) / float64(archiveSize(t, shared))
+	t.Logf("%d chunks: a frame each %d bytes, shared frames %d bytes (%.2fx)", len(chunks), archiveSize(t, own), archiveSize(t, shared), ratio)
+	require.Greater(t, ratio, 1.5, "shared frames compress better")
+
+	segs, err := archive.ReadArchiveManifest(shared)
+	require.NoError(t, err)
+	require.Len(t, segs, 1)
+	seg := filepath.Join(shared, filepath.FromSlash(segs[0].Path))
+	index, err := archive.ReadSegmentIndex(seg)
+	require.NoError(t, err)
+	require.Len(t, index, len(chunks))
+	frames := map[int64]int{}
+	var want bytes.Buffer
+	for i, c := range index {
+		frames[c.FrameOffset]++
+		require.Positive(t, c.FrameData, "chunk %d", i)
+		require.LessOrEqual(t, c.FrameAt+c.Bytes, c.FrameData)
+		want.Write(chunks[i].Data)
+	}
+	require.Less(t, len(frames), len(chunks)/10, "lines gathered into frames")
+
+	f, err := os.Open(seg)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	require.NoError(t, err)
+	defer zr.Close()
+	plain, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	require.Equal(t, want.String(), string(plain), "a segment is its lines in stream order")
+
+	got, _ := restoreAll(t, shared, archive.RestoreConfig{})
+	require.Equal(t, files, got)
+
+	// A backfill's chunks, larger than a frame, keep a frame each: the
+	// segment is as it was.
+	big := t.TempDir()
+	var large []*bus.RawChunk
+	for _, c := range chunks[:3] {
+		d := bytes.Repeat(c.Data, archive.DefaultFrameBytes/len(c.Data)+1)
+		l := chunk("h", c.Path+".big", c.File+"b", 1, string(d))
+		l.Lines = int64(bytes.Count(d, []byte("\n")))
+		large = append(large, l)
+	}
+	archiveWith(t, archive.ArchiveConfig{Dir: big}, large...)
+	segs, err = archive.ReadArchiveManifest(big)
+	require.NoError(t, err)
+	index, err = archive.ReadSegmentIndex(filepath.Join(big, filepath.FromSlash(segs[0].Path)))
+	require.NoError(t, err)
+	for _, c := range index {
+		require.Zero(t, c.FrameData)
+		require.Zero(t, c.FrameAt)
+	}
+}
+
+// A damaged shared frame costs the chunks it holds, reported, and
+// nothing else; an index entry that places a chunk outside its shared
+// frame is refused before anything is read.
+func TestRestore_DamagedSharedFrame(t *testing.T) {
+	t.Run("FlippedByte", func(t *testing.T) {
+		dir := t.TempDir()
+		archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 64},
+			dated(chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n"), 1),
+			dated(chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"), 1),
+			dated(chunk("h", "/p/a.jsonl", "1:1", 2, strings.Repeat("a", 70)+"\n"), 1), // closes the first frame
+			dated(chunk("h", "/p/c.jsonl", "1:3", 1, "c1\n"), 1),
+		)
+		segs, err := archive.ReadArchiveManifest(dir)
+		require.NoError(t, err)
+		seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
+		index, err := archive.ReadSegmentIndex(seg)
+		require.NoError(t, err)
+		require.Len(t, index, 4)
+		require.Equal(t, index[0].FrameOffset, index[2].FrameOffset, "a1, b1 and a2 share a frame")
+		require.NotEqual(t, index[0].FrameOffset, index[3].FrameOffset)
+		data, err := os.ReadFile(seg)
+		require.NoError(t, err)
+		data[index[0].FrameOffset+index[0].FrameBytes/2] ^= 0x40
+		require.NoError(t, os.WriteFile(seg, data, 0o644))
+
+		files, _, re := restoreDamaged(t, dir)
+		require.Equal(t, map[string]string{"h/p/c.jsonl": "c1\n"}, files)
+		var seqs []uint64
+		for _, d := range re.Damage {
+			seqs = append(seqs, d.Seq)
+		}
+		require.Equal(t, []uint64{0, 1, 2, 3}, seqs, "the segment's checksum, then each chunk of the frame: %v", re)
+	})
+	t.Run("ForgedFrameAt", func(t *testing.T) {
+		dir := t.TempDir()
+		archiveAll(t, dir, chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n"), chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"))
+		segs, err := archive.ReadArchiveManifest(dir)
+		require.NoError(t, err)
+		seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
+		forgeIndex(t, dir, seg, func(index []archive.Chunk) { index[1].FrameAt = index[1].FrameData })
+		files, _, re := restoreDamaged(t, dir)
+		require.Equal(t, map[string]string{"h/p/a.jsonl": "a1\n"}, files)
+		require.Len(t, re.Damage, 1, "%v", re)
+		require.Equal(t, uint64(2), re.Damage[0].Seq)
+		require.Contains(t, re.Damage[0].Error(), "shared frame")
+	})
+}
+
+// BenchmarkArchive_LiveLines archives the public Claude Code, Codex and pi
+// samples as live sessions send them (a chunk per line, the files
+// interleaved), with a frame per chunk (frame=own, what sessionpipe did
+// before) and with shared frames: the CPU per input byte, and the
+// archive's size against the input (ratio, larger is better).
+//
+//	go test ./pipeline/export/archive -run '^$' -bench LiveLines -count 6
+func BenchmarkArchive_LiveLines(b *testing.B) {
+	t := &testing.T{}
+	chunks, _ := liveChunks(t,
+		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
+	)
+	if t.Failed() || len(chunks) == 0 {
+		b.Fatal("samples not read")
+	}
+	var in int64
+	for _, c := range chunks {
+		in += int64(len(c.Data))
+	}
+	for _, bc := range []struct {
+		name  string
+		frame int
+	}{{"frame=own", 1}, {"frame=shared", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(in)
+			b.ReportAllocs()
+			var size int64
+			for b.Loop() {
+				dir := b.TempDir()
+				a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: dir, FrameBytes: bc.frame})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i, c := range chunks {
+					if err := a.Write(b.Context(), c, uint64(i+1)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := a.Close(b.Context()); err != nil {
+					b.Fatal(err)
+				}
+				size = a.Stats().Bytes
+			}
+			b.ReportMetric(float64(in)/float64(size), "ratio")
+		})
+	}
+}
