@@ -298,11 +298,14 @@ func TestHub_Tailer(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, snap.RawChunks, "the original lines go too, for the archive")
 	require.Positive(t, snap.AckedEntries)
-	// The entries and their original lines travel in batch messages on
-	// the host's entry subject; the raw subject (lines too large for a
-	// batch) stays permitted, unused here.
+	// The entries travel in batch messages on the host's entry subject,
+	// their original lines as raw chunks on the host's raw subject, which
+	// the tailer's identity may publish to.
 	require.Equal(t, map[string]uint64{bus.EntrySubject(bus.DefaultPrefix, "build.01", string(schema.FormatClaudeCode)): uint64(snap.Batches)}, si.State.Subjects)
-	require.Equal(t, snap.Acked, snap.Batches, "every message a batch")
+	ri, err := stream.Info(ctx, jetstream.WithSubjectFilter(bus.RawFilter(bus.DefaultPrefix)))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{bus.RawSubject(bus.DefaultPrefix, "build.01"): uint64(snap.RawChunks)}, ri.State.Subjects)
+	require.Equal(t, snap.Acked, snap.Batches+snap.RawChunks, "every message a batch or a raw chunk")
 }
 
 // errorLog is a nats-server logger that counts the errors it is given

@@ -378,6 +378,12 @@ type ConsumerStats struct {
 	Repositions   uint64 // times the consumer was reset to its position
 	AckedSeq      uint64 // last stream sequence acknowledged
 	Pending       uint64 // messages matching the filter not yet received (lag), as of the last batch
+	// SeenSeq: every stream message up to it was handed over or is not
+	// for this consumer (another subject), as the server's consumer last
+	// said when it had nothing more to deliver. A stream whose first
+	// sequence moves past it with nothing for the consumer in between is
+	// not a gap (see Gap).
+	SeenSeq uint64
 }
 
 // Consumer delivers a stream's entries (or dead letters) in batches to a

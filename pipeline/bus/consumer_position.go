@@ -57,8 +57,8 @@ func (r *run) position(ctx context.Context) error {
 	}
 	var gap *Gap
 	if next < st.FirstSeq {
-		if explicit {
-			gap = &Gap{FirstMissing: next, FirstAvailable: st.FirstSeq}
+		if from := r.gapFrom(next); explicit && st.FirstSeq > from {
+			gap = &Gap{FirstMissing: from, FirstAvailable: st.FirstSeq}
 		}
 		next = st.FirstSeq
 	}

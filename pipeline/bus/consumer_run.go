@@ -23,6 +23,11 @@ type run struct {
 	lastDSeq uint64             // last consumer delivery sequence seen since positioning
 	next     uint64             // next stream sequence to take
 	gap      *Gap               // gap to report with the next batch
+	// No stream message in (seenFrom, seen] is for this consumer (the
+	// server's consumer considered them and delivered none); seenNow:
+	// the server was asked since the last message taken (noteSeen).
+	seenFrom, seen uint64
+	seenNow        bool
 
 	batch Batch
 	last  jetstream.Msg // last message taken into the batch: its AckAll covers the batch
@@ -176,7 +181,9 @@ func (r *run) fetch(ctx context.Context) error {
 				if err := mb.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 					c.log.Debug("pull request ended with an error; repositioning", KeyError, err.Error())
 					r.cons = nil // cancelled or failed: deliveries may be lost
+					return nil
 				}
+				r.noteSeen(ctx)
 				return nil
 			}
 			var res takeResult
@@ -197,6 +204,59 @@ func (r *run) fetch(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// noteSeen asks, once per idle spell, what the stream holds that this
+// consumer was not given: with nothing pending for it and every delivery
+// received, the messages up to the stream's last one are not for this
+// consumer (other subjects: the original lines an entries consumer does
+// not read, dead letters), so a stream whose first sequence later moves
+// past them (its limits removing old messages, the exporter purging
+// archived lines) has lost nothing of this consumer's. The stream's last
+// sequence is read first, so that whatever it counts existed when the
+// consumer said it had nothing pending. (A consumer that starts again
+// cannot tell: the messages gone while it was stopped may have been its
+// own, and are reported as a gap.)
+func (r *run) noteSeen(ctx context.Context) {
+	if r.seenNow || r.cons == nil || r.held != nil {
+		return
+	}
+	s, err := r.c.js.Stream(ctx, r.c.cfg.Stream.Name)
+	if err != nil {
+		return // asked again at the next idle spell
+	}
+	last := s.CachedInfo().State.LastSeq
+	info, err := r.cons.Info(ctx)
+	if err != nil {
+		return
+	}
+	r.seenNow = true
+	if info.NumPending == 0 && info.NumAckPending == 0 && info.Delivered.Consumer == r.lastDSeq {
+		r.noteConsidered(r.next-1, last)
+	}
+}
+
+// noteConsidered records that no stream message in (from, to] is for
+// this consumer.
+func (r *run) noteConsidered(from, to uint64) {
+	if to <= from {
+		return
+	}
+	if r.seen > 0 && from <= r.seen && from >= r.seenFrom {
+		from = r.seenFrom // it continues the range known
+	}
+	r.seenFrom, r.seen = from, to
+	r.c.count(func(s *ConsumerStats) { s.SeenSeq = to })
+}
+
+// gapFrom returns the first stream sequence from next on that may have
+// held a message for this consumer: past the range noteConsidered knows
+// to hold none, when next falls in it.
+func (r *run) gapFrom(next uint64) uint64 {
+	if next > r.seenFrom && next <= r.seen+1 {
+		return r.seen + 1
+	}
+	return next
 }
 
 // drain adds to the batch the messages already received, without
@@ -258,8 +318,10 @@ func (r *run) check(ctx context.Context, m jetstream.Msg) (*jetstream.MsgMetadat
 			r.cons = nil
 			return nil, takeLost
 		}
-		if first := s.CachedInfo().State.FirstSeq; first > r.next {
-			g := &Gap{FirstMissing: r.next, FirstAvailable: min(first, seq)}
+		// Nothing of this consumer's was in the range noteSeen knows.
+		if from := r.gapFrom(r.next); s.CachedInfo().State.FirstSeq > from {
+			first := s.CachedInfo().State.FirstSeq
+			g := &Gap{FirstMissing: from, FirstAvailable: min(first, seq)}
 			if r.batch.Len() > 0 {
 				r.heldGap = g
 				return meta, takeCut
@@ -277,6 +339,7 @@ func (r *run) check(ctx context.Context, m jetstream.Msg) (*jetstream.MsgMetadat
 // add decodes m into the batch.
 func (r *run) add(m jetstream.Msg, meta *jetstream.MsgMetadata) {
 	c, b := r.c, &r.batch
+	r.seenNow = false
 	seq := meta.Sequence.Stream
 	if b.Len() == 0 {
 		b.First, b.Gap = seq, r.gap

@@ -660,3 +660,56 @@ func TestConsumer_RestartsUnderLoad(t *testing.T) {
 	}
 	t.Logf("consumer stats: %+v", c.Stats())
 }
+
+// Messages of subjects a consumer does not read (the original lines an
+// entries consumer skips) that leave the stream while it runs, by the
+// stream's limits or by the exporter's purge, are no gap for it; entries
+// it never received that leave the stream still are.
+func TestConsumer_NoGapForOtherSubjects(t *testing.T) {
+	e := mustEnv(t)
+	seqs := publishEntries(t, e.js, 0, 5)
+	raw, err := bus.RawMsgs(bus.DefaultPrefix, rawChunk([]byte("l1\n")), 0)
+	require.NoError(t, err)
+	ack, err := e.js.PublishMsg(t.Context(), raw[0])
+	require.NoError(t, err)
+	require.Greater(t, ack.Sequence, seqs[4])
+	st, err := e.js.Stream(t.Context(), bus.DefaultStream)
+	require.NoError(t, err)
+
+	s := newSink()
+	c := mustConsumer(t, e.js, bus.ConsumerConfig{FetchWait: 50 * time.Millisecond})
+	stop := runConsumer(t, c, s.handle)
+	waitCount(t, s, 5)
+	natstest.CheckFor(t, waitLong, waitPoll, func() error {
+		if got := c.Stats().SeenSeq; got < ack.Sequence {
+			return fmt.Errorf("seen up to %d, the raw chunk is %d", got, ack.Sequence)
+		}
+		return nil
+	})
+	// Everything leaves the stream (limits), the raw chunk included.
+	require.NoError(t, st.Purge(t.Context()))
+	more := publishEntries(t, e.js, 5, 8)
+	waitCount(t, s, 8)
+	got, batches := s.snapshot()
+	require.Equal(t, append(seqs, more...), got)
+	for _, b := range batches {
+		require.Nil(t, b.gap, "the raw chunk is not this consumer's")
+	}
+	stop()
+	require.Zero(t, c.Stats().Gaps)
+
+	// Entries that leave before it read them are a gap (here it starts
+	// again from its last entry, as the indexer does from its state: a
+	// purge of the whole stream also moves the durable's floor).
+	lost := publishEntries(t, e.js, 8, 12)
+	require.NoError(t, st.Purge(t.Context()))
+	last := publishEntries(t, e.js, 12, 13)
+	c3 := mustConsumer(t, e.js, bus.ConsumerConfig{FetchWait: 50 * time.Millisecond, StartSeq: more[2] + 1})
+	s3 := newSink()
+	runConsumer(t, c3, s3.handle)
+	waitCount(t, s3, 1)
+	got, batches = s3.snapshot()
+	require.Equal(t, last, got)
+	require.NotNil(t, batches[0].gap)
+	require.Equal(t, lost[0], batches[0].gap.FirstMissing)
+}

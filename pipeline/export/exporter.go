@@ -154,18 +154,20 @@ type Exporter struct {
 	rawBytes atomic.Int64
 	arcBytes atomic.Int64
 	comm     atomic.Uint64
-	health   commitHealth
+	health   commitHealth // what the commits came to, for Health (health.go)
 
 	// PurgeArchived: the raw messages received and not yet deleted
 	// (ascending; x.mu held), up to which sequence they are gone, and
 	// who kept them.
 	rawSeqs      []uint64
+	purgeAll     bool       // rawSeqs was dropped: the next purge purges the subject; x.mu held
 	purgeMu      sync.Mutex // one purge at a time
 	purgedSeq    atomic.Uint64
 	purgeBlocked atomic.Bool
-	purgedAll    bool   // the subject was purged once since start or since unblocked; purgeMu held
-	blockedBy    string // the consumer last logged as blocking; purgeMu held
-	purgeErr     string // the failure last logged; purgeMu held // what the commits came to, for Health (health.go)
+	purgedAll    bool          // the subject was purged once since start; purgeMu held
+	archived     atomic.Uint64 // the highest sequence in the archive's committed segments
+	blockedBy    string        // the consumer last logged as blocking; purgeMu held
+	purgeErr     string        // the failure last logged; purgeMu held
 }
 
 // NewExporter checks cfg. It touches neither the stream nor the
@@ -426,11 +428,6 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 	rawPrefix := strings.TrimSuffix(bus.RawFilter(x.cfg.Stream.Prefix), ">")
 	for i := range b.Raw {
 		d := &b.Raw[i]
-		if x.cfg.PurgeArchived && strings.HasPrefix(d.Subject, rawPrefix) && (len(x.rawSeqs) == 0 || d.Seq > x.rawSeqs[len(x.rawSeqs)-1]) {
-			// A message of its own (not a batch's block): it can go once
-			// committed, archived or skipped.
-			x.rawSeqs = append(x.rawSeqs, d.Seq)
-		}
 		if !x.stage.MatchesRaw(d) {
 			continue
 		}
@@ -439,6 +436,16 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			x.noteCommitLocked(ctx, err)
 			x.stopIfFailed(err)
 			return err
+		}
+		if x.cfg.PurgeArchived && strings.HasPrefix(d.Subject, rawPrefix) && (len(x.rawSeqs) == 0 || d.Seq > x.rawSeqs[len(x.rawSeqs)-1]) {
+			// A message of its own (not a batch's block), archived: it
+			// can go once its segment is committed. A redelivered one
+			// (below the last) is in the list already.
+			if len(x.rawSeqs) >= maxRawSeqs {
+				// Deletes keep failing: the subject's purge takes them.
+				x.rawSeqs, x.purgeAll = x.rawSeqs[:0], true
+			}
+			x.rawSeqs = append(x.rawSeqs, d.Seq)
 		}
 	}
 	x.undec.Add(int64(len(b.Undecodable)))
@@ -581,15 +588,18 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 		}
 		x.blockedBy = other
 		x.mu.Lock()
-		x.rawSeqs = x.rawSeqs[:0] // the purge of the subject takes them once unblocked
+		n, _ := slices.BinarySearch(x.rawSeqs, upTo+1)
+		x.rawSeqs = append(x.rawSeqs[:0], x.rawSeqs[n:]...) // those up to upTo: the subject's purge takes them once unblocked
+		x.purgeAll = true
 		x.mu.Unlock()
-		x.purgedAll = false
 		return
 	}
 	x.blockedBy = ""
 	x.mu.Lock()
 	n, _ := slices.BinarySearch(x.rawSeqs, upTo+1)
 	seqs := slices.Clone(x.rawSeqs[:n])
+	all := x.purgeAll
+	x.purgeAll = false
 	x.mu.Unlock()
 	for i, seq := range seqs {
 		if err := s.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -599,10 +609,20 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 		}
 	}
 	x.dropRawSeqs(seqs)
-	if !x.purgedAll {
-		if err := s.Purge(ctx, jetstream.WithPurgeSubject(bus.RawFilter(x.cfg.Stream.Prefix)), jetstream.WithPurgeSequence(upTo+1)); err != nil {
-			warn(err)
-			return
+	if all || !x.purgedAll {
+		// What no delete of this process takes: archived before it
+		// started, or while the deletes could not be made. Never past
+		// what the archive's committed segments hold (an archive
+		// started after the Parquet output holds less than its
+		// position says).
+		if bound := min(upTo, x.archived.Load()); bound > 0 {
+			if err := s.Purge(ctx, jetstream.WithPurgeSubject(bus.RawFilter(x.cfg.Stream.Prefix)), jetstream.WithPurgeSequence(bound+1)); err != nil {
+				x.mu.Lock()
+				x.purgeAll = true
+				x.mu.Unlock()
+				warn(err)
+				return
+			}
 		}
 		x.purgedAll = true
 	}
@@ -610,6 +630,11 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 	x.purgeErr = ""
 	x.log.Debug("original lines purged from the stream", "up_to", upTo, "messages", len(seqs))
 }
+
+// maxRawSeqs bounds the sequences of archived raw messages an exporter
+// keeps to delete (8 MiB): past it, when deletes keep failing, the next
+// purge purges the subject instead.
+const maxRawSeqs = 1 << 20
 
 // dropRawSeqs takes the sequences of deleted raw messages, a prefix of
 // x.rawSeqs, off the list.
@@ -707,6 +732,7 @@ func (x *Exporter) countLocked() {
 	x.rows.Store(ws.Rows)
 	x.bytes.Store(ws.Bytes)
 	if x.a != nil {
+		x.archived.Store(x.a.Highest())
 		as := x.a.Stats()
 		x.segments.Store(as.Segments)
 		x.rawBytes.Store(as.RawBytes)

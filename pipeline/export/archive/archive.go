@@ -291,7 +291,9 @@ func ChunkPartition(c *bus.RawChunk) commit.Partition {
 }
 
 // Write takes the chunk c with its stream sequence into its partition's
-// open segment, compressed as one zstd frame. Chunks must come in
+// open segment: compressed as a zstd frame of its own when it holds at
+// least ArchiveConfig.FrameBytes, else gathered with the next ones into a
+// shared frame. Chunks must come in
 // stream order; one handed over before, or that a committed segment of
 // its partition holds, is skipped.
 func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) error {
@@ -331,6 +333,9 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		s = &segment{partition: p, opened: time.Now(), first: seq}
 		a.open[p] = s
 	}
+	if size >= int64(a.cfg.FrameBytes) {
+		a.frame(s, s.pending) // the chunks gathered before get their frame, this one its own
+	}
 	held := cap(s.pending)
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
@@ -338,7 +343,7 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		Sessions: slices.Clone(c.Sessions), TS: c.TS, Redacted: c.Redacted, Part: c.Part, Parts: c.Parts,
 		FrameAt: int64(len(s.pending)), Bytes: size,
 	})
-	if len(s.pending) == 0 && size >= int64(a.cfg.FrameBytes) {
+	if size >= int64(a.cfg.FrameBytes) {
 		a.frame(s, c.Data) // a frame of its own, without a copy
 	} else {
 		s.pending = append(s.pending, c.Data...)
@@ -416,6 +421,16 @@ func (a *ArchiveWriter) Committed() uint64 {
 		s = min(s, seg.first-1)
 	}
 	return s
+}
+
+// Highest returns the highest sequence of a chunk in the archive's
+// committed segments (0: none).
+func (a *ArchiveWriter) Highest() uint64 {
+	var h uint64
+	for _, s := range a.high {
+		h = max(h, s)
+	}
+	return h
 }
 
 // Stats returns the counters.

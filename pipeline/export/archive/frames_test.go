@@ -2,6 +2,7 @@ package archive_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -136,10 +137,10 @@ func TestArchive_SharedFrames(t *testing.T) {
 func TestRestore_DamagedSharedFrame(t *testing.T) {
 	t.Run("FlippedByte", func(t *testing.T) {
 		dir := t.TempDir()
-		archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 64},
+		archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 8},
 			dated(chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n"), 1),
 			dated(chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"), 1),
-			dated(chunk("h", "/p/a.jsonl", "1:1", 2, strings.Repeat("a", 70)+"\n"), 1), // closes the first frame
+			dated(chunk("h", "/p/a.jsonl", "1:1", 2, "a2\n"), 1), // 9 bytes gathered: the first frame
 			dated(chunk("h", "/p/c.jsonl", "1:3", 1, "c1\n"), 1),
 		)
 		segs, err := archive.ReadArchiveManifest(dir)
@@ -226,4 +227,61 @@ func BenchmarkArchive_LiveLines(b *testing.B) {
 			b.ReportMetric(float64(in)/float64(size), "ratio")
 		})
 	}
+}
+
+// A chunk of at least FrameBytes arriving while smaller ones wait gets a
+// frame of its own, and theirs is closed first; chunks of partitions that
+// interleave restore byte for byte.
+func TestArchive_SharedFramesMixed(t *testing.T) {
+	dir := t.TempDir()
+	big := strings.Repeat("x", 200) + "\n"
+	var chunks []*bus.RawChunk
+	files := map[string]string{}
+	for i := range 30 {
+		for _, host := range []string{"h1", "h2", "h3"} {
+			line := fmt.Sprintf("%s line %d\n", host, i)
+			if i == 10 {
+				line = big
+			}
+			c := chunk(host, "/p/f.jsonl", "1:1", int64(i+1), line)
+			prev := files[host+"/p/f.jsonl"]
+			c.Offset, c.End = int64(len(prev)), int64(len(prev)+len(line))
+			files[host+"/p/f.jsonl"] = prev + line
+			chunks = append(chunks, c)
+		}
+	}
+	archiveWith(t, archive.ArchiveConfig{Dir: dir, FrameBytes: 128}, chunks...)
+	segs, err := archive.ReadArchiveManifest(dir)
+	require.NoError(t, err)
+	require.Len(t, segs, 3)
+	for _, sg := range segs {
+		index, err := archive.ReadSegmentIndex(filepath.Join(dir, filepath.FromSlash(sg.Path)))
+		require.NoError(t, err)
+		require.Len(t, index, 30)
+		require.Zero(t, index[10].FrameData, "the large chunk has its own frame")
+		require.NotEqual(t, index[9].FrameOffset, index[10].FrameOffset)
+		require.NotEqual(t, index[10].FrameOffset, index[11].FrameOffset)
+		require.Positive(t, index[9].FrameData, "the small ones before it share theirs")
+	}
+	got, _ := restoreAll(t, dir, archive.RestoreConfig{})
+	require.Equal(t, files, got)
+}
+
+// A forged index whose chunks disagree about their shared frame (one
+// claims it larger than another found it) is damage, not a crash.
+func TestRestore_ForgedSharedFrameSize(t *testing.T) {
+	dir := t.TempDir()
+	archiveAll(t, dir, chunk("h", "/p/a.jsonl", "1:1", 1, "a1\n"), chunk("h", "/p/a.jsonl", "1:1", 2, "a2\n"),
+		chunk("h", "/p/b.jsonl", "1:2", 1, "b1\n"))
+	segs, err := archive.ReadArchiveManifest(dir)
+	require.NoError(t, err)
+	seg := filepath.Join(dir, filepath.FromSlash(segs[0].Path))
+	forgeIndex(t, dir, seg, func(index []archive.Chunk) {
+		require.Equal(t, index[0].FrameOffset, index[1].FrameOffset)
+		index[1].FrameData, index[1].FrameAt = 4000, 3000
+	})
+	files, _, re := restoreDamaged(t, dir)
+	require.Equal(t, map[string]string{"h/p/a.jsonl": "a1\n", "h/p/b.jsonl": "b1\n"}, files, "a's second line is lost, nothing else")
+	require.Len(t, re.Damage, 1, "%v", re)
+	require.Equal(t, uint64(2), re.Damage[0].Seq)
 }

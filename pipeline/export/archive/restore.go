@@ -216,15 +216,13 @@ type restorer struct {
 	since string // cfg.Since as a partition date, "" without
 	until string // cfg.Until as a partition date, "" without
 
-	open    map[*segmentRef]segmentReader // segments open for reading frames
-	// shared is the last frame shared by several chunks, decompressed:
-	// its chunks come one after another in stream order.
-	shared struct {
-		seg  *segmentRef
-		at   int64
-		data []byte
-	}
-	ctx     context.Context               // of a bucket's reads
+	open map[*segmentRef]segmentReader // segments open for reading frames
+	// shared holds, for each open segment, the last frame shared by
+	// several chunks that was read, decompressed: its chunks come one
+	// after another in the segment (chunks are read in stream order,
+	// and the segments of several partitions interleave).
+	shared  map[*segmentRef]sharedFrame
+	ctx     context.Context // of a bucket's reads
 	damage  []*SegmentError
 	lost    []Segment // segments none of whose chunks are known
 	current map[string]*rebuilt
@@ -553,8 +551,8 @@ func (rs *restorer) frame(l *located) ([]byte, error) {
 		}
 		rs.open[l.seg] = f
 	}
-	if l.FrameData > 0 && rs.shared.seg == l.seg && rs.shared.at == l.FrameOffset {
-		return l.slice(rs.shared.data), nil
+	if sf, ok := rs.shared[l.seg]; ok && l.FrameData > 0 && sf.at == l.FrameOffset && sf.bytes == l.FrameBytes && int64(len(sf.data)) == l.FrameData {
+		return l.slice(sf.data), nil
 	}
 	want := l.Bytes
 	if l.FrameData > 0 {
@@ -572,10 +570,20 @@ func (rs *restorer) frame(l *located) ([]byte, error) {
 		return nil, fmt.Errorf("frame at %d holds %d bytes, the index says %d", l.FrameOffset, len(out), want)
 	}
 	if l.FrameData > 0 {
-		rs.shared.seg, rs.shared.at, rs.shared.data = l.seg, l.FrameOffset, out
+		if rs.shared == nil {
+			rs.shared = make(map[*segmentRef]sharedFrame)
+		}
+		rs.shared[l.seg] = sharedFrame{at: l.FrameOffset, bytes: l.FrameBytes, data: out}
 		return l.slice(out), nil
 	}
 	return out, nil
+}
+
+// sharedFrame is a frame shared by several chunks, decompressed: where
+// it is in its segment, its size there, and its data.
+type sharedFrame struct {
+	at, bytes int64
+	data      []byte
 }
 
 // slice returns the chunk's bytes of its shared frame's data (checked:
@@ -589,6 +597,7 @@ func (rs *restorer) closeSegments() {
 		f.Close()
 		delete(rs.open, ref)
 	}
+	clear(rs.shared)
 }
 
 // write writes the files the filters select and reports the damage.
