@@ -690,7 +690,9 @@ func (x *Exporter) close(ctx context.Context) error {
 	if err := x.closeWriters(ctx); err != nil {
 		return err
 	}
-	x.purgeArchived(ctx)
+	if !x.cfg.Offline { // an offline export's stream is removed next
+		x.purgeArchived(ctx)
+	}
 	return nil
 }
 
