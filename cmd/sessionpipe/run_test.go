@@ -94,14 +94,25 @@ func TestRun_DuplicatesPastTheWindowCountOnce(t *testing.T) {
 // directory holds.
 func streamMsgs(t *testing.T, data string) uint64 {
 	t.Helper()
+	var n uint64
+	withStream(t, data, func(s jetstream.Stream) {
+		info, err := s.Info(t.Context())
+		require.NoError(t, err)
+		n = info.State.Msgs
+	})
+	return n
+}
+
+// withStream calls fn with the stream in a stopped run's data directory,
+// on an embedded server started for the call.
+func withStream(t *testing.T, data string, fn func(jetstream.Stream)) {
+	t.Helper()
 	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: filepath.Join(data, "jetstream")})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, e.Shutdown(context.WithoutCancel(t.Context()))) }()
 	s, err := natstest.JetStream(t, e.Conn()).Stream(t.Context(), bus.DefaultStream)
 	require.NoError(t, err)
-	info, err := s.Info(t.Context())
-	require.NoError(t, err)
-	return info.State.Msgs
+	fn(s)
 }
 
 // Stub files beside a real session (a lone teleported-from line, only
@@ -315,17 +326,14 @@ func TestRun_OncePurgesArchivedLines(t *testing.T) {
 // `run`'s data directory holds.
 func streamSubjects(t *testing.T, data string) (raw, entries uint64) {
 	t.Helper()
-	e, err := bus.StartEmbedded(t.Context(), bus.EmbeddedConfig{StoreDir: filepath.Join(data, "jetstream")})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, e.Shutdown(context.WithoutCancel(t.Context()))) }()
-	s, err := natstest.JetStream(t, e.Conn()).Stream(t.Context(), bus.DefaultStream)
-	require.NoError(t, err)
-	for filter, n := range map[string]*uint64{bus.RawFilter(bus.DefaultPrefix): &raw, bus.EntriesFilter(bus.DefaultPrefix): &entries} {
-		info, err := s.Info(t.Context(), jetstream.WithSubjectFilter(filter))
-		require.NoError(t, err)
-		for _, c := range info.State.Subjects {
-			*n += c
+	withStream(t, data, func(s jetstream.Stream) {
+		for filter, n := range map[string]*uint64{bus.RawFilter(bus.DefaultPrefix): &raw, bus.EntriesFilter(bus.DefaultPrefix): &entries} {
+			info, err := s.Info(t.Context(), jetstream.WithSubjectFilter(filter))
+			require.NoError(t, err)
+			for _, c := range info.State.Subjects {
+				*n += c
+			}
 		}
-	}
+	})
 	return raw, entries
 }

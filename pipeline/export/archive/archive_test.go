@@ -37,6 +37,20 @@ func archiveWith(t *testing.T, cfg archive.ArchiveConfig, chunks ...*bus.RawChun
 	require.Equal(t, uint64(len(chunks)), a.Committed(), "every chunk committed")
 }
 
+// plainZstd returns what a plain zstd reader reads from the file at p.
+func plainZstd(t *testing.T, p string) string {
+	t.Helper()
+	f, err := os.Open(p)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := zstd.NewReader(f)
+	require.NoError(t, err)
+	defer zr.Close()
+	plain, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	return string(plain)
+}
+
 // Restore follows what happened to a file: appends, a re-send after a
 // restart, a rewrite read again from the start, a rename, an inode reused
 // by another file.
@@ -143,15 +157,7 @@ func TestArchive_RecoveryAndPlainZstd(t *testing.T) {
 
 	// Any zstd reader reads a segment as the lines it holds: frames one
 	// after the other, the index frame skipped (as `zstd -d` does).
-	f, err := os.Open(seg)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	require.NoError(t, err)
-	defer zr.Close()
-	plain, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	require.Equal(t, "one\ntwo\n", string(plain))
+	require.Equal(t, "one\ntwo\n", plainZstd(t, seg))
 	if bin, err := exec.LookPath("zstd"); err == nil {
 		out, err := exec.Command(bin, "-dc", seg).Output()
 		require.NoError(t, err)

@@ -3,13 +3,11 @@ package archive_test
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -97,15 +95,7 @@ func TestArchive_SharedFrames(t *testing.T) {
 	}
 	require.Less(t, len(frames), len(chunks)/10, "lines gathered into frames")
 
-	f, err := os.Open(seg)
-	require.NoError(t, err)
-	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	require.NoError(t, err)
-	defer zr.Close()
-	plain, err := io.ReadAll(zr)
-	require.NoError(t, err)
-	require.Equal(t, want.String(), string(plain), "a segment is its lines in stream order")
+	require.Equal(t, want.String(), plainZstd(t, seg), "a segment is its lines in stream order")
 
 	got, _ := restoreAll(t, shared, archive.RestoreConfig{})
 	require.Equal(t, files, got)
