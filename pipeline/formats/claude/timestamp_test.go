@@ -7,6 +7,7 @@ import (
 
 	"github.com/sessionpipe/sessionpipe/pipeline/formats/parse"
 	"github.com/sessionpipe/sessionpipe/pipeline/jsonl"
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
 // TestTimestamp checks the fast path against parse.Time, which decides.
@@ -59,7 +60,7 @@ func FuzzTimestamp(f *testing.F) {
 	f.Add("2026-02-11T20:36:47.925Z")
 	f.Add("2024-02-29T23:59:59.123456789Z")
 	f.Fuzz(func(t *testing.T, in string) {
-		b, ok := utcTime([]byte(in))
+		b, ok := schema.ParseUTC([]byte(in))
 		if !ok {
 			return
 		}
@@ -67,10 +68,10 @@ func FuzzTimestamp(f *testing.F) {
 		s.Reset([]byte(`"` + in + `"`))
 		want, wantOK := parse.Time(s.Value())
 		if !wantOK {
-			t.Fatalf("utcTime(%q) = %v, parse.Time rejects it", in, b)
+			t.Fatalf("schema.ParseUTC(%q) = %v, parse.Time rejects it", in, b)
 		}
 		if !want.Equal(b) {
-			t.Fatalf("utcTime(%q) = %v, want %v", in, b, want)
+			t.Fatalf("schema.ParseUTC(%q) = %v, want %v", in, b, want)
 		}
 	})
 }

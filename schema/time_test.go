@@ -1,4 +1,4 @@
-package bus
+package schema_test
 
 import (
 	"fmt"
@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/sessionpipe/sessionpipe/schema"
 )
 
-// parseUTC gives what time.Time's UnmarshalJSON gives for every time it
+// ParseUTC gives what time.Time's UnmarshalJSON gives for every time it
 // accepts, and accepts the form schema.Entry.AppendJSON writes; what it
 // does not accept, the decoder hands to UnmarshalJSON.
 func TestParseUTC_SameAsUnmarshalJSON(t *testing.T) {
@@ -43,14 +45,14 @@ func TestParseUTC_SameAsUnmarshalJSON(t *testing.T) {
 		"2026-01-02T03:04:05.+12345Z", `2026-01-02T03:04:05\u005a`)
 	fast := 0
 	for _, c := range cases {
-		got, ok := parseUTC([]byte(c))
+		got, ok := schema.ParseUTC([]byte(c))
 		var want time.Time
 		err := want.UnmarshalJSON([]byte(`"` + c + `"`))
 		if !ok {
 			continue
 		}
 		fast++
-		require.NoError(t, err, "%q: parseUTC accepts what UnmarshalJSON refuses", c)
+		require.NoError(t, err, "%q: ParseUTC accepts what UnmarshalJSON refuses", c)
 		require.Equal(t, want, got, "%q", c)
 	}
 	require.Greater(t, fast, 20000, "the form AppendJSON writes takes the fast path")
