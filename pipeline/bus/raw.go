@@ -81,9 +81,11 @@ type Hole struct {
 // of Data in hex: the same span of the same file with the same bytes has
 // the same id whenever it is sent, and a file rewritten with other bytes
 // at the same offsets never collides with what it held before.
-func (c *RawChunk) ID() string {
-	id := "raw:" + c.Host + ":" + c.File + ":" + strconv.FormatInt(c.Offset, 10) + "-" + strconv.FormatInt(c.End, 10) +
-		":" + strconv.FormatUint(xxh3.Hash(c.Data), 16)
+func (c *RawChunk) ID() string { return c.id(strconv.FormatUint(xxh3.Hash(c.Data), 16)) }
+
+// id is ID with the hash of Data given, in hex.
+func (c *RawChunk) id(sum string) string {
+	id := "raw:" + c.Host + ":" + c.File + ":" + strconv.FormatInt(c.Offset, 10) + "-" + strconv.FormatInt(c.End, 10) + ":" + sum
 	if c.Parts > 1 {
 		id += "/" + strconv.Itoa(c.Part)
 	}
@@ -131,14 +133,15 @@ func RawMsgs(prefix string, c *RawChunk, limit int) ([]*nats.Msg, error) {
 		enc = enc[:len(enc)+len(s2.Encode(enc[len(enc):cap(enc)], p.Data))]
 		body := append(batchBody(len(enc)), enc...)
 		batchScratch.Put(scratch)
+		sum := strconv.FormatUint(xxh3.Hash(p.Data), 16)
 		msgs = append(msgs, &nats.Msg{
 			Subject: RawSubject(prefix, c.Host),
 			Data:    body,
 			Header: nats.Header{
-				HeaderMsgID:    []string{p.ID()},
+				HeaderMsgID:    []string{p.id(sum)},
 				HeaderSchema:   []string{strconv.Itoa(SingleVersion)},
 				HeaderEncoding: []string{rawEncoding},
-				HeaderRawSum:   []string{strconv.FormatUint(xxh3.Hash(p.Data), 16)},
+				HeaderRawSum:   []string{sum},
 			},
 		})
 	}

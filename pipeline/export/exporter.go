@@ -160,14 +160,16 @@ type Exporter struct {
 	// (ascending; x.mu held), up to which sequence they are gone, and
 	// who kept them.
 	rawSeqs      []uint64
-	purgeAll     bool       // rawSeqs was dropped: the next purge purges the subject; x.mu held
 	purgeMu      sync.Mutex // one purge at a time
 	purgedSeq    atomic.Uint64
 	purgeBlocked atomic.Bool
-	purgedAll    bool          // the subject was purged once since start; purgeMu held
-	archived     atomic.Uint64 // the highest sequence in the archive's committed segments
-	blockedBy    string        // the consumer last logged as blocking; purgeMu held
-	purgeErr     string        // the failure last logged; purgeMu held
+	// subjectDue: raw messages no delete of this process takes may be
+	// left (archived before it started, or dropped from rawSeqs): the
+	// next purge purges the subject.
+	subjectDue atomic.Bool
+	archived   atomic.Uint64 // the highest sequence in the archive's committed segments
+	blockedBy  string        // the consumer last logged as blocking; purgeMu held
+	purgeErr   string        // the failure last logged; purgeMu held
 }
 
 // NewExporter checks cfg. It touches neither the stream nor the
@@ -212,6 +214,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	x := &Exporter{cfg: cfg, log: cfg.Logger.With(parquet.KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
+	x.subjectDue.Store(true) // what was archived before this process started
 	stage, err := bus.NewStage(bus.StageConfig{
 		JS: cfg.JS, Stream: cfg.Stream, Role: "exporter", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
 		CommitInterval: cfg.CommitInterval, Logger: x.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelError,
@@ -443,7 +446,8 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			// (below the last) is in the list already.
 			if len(x.rawSeqs) >= maxRawSeqs {
 				// Deletes keep failing: the subject's purge takes them.
-				x.rawSeqs, x.purgeAll = x.rawSeqs[:0], true
+				x.rawSeqs = x.rawSeqs[:0]
+				x.subjectDue.Store(true)
 			}
 			x.rawSeqs = append(x.rawSeqs, d.Seq)
 		}
@@ -590,16 +594,14 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 		x.mu.Lock()
 		n, _ := slices.BinarySearch(x.rawSeqs, upTo+1)
 		x.rawSeqs = append(x.rawSeqs[:0], x.rawSeqs[n:]...) // those up to upTo: the subject's purge takes them once unblocked
-		x.purgeAll = true
 		x.mu.Unlock()
+		x.subjectDue.Store(true)
 		return
 	}
 	x.blockedBy = ""
 	x.mu.Lock()
 	n, _ := slices.BinarySearch(x.rawSeqs, upTo+1)
 	seqs := slices.Clone(x.rawSeqs[:n])
-	all := x.purgeAll
-	x.purgeAll = false
 	x.mu.Unlock()
 	for i, seq := range seqs {
 		if err := s.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
@@ -609,7 +611,7 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 		}
 	}
 	x.dropRawSeqs(seqs)
-	if all || !x.purgedAll {
+	if x.subjectDue.Swap(false) {
 		// What no delete of this process takes: archived before it
 		// started, or while the deletes could not be made. Never past
 		// what the archive's committed segments hold (an archive
@@ -617,14 +619,11 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 		// position says).
 		if bound := min(upTo, x.archived.Load()); bound > 0 {
 			if err := s.Purge(ctx, jetstream.WithPurgeSubject(bus.RawFilter(x.cfg.Stream.Prefix)), jetstream.WithPurgeSequence(bound+1)); err != nil {
-				x.mu.Lock()
-				x.purgeAll = true
-				x.mu.Unlock()
+				x.subjectDue.Store(true)
 				warn(err)
 				return
 			}
 		}
-		x.purgedAll = true
 	}
 	x.purgedSeq.Store(upTo)
 	x.purgeErr = ""
@@ -649,39 +648,27 @@ func (x *Exporter) dropRawSeqs(seqs []uint64) {
 }
 
 // otherRawReader returns the name of a durable consumer of s, other
-// than this exporter's, whose filter takes raw messages; "" if none.
+// than this exporter's, whose filter takes raw messages; "" if none. It
+// reads the listing to its end: nats.go's lister blocks on a consumer
+// not taken.
 func (x *Exporter) otherRawReader(ctx context.Context, s jetstream.Stream) (string, error) {
 	raw := bus.RawFilter(x.cfg.Stream.Prefix)
-	names := s.ConsumerNames(ctx)
-	for name := range names.Name() {
-		if name == x.cfg.Name {
-			continue
-		}
-		c, err := s.Consumer(ctx, name)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			continue // deleted meanwhile
-		}
-		if err != nil {
-			return "", err
-		}
-		cfg := c.CachedInfo().Config
-		if cfg.Durable == "" {
-			continue // an ephemeral reader: it goes away on its own
+	list := s.ListConsumers(ctx)
+	other := ""
+	for info := range list.Info() {
+		cfg := info.Config
+		if other != "" || info.Name == x.cfg.Name || cfg.Durable == "" {
+			continue // found, this exporter, or an ephemeral reader (it goes away on its own)
 		}
 		filters := cfg.FilterSubjects
 		if cfg.FilterSubject != "" {
 			filters = append(filters, cfg.FilterSubject)
 		}
-		if len(filters) == 0 {
-			return name, nil // it reads everything
-		}
-		for _, f := range filters {
-			if server.SubjectsCollide(f, raw) {
-				return name, nil
-			}
+		if len(filters) == 0 || slices.ContainsFunc(filters, func(f string) bool { return server.SubjectsCollide(f, raw) }) {
+			other = info.Name // it reads everything, or the raw subject
 		}
 	}
-	return "", names.Err()
+	return other, list.Err()
 }
 
 // close commits everything open, saves the position and closes the

@@ -180,11 +180,7 @@ func (t *Tailer) docBatches(w *worker, f *file, size int64, kept []docEntry) ([]
 		if lines < 1 {
 			lines = 1
 		}
-		span := bus.BatchSpan{
-			Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id),
-			Offset: 0, End: size, Line: max(first.line, 1), Lines: lines,
-		}
-		m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], len(run), nil)
+		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, 0, size, max(first.line, 1), lines), w.jsonl[first.from:last.to], len(run), nil)
 		if err != nil {
 			return err
 		}

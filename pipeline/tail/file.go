@@ -261,10 +261,7 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	t.mu.Lock()
 	path := f.path
 	t.mu.Unlock()
-	span := bus.BatchSpan{
-		Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id),
-		Offset: first.before.at, End: last.after.at, Line: first.line, Lines: last.line - first.line + 1,
-	}
+	span := t.batchSpan(f, first.before.at, last.after.at, first.line, last.line-first.line+1)
 	if raw != nil {
 		span.Line, span.Lines = raw.Line, raw.Lines
 	}
@@ -288,6 +285,12 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	batch.msgs = append(batch.msgs, m)
 	batch.msgs = t.appendRaw(batch.msgs, path, raw, limit)
 	return t.send(ctx, f, batch)
+}
+
+// batchSpan locates lines of f (bytes [offset, end), lines line to
+// line+lines-1) for a batch message.
+func (t *Tailer) batchSpan(f *file, offset, end, line, lines int64) bus.BatchSpan {
+	return bus.BatchSpan{Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id), Offset: offset, End: end, Line: line, Lines: lines}
 }
 
 // appendRaw appends to msgs the messages of raw chunk raw (none when
@@ -331,10 +334,7 @@ func (t *Tailer) sendLine(ctx context.Context, w *worker, f *file, path string, 
 	line.msgs = append(msgs, p.msgs...)
 	if raw != nil && len(line.msgs) == 0 {
 		// A line of no entry: a batch message of none goes first.
-		m, err := bus.BatchMsg(t.cfg.Prefix, bus.BatchSpan{
-			Host: t.cfg.Host, Format: string(f.format), File: fileToken(f.id),
-			Offset: raw.Offset, End: raw.End, Line: raw.Line, Lines: raw.Lines,
-		}, nil, 0, nil)
+		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, raw.Offset, raw.End, raw.Line, raw.Lines), nil, 0, nil)
 		if err != nil {
 			return err
 		}
