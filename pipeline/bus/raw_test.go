@@ -159,3 +159,25 @@ func TestDecodeRaw_KeepsCause(t *testing.T) {
 	var se *json.SyntaxError
 	require.ErrorAs(t, err, &se, "the cause is kept: %v", err)
 }
+
+// A file rewritten in place with other bytes at the same offsets (while
+// the tailer was stopped, say) sends a chunk of the same span: its id
+// differs, so the stream's duplicate window keeps it, and the archive
+// gets the new bytes; the same bytes sent again are a duplicate.
+func TestRawMsgs_RewrittenSpanIsStored(t *testing.T) {
+	e := mustEnv(t)
+	before, err := bus.RawMsgs(bus.DefaultPrefix, rawChunk([]byte("old line\n")), 0)
+	require.NoError(t, err)
+	after, err := bus.RawMsgs(bus.DefaultPrefix, rawChunk([]byte("new line\n")), 0)
+	require.NoError(t, err)
+	again, err := bus.RawMsgs(bus.DefaultPrefix, rawChunk([]byte("new line\n")), 0)
+	require.NoError(t, err)
+	require.NotEqual(t, before[0].Header.Get(nats.MsgIdHdr), after[0].Header.Get(nats.MsgIdHdr))
+	var dup []bool
+	for _, m := range []*nats.Msg{before[0], after[0], again[0]} {
+		ack, err := e.js.PublishMsg(t.Context(), m)
+		require.NoError(t, err)
+		dup = append(dup, ack.Duplicate)
+	}
+	require.Equal(t, []bool{false, false, true}, dup)
+}

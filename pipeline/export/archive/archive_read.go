@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -100,13 +101,19 @@ func readSegmentIndex(r io.ReaderAt, size int64) (index []Chunk, framesEnd int64
 	return index, framesEnd, nil
 }
 
-// decodeIndex decompresses a segment's index, at most maxIndexBytes.
+// indexDecoder decompresses segment indexes, at most maxIndexBytes each;
+// one for the process (DecodeAll may be called concurrently), made at
+// the first index read rather than one per segment.
+var indexDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxIndexBytes))
+})
+
+// decodeIndex decompresses a segment's index.
 func decodeIndex(b []byte) ([]byte, error) {
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(maxIndexBytes))
+	dec, err := indexDecoder()
 	if err != nil {
 		return nil, err
 	}
-	defer dec.Close()
 	return dec.DecodeAll(b, nil)
 }
 
