@@ -122,6 +122,13 @@ type ExporterConfig struct {
 type exporterState struct {
 	Stream    bus.StreamIdentity `json:"stream"`
 	Committed uint64             `json:"committed"`
+	// ArchiveFrom is the first sequence the archive could take when it
+	// was started empty beside an output already exported up to
+	// ArchiveFrom-1 (a new archive directory, an archive turned on
+	// later); 0: the archive was there from the output's start. Below it
+	// the stream's original lines are in no archive, and no purge of the
+	// raw subject may take them.
+	ArchiveFrom uint64 `json:"archive_from,omitempty"`
 }
 
 // Exporter consumes the stream and writes it as Parquet (every entry) and
@@ -166,10 +173,11 @@ type Exporter struct {
 	// subjectDue: raw messages no delete of this process takes may be
 	// left (archived before it started, or dropped from rawSeqs): the
 	// next purge purges the subject.
-	subjectDue atomic.Bool
-	archived   atomic.Uint64 // the highest sequence in the archive's committed segments
-	blockedBy  string        // the consumer last logged as blocking; purgeMu held
-	purgeErr   string        // the failure last logged; purgeMu held
+	subjectDue  atomic.Bool
+	archived    atomic.Uint64 // the highest sequence in the archive's committed segments
+	archiveFrom atomic.Uint64 // state.ArchiveFrom
+	blockedBy   string        // the consumer last logged as blocking; purgeMu held
+	purgeErr    string        // the failure last logged; purgeMu held
 }
 
 // NewExporter checks cfg. It touches neither the stream nor the
@@ -359,10 +367,14 @@ func (x *Exporter) openWriters(ctx context.Context, id bus.StreamIdentity, st ex
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.w, x.a = w, a
-	x.state = exporterState{Stream: id, Committed: st.Committed}
+	x.state = exporterState{Stream: id, Committed: st.Committed, ArchiveFrom: st.ArchiveFrom}
+	if a != nil && len(a.Segments()) == 0 && st.Committed > 0 && st.ArchiveFrom == 0 {
+		x.state.ArchiveFrom = st.Committed + 1
+	}
+	x.archiveFrom.Store(x.state.ArchiveFrom)
 	x.saved = st.Committed
 	x.comm.Store(st.Committed)
-	if st.Stream.IsZero() || x.cfg.Offline {
+	if st.Stream.IsZero() || x.cfg.Offline || x.state.ArchiveFrom != st.ArchiveFrom {
 		return x.saveLocked(true)
 	}
 	return nil
@@ -614,10 +626,10 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 	if x.subjectDue.Swap(false) {
 		// What no delete of this process takes: archived before it
 		// started, or while the deletes could not be made. Never past
-		// what the archive's committed segments hold (an archive
-		// started after the Parquet output holds less than its
-		// position says).
-		if bound := min(upTo, x.archived.Load()); bound > 0 {
+		// what the archive's committed segments hold, and not at all
+		// when the archive started after the output (the lines before
+		// it are in no archive, and a purge has no lower bound).
+		if bound := min(upTo, x.archived.Load()); bound > 0 && x.archiveFrom.Load() == 0 {
 			if err := s.Purge(ctx, jetstream.WithPurgeSubject(bus.RawFilter(x.cfg.Stream.Prefix)), jetstream.WithPurgeSequence(bound+1)); err != nil {
 				x.subjectDue.Store(true)
 				warn(err)

@@ -113,3 +113,24 @@ func TestExporter_PurgeBlockedByAnotherReader(t *testing.T) {
 	require.Zero(t, raw, "both files' original lines, once nobody else reads them")
 	e.requireRestores(files)
 }
+
+// An archive that does not hold what the Parquet position says (a new
+// archive directory beside an existing output) is never purged past:
+// the original lines it never took stay in the stream.
+func TestExporter_PurgeNeverPastTheArchive(t *testing.T) {
+	e := newExportEnv(t)
+	e.publishFile("host-a", "s1", 3)
+	e.run() // Parquet and archive, no purge
+	e.archive = filepath.Join(t.TempDir(), "new-archive")
+	st := e.run(purge)
+	require.Zero(t, st.Rows, "nothing exported twice")
+	raw, _ := e.counts()
+	require.Equal(t, uint64(1), raw, "the new archive never held them")
+
+	// What the new archive does take goes.
+	e.publishFile("host-a", "s2", 2)
+	st = e.run(purge)
+	require.Equal(t, int64(2), st.Rows)
+	raw, _ = e.counts()
+	require.Equal(t, uint64(1), raw, "s2's lines purged, s1's kept")
+}
