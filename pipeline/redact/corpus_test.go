@@ -2,6 +2,7 @@ package redact_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -22,7 +23,14 @@ const corpusDir = "../../testdata/corpus"
 // location.
 func corpusLines(tb testing.TB) (lines [][]byte, where []string) {
 	tb.Helper()
-	err := filepath.WalkDir(corpusDir, func(path string, d fs.DirEntry, err error) error {
+	return jsonlLines(tb, corpusDir)
+}
+
+// jsonlLines returns the lines of every .jsonl file under dir, each with
+// its location (path under dir and line number).
+func jsonlLines(tb testing.TB, dir string) (lines [][]byte, where []string) {
+	tb.Helper()
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
 			return err
 		}
@@ -34,8 +42,8 @@ func corpusLines(tb testing.TB) (lines [][]byte, where []string) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 64<<20)
 		for n := 1; sc.Scan(); n++ {
-			lines = append(lines, append([]byte(nil), sc.Bytes()...))
-			where = append(where, fmt.Sprintf("%s:%d", strings.TrimPrefix(path, corpusDir+"/"), n))
+			lines = append(lines, bytes.Clone(sc.Bytes()))
+			where = append(where, fmt.Sprintf("%s:%d", strings.TrimPrefix(path, dir+"/"), n))
 		}
 		return sc.Err()
 	})

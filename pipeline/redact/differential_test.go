@@ -1,11 +1,9 @@
 package redact_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -72,30 +70,6 @@ func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
-// jsonlLines returns the lines of every .jsonl file under dir.
-func jsonlLines(tb testing.TB, dir string) (lines [][]byte) {
-	tb.Helper()
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".jsonl") {
-			return err
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			lines = append(lines, bytes.Clone(sc.Bytes()))
-		}
-		return sc.Err()
-	})
-	require.NoError(tb, err)
-	require.NotEmpty(tb, lines)
-	return lines
-}
-
 // fuzzCorpus returns the inputs of the checked-in fuzz corpus.
 func fuzzCorpus(t *testing.T) (ins [][]byte) {
 	files, err := filepath.Glob("testdata/fuzz/*/*")
@@ -148,7 +122,7 @@ func TestJSON_MatchesReference_Samples(t *testing.T) {
 
 func TestJSON_MatchesReference_Generated(t *testing.T) {
 	r := mustNew(t, redact.Config{})
-	lines := jsonlLines(t, testcorpus.Generate(t, 4<<20, 7))
+	lines, _ := jsonlLines(t, testcorpus.Generate(t, 4<<20, 7))
 	secrets := secretDocs(12)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	for i, l := range lines {
