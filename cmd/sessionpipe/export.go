@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/exportcmd"
 	"github.com/sessionpipe/sessionpipe/internal/cli"
@@ -44,7 +43,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if os.Getenv("GOMEMLIMIT") != "" {
 		limit = 0
 	}
-	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
+	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised to the live heap plus a quarter of it when that is more, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
 	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {
@@ -69,7 +68,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		// Without a limit the heap grew to twice the exporter's buffers
 		// (about 500 MB on a 200 MB history), for no speed: the
 		// buffers are bounded, the garbage around them is not.
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(*memoryLimit << 20))
+		defer cli.SetMemoryLimit(*memoryLimit<<20, 0)()
 	}
 	o := exportcmd.OfflineExport{
 		Paths: fs.Args(), Out: *out, Host: cli.Hostname(*host), Content: content,

@@ -95,7 +95,7 @@ func (r *reportFlags) calls(ctx context.Context, name string, fs *flag.FlagSet, 
 	if *r.format != "" && !schema.Format(*r.format).Valid() {
 		return nil, usageError{fmt.Sprintf("%s: unknown format %q (want one of %s)", name, *r.format, formatList())}
 	}
-	defer tuneGC(ctx)() // before the price table: its parse makes garbage too
+	defer tuneGC()() // before the price table: its parse makes garbage too
 	table, err := indexcmd.LoadPrices(*r.prices)
 	if err != nil {
 		return nil, err

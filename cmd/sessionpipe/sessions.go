@@ -7,11 +7,11 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
-	"runtime/metrics"
 	"strings"
 	"time"
 
 	"github.com/sessionpipe/sessionpipe/cmd/internal/indexcmd"
+	"github.com/sessionpipe/sessionpipe/internal/cli"
 	"github.com/sessionpipe/sessionpipe/pipeline/index"
 	"github.com/sessionpipe/sessionpipe/schema"
 )
@@ -54,7 +54,7 @@ func runSessions(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if *format != "" && !schema.Format(*format).Valid() {
 		return usageError{fmt.Sprintf("sessions: unknown format %q (want one of %s)", *format, formatList())}
 	}
-	defer tuneGC(ctx)() // before the price table: its parse makes garbage too
+	defer tuneGC()() // before the price table: its parse makes garbage too
 	table, err := indexcmd.LoadPrices(*prices)
 	if err != nil {
 		return err
@@ -105,39 +105,20 @@ func writeSessions(w io.Writer, all []index.Session, asJSON, wide bool) error {
 // garbage, at least: they allocate short-lived entries at a high rate while
 // the live heap (the aggregates) stays small, so collecting at a fixed
 // budget rather than at every doubling of a small heap saves most of the
-// collector's work. The budget follows the live heap (it plus a
-// margin), so a corpus with more sessions than it fits still works.
-const gcBudget = 160 << 20
+// collector's work. The budget follows the live heap (it plus
+// gcHeadroom), so a corpus with more sessions than it fits still works.
+const (
+	gcBudget   = 160 << 20
+	gcHeadroom = 96 << 20
+)
 
 // tuneGC switches the collector to the budget of gcBudget until the
 // returned function is called.
-func tuneGC(ctx context.Context) (restore func()) {
+func tuneGC() (restore func()) {
 	oldPercent := debug.SetGCPercent(-1)
-	oldLimit := debug.SetMemoryLimit(gcBudget)
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-		t := time.NewTicker(50 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				metrics.Read(sample)
-				if sample[0].Value.Kind() == metrics.KindUint64 {
-					live := int64(sample[0].Value.Uint64())
-					debug.SetMemoryLimit(max(gcBudget, live+96<<20))
-				}
-			}
-		}
-	}()
+	undo := cli.SetMemoryLimit(gcBudget, gcHeadroom)
 	return func() {
-		cancel()
-		<-done
-		debug.SetMemoryLimit(oldLimit)
+		undo()
 		debug.SetGCPercent(oldPercent)
 	}
 }

@@ -101,7 +101,7 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	if env("GOMEMLIMIT") != "" {
 		limit = 0
 	}
-	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector (0: none; GOMEMLIMIT, when set, wins)")
+	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised to the live heap plus a quarter of it when that is more (0: none; GOMEMLIMIT, when set, wins)")
 }
 
 // Dirs returns the Parquet and archive directories ("" for no archive),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -31,7 +30,7 @@ type RunningExporter struct {
 // StartExporter builds the exporter the flags describe on the bus b.
 func StartExporter(x *cli.Exporter, n *cli.NATS, b *cli.Bus, log *slog.Logger) (*RunningExporter, error) {
 	if x.MemoryLimit > 0 {
-		debug.SetMemoryLimit(x.MemoryLimit << 20)
+		cli.SetMemoryLimit(x.MemoryLimit<<20, 0)
 	}
 	out, arch := x.Dirs(n.DataDir)
 	if out == arch {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"sync"
 	"syscall"
 
@@ -59,7 +58,7 @@ func StartIndexer(ix *cli.Indexer, n *cli.NATS, b *cli.Bus, log *slog.Logger) (*
 		return nil, err
 	}
 	if ix.MemoryLimit > 0 {
-		debug.SetMemoryLimit(ix.MemoryLimit << 20)
+		cli.SetMemoryLimit(ix.MemoryLimit<<20, 0)
 	}
 	var rules []alert.Rule
 	if ix.Rules != "" {
