@@ -61,8 +61,11 @@ type ArchiveConfig struct {
 	// chunk its own.
 	FrameBytes int
 
-	// Level is the zstd encoder level; default zstd.SpeedBetterCompression
-	// (about zstd level 7): an archive is written once and kept long.
+	// Level is the zstd encoder level; default zstd.SpeedDefault (about
+	// zstd level 3, zstd's own default). zstd.SpeedBetterCompression
+	// (about level 7) makes an archive of transcripts a fifth smaller for
+	// about two and a half times the CPU: it was the default, and the
+	// largest item of `sessionpipe run`'s CPU.
 	Level zstd.EncoderLevel
 
 	// Logger receives commits (Debug) and recovery (Info); nil discards.
@@ -88,7 +91,7 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 		c.MemoryBytes = max(DefaultArchiveMemoryBytes, c.SegmentBytes)
 	}
 	if c.Level == 0 {
-		c.Level = zstd.SpeedBetterCompression
+		c.Level = zstd.SpeedDefault
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -70,4 +71,10 @@ func TestAppendFrame(t *testing.T) {
 	big := appendFrame(small, make([]byte, 500), 100)
 	require.Equal(t, 501, len(big))
 	require.Equal(t, 501, cap(big), "past the limit only by what the frame needs")
+}
+
+// The default level is zstd's own (the flags' default names it too).
+func TestArchiveConfig_DefaultLevel(t *testing.T) {
+	require.Equal(t, zstd.SpeedDefault, ArchiveConfig{}.withDefaults().Level)
+	require.Equal(t, zstd.SpeedBestCompression, ArchiveConfig{Level: zstd.SpeedBestCompression}.withDefaults().Level)
 }
