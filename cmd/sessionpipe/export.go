@@ -43,7 +43,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if os.Getenv("GOMEMLIMIT") != "" {
 		limit = 0
 	}
-	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised to the live heap plus a quarter of it when that is more, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
+	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
 	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {

@@ -30,7 +30,7 @@ type Exporter struct {
 	// `sessionpipe run` sets smaller ones, see [RunParquetMemoryBytes].
 	ParquetMemoryBytes int64
 	ArchiveMemoryBytes int64
-	// ArchiveLevel is the archive's zstd level by name: fastest, default,
+	// ArchiveLevel is the archive's zstd level by name: fastest,
 	// default (the default), better or best.
 	ArchiveLevel ArchiveLevel
 	// PurgeArchived purges the original lines from the stream once
@@ -101,7 +101,7 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	if env("GOMEMLIMIT") != "" {
 		limit = 0
 	}
-	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised to the live heap plus a quarter of it when that is more (0: none; GOMEMLIMIT, when set, wins)")
+	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it (0: none; GOMEMLIMIT, when set, wins)")
 }
 
 // Dirs returns the Parquet and archive directories ("" for no archive),

@@ -68,7 +68,7 @@ func (ix *Indexer) register(fs *flag.FlagSet, env Env, limitMiB int64) {
 	if env("GOMEMLIMIT") != "" {
 		limit = 0 // the environment decides
 	}
-	fs.Int64Var(&ix.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised to the live heap plus a quarter of it when that is more (0: none; GOMEMLIMIT, when set, wins)")
+	fs.Int64Var(&ix.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it (0: none; GOMEMLIMIT, when set, wins)")
 	fs.StringVar(&ix.StateDir, "index-dir", env("SESSIONPIPE_INDEX_DIR"), "indexer state directory (env SESSIONPIPE_INDEX_DIR; default <data-dir>/indexer)")
 }
 

@@ -16,14 +16,19 @@ import (
 // bounded by its buffers, but beside it the embedded server keeps a
 // message block's cache per recently written block (8 MiB each), so that a
 // backfill's live heap passed the exporter's 240 MiB: `sessionpipe export`
-// collected 226 to 306 times on 200 MB where 18 collections were enough,
-// and spent a quarter of its CPU doing it, for a resident size that stayed
-// above the limit anyway.
+// collected 215 to 306 times on 200 MB where 39 collections do, and spent
+// a fifth of its CPU doing it, for a resident size that stayed above the
+// limit anyway.
 //
 // So after every collection the limit is set to the larger of the floor
-// and the live heap plus a headroom (a quarter of the floor): below the
-// floor the limit is what was asked, and above it the collector runs once
-// per headroom of new allocation.
+// and what leaves a headroom above the live heap: below the floor the
+// limit is what was asked, and above it the collector runs about once per
+// headroom of new allocation. The headroom is a quarter of the live heap,
+// at least the one asked for (a quarter of the floor by default); a fixed
+// one shrinks, relative to the work of a collection, as the live heap
+// grows. The limit counts the runtime's memory outside the heap too
+// (stacks, metadata), and the runtime aims a little below it, so both
+// are added.
 
 // memLimit is the process's one follower: the limit is the process's.
 var memLimit struct {
@@ -33,14 +38,28 @@ var memLimit struct {
 	armed    bool // a sentinel is waiting for the next collection
 }
 
-// liveHeap is the runtime metric read after each collection.
-const liveHeap = "/gc/heap/live:bytes"
+// The runtime metrics read after each collection: the live heap, and
+// what makes up the runtime's memory outside the heap (the total less the
+// heap's objects and its free and released pages).
+var memSamples = [...]string{
+	"/gc/heap/live:bytes",
+	"/memory/classes/total:bytes",
+	"/memory/classes/heap/objects:bytes",
+	"/memory/classes/heap/free:bytes",
+	"/memory/classes/heap/released:bytes",
+}
+
+// limitAim is how close to the limit the runtime lets the heap grow, in
+// percent (Go's memoryLimitHeapGoal aims at 97% of it).
+const limitAim = 97
 
 // SetMemoryLimit sets the process's soft memory limit to floor bytes and
-// from then on keeps it at least headroom above the live heap, re-reading
-// the live heap after each garbage collection; headroom 0 is a quarter of
-// floor. A floor of 0 or less removes the limit and stops following.
-// undo puts back the limit and the following there were before.
+// from then on keeps it high enough to leave at least headroom (and a
+// quarter of the live heap) free above the live heap, re-reading it after
+// each garbage collection; headroom 0 is a quarter of floor. A floor of 0
+// or less removes the limit and stops following. undo puts back the limit
+// and the following there were before; calls nested in time must be
+// undone in the reverse order, and undo does nothing the second time.
 func SetMemoryLimit(floor, headroom int64) (undo func()) {
 	if headroom <= 0 {
 		headroom = floor / 4
@@ -58,7 +77,7 @@ func SetMemoryLimit(floor, headroom int64) (undo func()) {
 			armAfterGC()
 		}
 	}
-	return func() {
+	return sync.OnceFunc(func() {
 		if oldFloor > 0 {
 			SetMemoryLimit(oldFloor, oldHeadroom)
 			return
@@ -67,7 +86,7 @@ func SetMemoryLimit(floor, headroom int64) (undo func()) {
 		defer memLimit.mu.Unlock()
 		memLimit.floor = 0
 		debug.SetMemoryLimit(oldLimit)
-	}
+	})
 }
 
 // noLimit is the runtime's value for no limit (math.MaxInt64).
@@ -76,13 +95,20 @@ const noLimit = 1<<63 - 1
 // followLiveHeap sets the limit from the floor and the live heap; the
 // caller holds memLimit.mu.
 func followLiveHeap() {
-	s := []metrics.Sample{{Name: liveHeap}}
-	metrics.Read(s)
-	var live int64
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = int64(s[0].Value.Uint64())
+	var s [len(memSamples)]metrics.Sample
+	for i, name := range memSamples {
+		s[i].Name = name
 	}
-	debug.SetMemoryLimit(max(memLimit.floor, live+memLimit.headroom))
+	metrics.Read(s[:])
+	var v [len(memSamples)]int64
+	for i := range s {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			v[i] = int64(s[i].Value.Uint64())
+		}
+	}
+	live, nonHeap := v[0], max(v[1]-v[2]-v[3]-v[4], 0)
+	room := max(memLimit.headroom, live/4)
+	debug.SetMemoryLimit(max(memLimit.floor, (live+room)*100/limitAim+nonHeap))
 }
 
 // gcSentinel is allocated to be collected: its cleanup runs once per
