@@ -1,7 +1,6 @@
 package tail
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -129,13 +128,8 @@ func TestTailer_ArchiveRedacted(t *testing.T) {
 // Lines larger than a message are archived in parts that join to them.
 func TestTailer_ArchiveParts(t *testing.T) {
 	h := newHarness(t)
-	var b bytes.Buffer
-	b.WriteString(piHeader("big"))
-	for i := 1; i <= 40; i++ {
-		// Incompressible-ish content so that S2 cannot fold it away.
-		b.WriteString(`{"type":"message","id":"b` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"` + noise(i, 3000) + `","timestamp":1767225600000}}` + "\n")
-	}
-	h.write("big.jsonl", b.String())
+	big := noisyPiFile("big", 40, 3000)
+	h.write("big.jsonl", big)
 	h.start(func(c *Config) { c.Archive = true; c.MaxPayload = 32 << 10 })
 	h.settle(true)
 	msgs := h.stream()
@@ -149,7 +143,18 @@ func TestTailer_ArchiveParts(t *testing.T) {
 		joined = append(joined, c.Data...)
 	}
 	require.Greater(t, len(chunks), 2, "split into parts")
-	require.Equal(t, b.String(), string(joined))
+	require.Equal(t, big, string(joined))
+}
+
+// noisyPiFile returns a pi session file of lines user messages of size
+// characters each, incompressible enough that S2 cannot fold them away.
+func noisyPiFile(session string, lines, size int) string {
+	var b strings.Builder
+	b.WriteString(piHeader(session))
+	for i := 1; i <= lines; i++ {
+		b.WriteString(`{"type":"message","id":"b` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"` + noise(i, size) + `","timestamp":1767225600000}}` + "\n")
+	}
+	return b.String()
 }
 
 // noise returns n base-32 characters from a seeded generator.
@@ -173,12 +178,8 @@ func noise(seed, n int) string {
 // consumer that had not read it, which it would report as a gap.
 func TestTailer_RawFollowsItsLines(t *testing.T) {
 	h := newHarness(t)
-	var big strings.Builder
-	big.WriteString(piHeader("big"))
-	for i := 1; i <= 3; i++ {
-		big.WriteString(`{"type":"message","id":"b` + strconv.Itoa(i) + `","parentId":null,"timestamp":"2026-01-01T00:00:01Z","message":{"role":"user","content":"` + noise(i, 40000) + `","timestamp":1767225600000}}` + "\n")
-	}
-	h.write("big.jsonl", big.String())
+	big := noisyPiFile("big", 3, 40000)
+	h.write("big.jsonl", big)
 	small := h.write("small.jsonl", piFile("small", 0, 5))
 	h.start(func(c *Config) { c.Archive = true; c.MaxPayload = 32 << 10 })
 	h.settle(true)
