@@ -2,6 +2,7 @@ package bus
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -87,29 +88,28 @@ type BatchSpan struct {
 
 // BatchMsg returns the batch message of the entries jsonl (each
 // [schema.Entry.AppendJSON] followed by "\n", count of them) read from
-// the lines of span, and, when raw is not nil, the original bytes of the
-// same lines (raw.Data):
+// the lines of span:
 //
 //   - subject [EntrySubject](prefix, span.Host, span.Format);
-//   - body: one S2 block of the entries' JSONL, then, when the message
-//     carries the original lines, one S2 block of raw.Data starting at
-//     byte Sessionpipe-Raw-At of the body;
+//   - body: one S2 block of the entries' JSONL;
 //   - headers Sessionpipe-Schema: [BatchVersion], Sessionpipe-Encoding:
 //     s2, Sessionpipe-Entries: count, Sessionpipe-Span (see
-//     [HeaderSpan]), Sessionpipe-Raw (the chunk's fields as JSON) and
-//     Sessionpipe-Raw-At when raw is given, and Nats-Msg-Id
+//     [HeaderSpan]), and Nats-Msg-Id
 //     "batch:<host>:<file>:<offset>-<end>:<hash>", the hash (64-bit XXH3,
-//     hex) taken over the body and the raw header: the same lines sent
-//     again with the same content have the same id, and the stream's
-//     duplicate window drops the copy; a file rewritten with other
-//     content never collides with what it held before.
-func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawChunk) (*nats.Msg, error) {
+//     hex) taken over the body: the same lines sent again with the same
+//     content have the same id, and the stream's duplicate window drops
+//     the copy; a file rewritten with other content never collides with
+//     what it held before.
+//
+// The original bytes of the lines travel as a raw chunk message of their
+// own ([RawMsgs]). Batches written before that carried them as a second
+// S2 block of the body, at byte Sessionpipe-Raw-At, described by
+// Sessionpipe-Raw (and hashed into the id with it): they are still read
+// ([DecodeBatchRaw]).
+func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int) (*nats.Msg, error) {
 	bound := s2.MaxEncodedLen(len(jsonl))
 	if bound < 0 {
 		return nil, fmt.Errorf("bus: batch of %d bytes of entries is too large", len(jsonl))
-	}
-	if raw != nil {
-		bound += s2.MaxEncodedLen(len(raw.Data))
 	}
 	// The blocks are encoded into a pooled scratch buffer of the worst
 	// case's size, then copied into a body of their actual size: the
@@ -127,25 +127,16 @@ func BatchMsg(prefix string, span BatchSpan, jsonl []byte, count int, raw *RawCh
 		HeaderSpan: []string{span.File + " " + strconv.FormatInt(span.Offset, 10) + "-" + strconv.FormatInt(span.End, 10) +
 			" " + strconv.FormatInt(span.Line, 10) + "+" + strconv.FormatInt(span.Lines, 10)},
 	}
-	sum := xxh3.New()
-	if raw != nil {
-		meta, err := json.Marshal(raw)
-		if err != nil {
-			return nil, fmt.Errorf("bus: encode raw chunk: %w", err)
-		}
-		at := len(body)
-		body = body[:at+len(s2.Encode(body[at:cap(body)], raw.Data))]
-		h[HeaderRaw] = []string{string(meta)}
-		h[HeaderRawAt] = []string{strconv.Itoa(at)}
-		h[HeaderRawSum] = []string{strconv.FormatUint(xxh3.Hash(raw.Data), 16)}
-		sum.Write(meta)
-	}
 	body = append(batchBody(len(body)), body...)
-	sum.Write(body)
-	var hash [8]byte
-	h[HeaderMsgID] = []string{"batch:" + span.Host + ":" + span.File + ":" + strconv.FormatInt(span.Offset, 10) + "-" +
-		strconv.FormatInt(span.End, 10) + ":" + hex.EncodeToString(sum.Sum(hash[:0]))}
+	h[HeaderMsgID] = []string{batchID(span, xxh3.Hash(body))}
 	return &nats.Msg{Subject: EntrySubject(prefix, span.Host, span.Format), Data: body, Header: h}, nil
+}
+
+// batchID is the Nats-Msg-Id of a batch message of span whose content
+// hashes to sum (see BatchMsg).
+func batchID(span BatchSpan, sum uint64) string {
+	return "batch:" + span.Host + ":" + span.File + ":" + strconv.FormatInt(span.Offset, 10) + "-" +
+		strconv.FormatInt(span.End, 10) + ":" + hex.EncodeToString(binary.BigEndian.AppendUint64(nil, sum))
 }
 
 // The bodies of batch messages come from pools by size class, so that a

@@ -3,6 +3,7 @@ package bus_test
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"strconv"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/require"
+	"github.com/zeebo/xxh3"
 
 	"github.com/sessionpipe/sessionpipe/internal/testutil/natstest"
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -37,7 +39,10 @@ func batchOf(tb testing.TB, from, to int, withRaw bool) (*nats.Msg, []schema.Ent
 			Offset: span.Offset, End: span.End, Line: span.Line, Lines: span.Lines, Sessions: []string{"s1"},
 			TS: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Data: lines}
 	}
-	m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, to-from, raw)
+	m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, to-from)
+	if raw != nil {
+		m, err = bus.BatchMsgWithRaw(bus.DefaultPrefix, span, jsonl, to-from, raw)
+	}
 	require.NoError(tb, err)
 	return m, entries, lines
 }
@@ -95,7 +100,7 @@ func TestBatchMsg_ReleasedBodyIsReused(t *testing.T) {
 	raw := &bus.RawChunk{Host: "host-1", Path: "/p/s1.jsonl", Format: string(schema.FormatClaudeCode), File: "1:2",
 		End: 400000, Line: 1, Lines: 4000, Data: lines}
 	build := func() *nats.Msg {
-		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, len(want), raw)
+		m, err := bus.BatchMsgWithRaw(bus.DefaultPrefix, span, jsonl, len(want), raw)
 		require.NoError(t, err)
 		return m
 	}
@@ -139,13 +144,20 @@ func TestBatchMsg_IDNamesSpanAndContent(t *testing.T) {
 	b, _, _ := batchOf(t, 0, 10, true)
 	require.Equal(t, a.Header.Get(bus.HeaderMsgID), b.Header.Get(bus.HeaderMsgID), "the same lines again: the same id")
 	require.Regexp(t, `^batch:host-1:1:2:0-1000:[0-9a-f]{16}$`, a.Header.Get(bus.HeaderMsgID))
+	// The id of a batch without the original lines is what earlier
+	// versions gave the same message: the XXH3 of the body, big-endian hex
+	// (a message sent again across an upgrade is still a duplicate).
+	plain, _, _ := batchOf(t, 0, 10, false)
+	sum := xxh3.New()
+	sum.Write(plain.Data)
+	require.Equal(t, "batch:host-1:1:2:0-1000:"+hex.EncodeToString(sum.Sum(nil)), plain.Header.Get(bus.HeaderMsgID))
 
 	// The same span with other content (a file rewritten in place) must
 	// not be dropped as a duplicate of what it held before.
 	e := testEntry(0)
 	e.Text = "rewritten"
 	jsonl := append(e.AppendJSON(nil), '\n')
-	c, err := bus.BatchMsg(bus.DefaultPrefix, bus.BatchSpan{Host: "host-1", Format: "claude-code", File: "1:2", Offset: 0, End: 1000, Line: 1, Lines: 10}, jsonl, 1, nil)
+	c, err := bus.BatchMsg(bus.DefaultPrefix, bus.BatchSpan{Host: "host-1", Format: "claude-code", File: "1:2", Offset: 0, End: 1000, Line: 1, Lines: 10}, jsonl, 1)
 	require.NoError(t, err)
 	require.NotEqual(t, a.Header.Get(bus.HeaderMsgID), c.Header.Get(bus.HeaderMsgID))
 }
@@ -294,7 +306,7 @@ func TestConsumer_BatchEntryThatDoesNotDecode(t *testing.T) {
 		}
 		jsonl = append(testEntry(i).AppendJSON(jsonl), '\n')
 	}
-	m, err := bus.BatchMsg(bus.DefaultPrefix, bus.BatchSpan{Host: "host-1", Format: "claude-code", File: "1:2", End: 500, Line: 1, Lines: 5}, jsonl, 5, nil)
+	m, err := bus.BatchMsg(bus.DefaultPrefix, bus.BatchSpan{Host: "host-1", Format: "claude-code", File: "1:2", End: 500, Line: 1, Lines: 5}, jsonl, 5)
 	require.NoError(t, err)
 	ack, err := e.js.PublishMsg(t.Context(), m)
 	require.NoError(t, err)

@@ -405,7 +405,7 @@ func (s *databases) publish(ctx context.Context, d *database, rows []dbRecord) e
 		}
 		span := bus.BatchSpan{Host: s.t.cfg.Host, Format: string(rows[first].entry.Format), File: fileToken(d.id),
 			Offset: rows[first].pos.Updated, End: rows[upto].pos.Updated, Line: 1, Lines: int64(count)}
-		m, err := bus.BatchMsg(s.t.cfg.Prefix, span, jsonl, count, nil)
+		m, err := bus.BatchMsg(s.t.cfg.Prefix, span, jsonl, count)
 		if err != nil {
 			return err
 		}

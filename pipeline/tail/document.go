@@ -180,7 +180,7 @@ func (t *Tailer) docBatches(w *worker, f *file, size int64, kept []docEntry) ([]
 		if lines < 1 {
 			lines = 1
 		}
-		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, 0, size, max(first.line, 1), lines), w.jsonl[first.from:last.to], len(run), nil)
+		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, 0, size, max(first.line, 1), lines), w.jsonl[first.from:last.to], len(run))
 		if err != nil {
 			return err
 		}

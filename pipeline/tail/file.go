@@ -265,7 +265,7 @@ func (t *Tailer) sendBatch(ctx context.Context, w *worker, f *file, lines []pend
 	if raw != nil {
 		span.Line, span.Lines = raw.Line, raw.Lines
 	}
-	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count, nil)
+	m, err := bus.BatchMsg(t.cfg.Prefix, span, w.jsonl[first.from:last.to], count)
 	if err == nil && len(m.Data)+bus.HeaderSize(m.Header)+len(m.Subject) > limit {
 		bus.ReleaseBatchMsg(m) // never published
 		if len(lines) > 1 {
@@ -334,7 +334,7 @@ func (t *Tailer) sendLine(ctx context.Context, w *worker, f *file, path string, 
 	line.msgs = append(msgs, p.msgs...)
 	if raw != nil && len(line.msgs) == 0 {
 		// A line of no entry: a batch message of none goes first.
-		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, raw.Offset, raw.End, raw.Line, raw.Lines), nil, 0, nil)
+		m, err := bus.BatchMsg(t.cfg.Prefix, t.batchSpan(f, raw.Offset, raw.End, raw.Line, raw.Lines), nil, 0)
 		if err != nil {
 			return err
 		}

@@ -78,7 +78,7 @@ func PublishBatches(tb testing.TB, js jetstream.JetStream, entries []*schema.Ent
 		e := batch[0]
 		span := bus.BatchSpan{Host: e.Host, Format: string(e.Format), File: fmt.Sprintf("1:%d", i),
 			End: int64(len(jsonl)), Line: 1, Lines: int64(len(batch))}
-		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, len(batch), nil)
+		m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, len(batch))
 		require.NoError(tb, err)
 		require.NoError(tb, p.Publish(tb.Context(), m, nil))
 	}

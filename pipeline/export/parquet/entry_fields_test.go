@@ -105,7 +105,7 @@ func TestEntryFieldTable_Batch(t *testing.T) {
 	e := entrytest.Filled(t, "")
 	jsonl := append(e.AppendJSON(nil), '\n')
 	span := bus.BatchSpan{Host: e.Host, Format: string(e.Format), File: "1:2", Offset: e.Offset, End: e.Offset + 10, Line: e.Line, Lines: 1}
-	m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, 1, nil)
+	m, err := bus.BatchMsg(bus.DefaultPrefix, span, jsonl, 1)
 	require.NoError(t, err)
 	var bd bus.BatchDecoder
 	var d bus.EntryDecoder
