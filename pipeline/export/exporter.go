@@ -167,6 +167,7 @@ type Exporter struct {
 	// (ascending; x.mu held), up to which sequence they are gone, and
 	// who kept them.
 	rawSeqs      []uint64
+	rawPrefix    string     // "<prefix>.raw.": the subjects of raw chunk messages
 	purgeMu      sync.Mutex // one purge at a time
 	purgedSeq    atomic.Uint64
 	purgeBlocked atomic.Bool
@@ -223,6 +224,7 @@ func NewExporter(cfg ExporterConfig) (*Exporter, error) {
 	}
 	x := &Exporter{cfg: cfg, log: cfg.Logger.With(parquet.KeyComponent, "exporter"), flush: make(chan struct{}, 1), caught: make(chan struct{}, 1)}
 	x.subjectDue.Store(true) // what was archived before this process started
+	x.rawPrefix = strings.TrimSuffix(bus.RawFilter(cfg.Stream.Prefix), ">")
 	stage, err := bus.NewStage(bus.StageConfig{
 		JS: cfg.JS, Stream: cfg.Stream, Role: "exporter", Consumer: cfg.Name, LeaseTTL: cfg.LeaseTTL,
 		CommitInterval: cfg.CommitInterval, Logger: x.log, LeaseLogger: cfg.Logger, GapLevel: slog.LevelError,
@@ -440,7 +442,6 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			return err
 		}
 	}
-	rawPrefix := strings.TrimSuffix(bus.RawFilter(x.cfg.Stream.Prefix), ">")
 	for i := range b.Raw {
 		d := &b.Raw[i]
 		if !x.stage.MatchesRaw(d) {
@@ -452,7 +453,7 @@ func (x *Exporter) apply(ctx context.Context, b *bus.Batch) error {
 			x.stopIfFailed(err)
 			return err
 		}
-		if x.cfg.PurgeArchived && strings.HasPrefix(d.Subject, rawPrefix) && (len(x.rawSeqs) == 0 || d.Seq > x.rawSeqs[len(x.rawSeqs)-1]) {
+		if x.cfg.PurgeArchived && strings.HasPrefix(d.Subject, x.rawPrefix) && (len(x.rawSeqs) == 0 || d.Seq > x.rawSeqs[len(x.rawSeqs)-1]) {
 			// A message of its own (not a batch's block), archived: it
 			// can go once its segment is committed. A redelivered one
 			// (below the last) is in the list already.
