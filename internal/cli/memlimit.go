@@ -130,10 +130,3 @@ func armAfterGC() {
 		armAfterGC()
 	}, struct{}{})
 }
-
-// MemoryLimit returns the floor SetMemoryLimit set (0: none).
-func MemoryLimit() int64 {
-	memLimit.mu.Lock()
-	defer memLimit.mu.Unlock()
-	return memLimit.floor
-}

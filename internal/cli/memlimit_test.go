@@ -16,7 +16,7 @@ func TestSetMemoryLimit_FollowsLiveHeap(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	const floor, headroom = 8 << 20, 4 << 20
 	undo := SetMemoryLimit(floor, headroom)
-	require.Equal(t, int64(floor), MemoryLimit())
+	require.Equal(t, int64(floor), followedFloor())
 
 	live := make([][]byte, 64) // 64 MiB kept live, eight times the floor
 	for i := range live {
@@ -37,7 +37,7 @@ func TestSetMemoryLimit_FollowsLiveHeap(t *testing.T) {
 
 	undo()
 	require.Equal(t, before, debug.SetMemoryLimit(-1))
-	require.Zero(t, MemoryLimit())
+	require.Zero(t, followedFloor())
 	runtime.GC() // the armed sentinel's cleanup sees no floor and stops
 	require.Equal(t, before, debug.SetMemoryLimit(-1), "a collection after undo changed the limit")
 }
@@ -55,4 +55,11 @@ func TestSetMemoryLimit_Zero(t *testing.T) {
 	require.Equal(t, before, debug.SetMemoryLimit(-1))
 	undoZero() // a second undo does nothing
 	require.Equal(t, before, debug.SetMemoryLimit(-1), "a second undo put back a stale limit")
+}
+
+// followedFloor returns the floor SetMemoryLimit follows (0: none).
+func followedFloor() int64 {
+	memLimit.mu.Lock()
+	defer memLimit.mu.Unlock()
+	return memLimit.floor
 }
