@@ -39,11 +39,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	archiveLevel := cli.ArchiveLevelDefault
 	fs.Var(&archiveLevel, "archive-level", "zstd level of the archive: fastest, default, better or best (as 'exporter serve' has)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
-	limit := int64(cli.DefaultExporterMemoryLimitMiB)
-	if os.Getenv("GOMEMLIMIT") != "" {
-		limit = 0
-	}
-	memoryLimit := fs.Int64("memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it, as 'exporter serve' has (0: none; GOMEMLIMIT, when set, wins)")
+	memoryLimit := new(int64)
+	cli.RegisterMemoryLimit(fs, memoryLimit, cli.DefaultExporterMemoryLimitMiB, os.Getenv, "as 'exporter serve' has")
 	var s3 cli.S3
 	s3.Register(fs, os.Getenv)
 	if err := fs.Parse(args); err != nil {

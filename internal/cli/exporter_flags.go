@@ -97,11 +97,7 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	fs.StringVar(&x.Name, "consumer", orDefault(env("SESSIONPIPE_EXPORTER_CONSUMER"), DefaultExporterConsumer), "durable consumer name (env SESSIONPIPE_EXPORTER_CONSUMER); exporters of one name run one at a time, the others stand by")
 	fs.StringVar(&x.Metrics, "metrics", orDefault(env("SESSIONPIPE_EXPORTER_METRICS"), "127.0.0.1:0"), "address of /metrics and /healthz (env SESSIONPIPE_EXPORTER_METRICS; port 0: any free port; empty: none)")
 	fs.DurationVar(&x.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an exporter of the same -consumer standing by takes over at most this long after the active one died")
-	limit := int64(DefaultExporterMemoryLimitMiB)
-	if env("GOMEMLIMIT") != "" {
-		limit = 0
-	}
-	fs.Int64Var(&x.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it (0: none; GOMEMLIMIT, when set, wins)")
+	RegisterMemoryLimit(fs, &x.MemoryLimit, DefaultExporterMemoryLimitMiB, env, "")
 }
 
 // Dirs returns the Parquet and archive directories ("" for no archive),

@@ -64,11 +64,7 @@ func (ix *Indexer) register(fs *flag.FlagSet, env Env, limitMiB int64) {
 	fs.StringVar(&ix.Prices, "prices", env("SESSIONPIPE_PRICES"), "price file (LiteLLM- or models.dev-shaped rows, optional dated periods) overriding the embedded prices (env SESSIONPIPE_PRICES); a change reprices the history the stream holds")
 	fs.DurationVar(&ix.MaxLag, "alert-max-lag", DefaultAlertMaxLag, "an alert caused by an entry older than this is recorded but not sent (a rebuilt state does not page about last month); 0: no limit")
 	fs.DurationVar(&ix.LeaseTTL, "lease-ttl", bus.DefaultLeaseTTL, "an indexer of the same -consumer standing by takes over at most this long after the active one died")
-	limit := limitMiB
-	if env("GOMEMLIMIT") != "" {
-		limit = 0 // the environment decides
-	}
-	fs.Int64Var(&ix.MemoryLimit, "memory-limit", limit, "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it (0: none; GOMEMLIMIT, when set, wins)")
+	RegisterMemoryLimit(fs, &ix.MemoryLimit, limitMiB, env, "")
 	fs.StringVar(&ix.StateDir, "index-dir", env("SESSIONPIPE_INDEX_DIR"), "indexer state directory (env SESSIONPIPE_INDEX_DIR; default <data-dir>/indexer)")
 }
 

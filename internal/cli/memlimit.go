@@ -1,9 +1,14 @@
 package cli
 
 import (
+	"flag"
+	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -129,4 +134,42 @@ func armAfterGC() {
 		followLiveHeap()
 		armAfterGC()
 	}, struct{}{})
+}
+
+// maxMemoryLimitMiB is the largest -memory-limit: its bytes fit an int64.
+const maxMemoryLimitMiB = math.MaxInt64 >> 20
+
+// memoryLimitMiB is the value of -memory-limit: a whole number of MiB
+// from 0 (no limit) to maxMemoryLimitMiB. A negative or larger one is
+// refused rather than taken for none, or wrapped round into a small one.
+type memoryLimitMiB int64
+
+func (m *memoryLimitMiB) String() string {
+	if m == nil {
+		return "0"
+	}
+	return strconv.FormatInt(int64(*m), 10)
+}
+
+func (m *memoryLimitMiB) Set(s string) error {
+	v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || v < 0 || v > maxMemoryLimitMiB {
+		return fmt.Errorf("want a whole number of MiB from 0 (no limit) to %d", int64(maxMemoryLimitMiB))
+	}
+	*m = memoryLimitMiB(v)
+	return nil
+}
+
+// RegisterMemoryLimit adds -memory-limit to fs, in MiB into p: defMiB by
+// default, 0 (the runtime's own) when GOMEMLIMIT is set in env. also
+// ends the usage text when not empty.
+func RegisterMemoryLimit(fs *flag.FlagSet, p *int64, defMiB int64, env Env, also string) {
+	*p = defMiB
+	if env("GOMEMLIMIT") != "" {
+		*p = 0 // the environment decides
+	}
+	if also != "" {
+		also = ", " + also
+	}
+	fs.Var((*memoryLimitMiB)(p), "memory-limit", "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it"+also+" (0: none; GOMEMLIMIT, when set, wins)")
 }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"flag"
+	"io"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -62,4 +65,35 @@ func followedFloor() int64 {
 	memLimit.mu.Lock()
 	defer memLimit.mu.Unlock()
 	return memLimit.floor
+}
+
+// -memory-limit takes 0 to the largest MiB count whose bytes fit an
+// int64; a negative one is refused, not taken for none, and a larger one
+// is refused, not wrapped round into a small one. GOMEMLIMIT in the
+// environment makes the default 0.
+func TestRegisterMemoryLimit(t *testing.T) {
+	parse := func(env map[string]string, args ...string) (int64, error) {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var v int64
+		RegisterMemoryLimit(fs, &v, 240, func(k string) string { return env[k] }, "")
+		err := fs.Parse(args)
+		return v, err
+	}
+	v, err := parse(nil)
+	require.NoError(t, err)
+	require.Equal(t, int64(240), v)
+	v, err = parse(map[string]string{"GOMEMLIMIT": "1GiB"})
+	require.NoError(t, err)
+	require.Zero(t, v)
+	for arg, want := range map[string]int64{"0": 0, "512": 512, " 64 ": 64, "8796093022207": math.MaxInt64 >> 20} {
+		v, err := parse(nil, "-memory-limit", arg)
+		require.NoError(t, err, arg)
+		require.Equal(t, want, v, arg)
+		require.Positive(t, want<<20+1, "%s: its bytes fit", arg)
+	}
+	for _, arg := range []string{"-1", "8796093022208", "99999999999999999999", "1.5", "lots", ""} {
+		_, err := parse(nil, "-memory-limit", arg)
+		require.ErrorContains(t, err, "want a whole number of MiB from 0 (no limit) to 8796093022207", arg)
+	}
 }
