@@ -61,11 +61,12 @@ type ArchiveConfig struct {
 	// chunk its own.
 	FrameBytes int
 
-	// Level is the zstd encoder level; default zstd.SpeedDefault (about
-	// zstd level 3, zstd's own default). zstd.SpeedBetterCompression
-	// (about level 7) makes an archive of transcripts a fifth smaller for
-	// about two and a half times the CPU: it was the default, and the
-	// largest item of `sessionpipe run`'s CPU.
+	// Level is the zstd encoder level; default zstd.SpeedFastest (about
+	// zstd level 1). On transcripts, zstd.SpeedDefault (about level 3,
+	// zstd's own default) makes an archive 3-6% smaller for 1.3-1.7 times
+	// the CPU, zstd.SpeedBetterCompression (about level 7) a tenth smaller
+	// for 3 times the CPU (BenchmarkArchive_Level). The archive's
+	// compression was the largest item of `sessionpipe run`'s CPU.
 	Level zstd.EncoderLevel
 
 	// Logger receives commits (Debug) and recovery (Info); nil discards.
@@ -91,7 +92,7 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 		c.MemoryBytes = max(DefaultArchiveMemoryBytes, c.SegmentBytes)
 	}
 	if c.Level == 0 {
-		c.Level = zstd.SpeedDefault
+		c.Level = zstd.SpeedFastest
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -113,7 +114,7 @@ const archiveWindow = 2 << 20
 // frame each; a live session's, one or a few appended lines, are
 // gathered until the frame reaches it (or the segment commits), and share
 // it. One frame per line of the public Claude Code, Codex and pi samples
-// compressed them 2.05 times at the default level, frames of 128 KiB 5.17
+// compressed them 2.05 times at zstd's default level, frames of 128 KiB 5.17
 // times, whole files 5.96 times (benchmarks/RESULTS.md, "live archive
 // frames").
 const DefaultFrameBytes = 128 << 10

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/stretchr/testify/require"
 
 	"github.com/sessionpipe/sessionpipe/pipeline/bus"
@@ -274,4 +275,88 @@ func TestRestore_ForgedSharedFrameSize(t *testing.T) {
 	require.Equal(t, map[string]string{"h/p/a.jsonl": "a1\n", "h/p/b.jsonl": "b1\n"}, files, "a's second line is lost, nothing else")
 	require.Len(t, re.Damage, 1, "%v", re)
 	require.Equal(t, uint64(2), re.Damage[0].Seq)
+}
+
+// backfillChunks returns each transcript as a backfill sends it: runs of
+// whole lines up to 1 MiB (a batch message's original lines), a chunk
+// each.
+func backfillChunks(t *testing.T, paths ...string) []*bus.RawChunk {
+	t.Helper()
+	var chunks []*bus.RawChunk
+	for f, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		var off, line int64
+		for len(data) > 0 {
+			n := len(data)
+			if n > 1<<20 {
+				n = bytes.LastIndexByte(data[:1<<20], '\n') + 1
+				if n == 0 {
+					n = bytes.IndexByte(data, '\n') + 1
+				}
+			}
+			lines := strings.SplitAfter(string(data[:n]), "\n")
+			if lines[len(lines)-1] == "" {
+				lines = lines[:len(lines)-1]
+			}
+			c := chunk("h", "/p/"+filepath.Base(p), "1:"+string(rune('a'+f)), line+1, lines...)
+			c.Offset, c.End = off, off+int64(n)
+			chunks = append(chunks, c)
+			off, line, data = off+int64(n), line+int64(len(lines)), data[n:]
+		}
+	}
+	return chunks
+}
+
+// BenchmarkArchive_Level archives the public Claude Code, Codex and pi
+// samples at each zstd level, as live sessions send them (a chunk per
+// line, shared frames) and as a backfill does (chunks of up to 1 MiB): the
+// CPU per input byte, and the archive's size against the input (ratio).
+//
+//	go test ./pipeline/export/archive -run '^$' -bench Level -count 6
+func BenchmarkArchive_Level(b *testing.B) {
+	t := &testing.T{}
+	paths := []string{
+		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/large-session.jsonl",
+	}
+	live, _ := liveChunks(t, paths...)
+	backfill := backfillChunks(t, paths...)
+	if t.Failed() || len(live) == 0 || len(backfill) == 0 {
+		b.Fatal("samples not read")
+	}
+	for _, shape := range []struct {
+		name   string
+		chunks []*bus.RawChunk
+	}{{"live", live}, {"backfill", backfill}} {
+		var in int64
+		for _, c := range shape.chunks {
+			in += int64(len(c.Data))
+		}
+		for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
+			b.Run(shape.name+"/level="+level.String(), func(b *testing.B) {
+				b.SetBytes(in)
+				b.ReportAllocs()
+				var size int64
+				for b.Loop() {
+					a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: b.TempDir(), Level: level})
+					if err != nil {
+						b.Fatal(err)
+					}
+					for i, c := range shape.chunks {
+						if err := a.Write(b.Context(), c, uint64(i+1)); err != nil {
+							b.Fatal(err)
+						}
+					}
+					if err := a.Close(b.Context()); err != nil {
+						b.Fatal(err)
+					}
+					size = a.Stats().Bytes
+				}
+				b.ReportMetric(float64(in)/float64(size), "ratio")
+			})
+		}
+	}
 }
