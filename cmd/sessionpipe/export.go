@@ -36,7 +36,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Var(&content, "content", "what of the text is kept: full, redacted (secrets replaced, the default) or metadata (no text)")
 	partBytes := fs.Int64("part-bytes", 0, "close a Parquet file when its buffered rows reach this many bytes (default 64 MiB)")
 	maxLine := fs.Int("max-line-bytes", 0, "longest line read (default 128 MiB)")
-	archiveLevel := cli.ArchiveLevelFastest
+	archiveLevel := cli.ArchiveLevelDefault
 	fs.Var(&archiveLevel, "archive-level", "zstd level of the archive: fastest, default (zstd's own), better or best (as 'exporter serve' has)")
 	quiet := fs.Bool("q", false, "no progress and no summary on stderr")
 	memoryLimit := new(int64)

@@ -30,8 +30,8 @@ type Exporter struct {
 	// `sessionpipe run` sets smaller ones, see [RunParquetMemoryBytes].
 	ParquetMemoryBytes int64
 	ArchiveMemoryBytes int64
-	// ArchiveLevel is the archive's zstd level by name: fastest (the
-	// default), default (zstd's own), better or best.
+	// ArchiveLevel is the archive's zstd level by name: fastest,
+	// default (the default), better or best.
 	ArchiveLevel ArchiveLevel
 	// PurgeArchived purges the original lines from the stream once
 	// archived (export.ExporterConfig.PurgeArchived): on in `sessionpipe
@@ -79,8 +79,8 @@ func (x *Exporter) register(fs *flag.FlagSet, env Env, daemon bool) {
 	if daemon { // run has one switch for the archive, the tailer's -archive
 		fs.BoolVar(&x.NoArchive, "no-archive", envBool(env("SESSIONPIPE_NO_ARCHIVE"), false), "keep no archive of the original lines (env SESSIONPIPE_NO_ARCHIVE)")
 	}
-	x.ArchiveLevel = ArchiveLevelFastest
-	fs.Var(&x.ArchiveLevel, "archive-level", "zstd level of the archive: fastest, default (zstd's own), better or best; on transcripts 'default' makes an archive 3-6% smaller for 1.3-1.7 times the archive's CPU, 'better' a tenth smaller for 3 times")
+	x.ArchiveLevel = ArchiveLevelDefault
+	fs.Var(&x.ArchiveLevel, "archive-level", "zstd level of the archive: fastest, default (zstd's own), better or best; on transcripts 'better' makes an archive a fifth smaller for 2.5-4 times the archive's CPU")
 	partBytes := int64(DefaultPartBytes)
 	if !daemon {
 		partBytes = RunPartBytes

@@ -96,6 +96,6 @@ func TestArchiveLevel(t *testing.T) {
 	require.NoError(t, fs.Parse(nil))
 	level, err := ArchiveLevel(x.ArchiveLevel)
 	require.NoError(t, err)
-	require.Equal(t, zstd.SpeedFastest, level, "the flag's default is the archive's (archive.ArchiveConfig.Level)")
+	require.Equal(t, zstd.SpeedDefault, level, "the flag's default is the archive's (archive.ArchiveConfig.Level)")
 	require.Error(t, fs.Parse([]string{"-archive-level", "fast"}))
 }

@@ -61,12 +61,14 @@ type ArchiveConfig struct {
 	// chunk its own.
 	FrameBytes int
 
-	// Level is the zstd encoder level; default zstd.SpeedFastest (about
-	// zstd level 1). On transcripts, zstd.SpeedDefault (about level 3,
-	// zstd's own default) makes an archive 3-6% smaller for 1.3-1.7 times
-	// the CPU, zstd.SpeedBetterCompression (about level 7) a tenth smaller
-	// for 3 times the CPU (BenchmarkArchive_Level). The archive's
-	// compression was the largest item of `sessionpipe run`'s CPU.
+	// Level is the zstd encoder level; default zstd.SpeedDefault (about
+	// zstd level 3, zstd's own default). zstd.SpeedBetterCompression
+	// (about level 7) makes an archive of transcripts a fifth smaller for
+	// about two and a half times the CPU: it was the default, and the
+	// largest item of `sessionpipe run`'s CPU. zstd.SpeedFastest makes it
+	// 3-6% larger for 1.3-1.7 times less of the archive's CPU, a few
+	// percent of `run`'s: not worth an archive kept for years
+	// (BenchmarkArchive_Level).
 	Level zstd.EncoderLevel
 
 	// Logger receives commits (Debug) and recovery (Info); nil discards.
@@ -92,7 +94,7 @@ func (c ArchiveConfig) withDefaults() ArchiveConfig {
 		c.MemoryBytes = max(DefaultArchiveMemoryBytes, c.SegmentBytes)
 	}
 	if c.Level == 0 {
-		c.Level = zstd.SpeedFastest
+		c.Level = zstd.SpeedDefault
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -73,8 +73,8 @@ func TestAppendFrame(t *testing.T) {
 	require.Equal(t, 501, cap(big), "past the limit only by what the frame needs")
 }
 
-// The default level is zstd's fastest (the flags' default names it too).
+// The default level is zstd's own (the flags' default names it too).
 func TestArchiveConfig_DefaultLevel(t *testing.T) {
-	require.Equal(t, zstd.SpeedFastest, ArchiveConfig{}.withDefaults().Level)
+	require.Equal(t, zstd.SpeedDefault, ArchiveConfig{}.withDefaults().Level)
 	require.Equal(t, zstd.SpeedBestCompression, ArchiveConfig{Level: zstd.SpeedBestCompression}.withDefaults().Level)
 }
