@@ -251,6 +251,13 @@ func (e *Embedded) Shutdown(ctx context.Context) error {
 	}
 	done := make(chan struct{})
 	go func() {
+		// JetStream first (the store synced and closed as Shutdown would):
+		// Shutdown otherwise tells the pull requests the stopped consumers
+		// left pending that they are void, and sleeps 50 ms for the news to
+		// leave a server that no client is connected to any more.
+		if err := e.srv.ShutdownJetStream(); err != nil {
+			e.log.Warn("stopping JetStream", KeyError, err)
+		}
 		e.srv.Shutdown()
 		e.srv.WaitForShutdown()
 		// Only a stopped server gives the store up.

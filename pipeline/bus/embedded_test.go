@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -170,4 +171,54 @@ func TestEmbedded_OneServerPerStore(t *testing.T) {
 	info, err := natstest.JetStream(t, again.Conn()).Stream(t.Context(), bus.DefaultStream)
 	require.NoError(t, err, "the store survived the refused second server")
 	require.Equal(t, bus.DefaultStream, info.CachedInfo().Config.Name)
+}
+
+// A consumer stopped with its pull request still pending on the server
+// (what every consumer of `run` leaves) loses nothing at Shutdown, which
+// stops JetStream first: the stream's messages and the consumer's
+// acknowledgements are there after a restart.
+func TestEmbedded_ShutdownWithPendingPull(t *testing.T) {
+	dir := t.TempDir()
+	e := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir})
+	js := natstest.JetStream(t, e.Conn())
+	_, err := bus.EnsureStream(t.Context(), js, bus.StreamConfig{})
+	require.NoError(t, err)
+	p := mustPublisher(t, js, bus.PublisherConfig{})
+	require.NoError(t, publishN(t.Context(), p, newRecorder(), 0, 300))
+	require.NoError(t, p.Close(t.Context()))
+
+	cons, err := js.CreateOrUpdateConsumer(t.Context(), bus.DefaultStream,
+		jetstream.ConsumerConfig{Durable: "c", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	batch, err := cons.Fetch(100, jetstream.FetchMaxWait(10*time.Second))
+	require.NoError(t, err)
+	n := 0
+	for m := range batch.Messages() {
+		require.NoError(t, m.DoubleAck(t.Context()))
+		n++
+	}
+	require.NoError(t, batch.Error())
+	require.Equal(t, 100, n)
+	// A pull request left waiting for more: the stream holds 200 more, so
+	// ask past the end of them.
+	pending, err := cons.Fetch(1000, jetstream.FetchMaxWait(time.Minute))
+	require.NoError(t, err)
+	got := 0
+	for range pending.Messages() {
+		if got++; got == 200 {
+			break
+		}
+	}
+	require.Equal(t, 200, got, "the rest delivered, the request still open")
+
+	require.NoError(t, e.Shutdown(t.Context()))
+
+	e2 := mustEmbedded(t, bus.EmbeddedConfig{StoreDir: dir})
+	js2 := natstest.JetStream(t, e2.Conn())
+	requireStreamHolds(t, js2, 300)
+	c2, err := js2.Consumer(t.Context(), bus.DefaultStream, "c")
+	require.NoError(t, err)
+	info, err := c2.Info(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, uint64(100), info.AckFloor.Stream, "the acknowledgements kept")
 }
