@@ -63,12 +63,12 @@ type ArchiveConfig struct {
 
 	// Level is the zstd encoder level; default zstd.SpeedDefault (about
 	// zstd level 3, zstd's own default). zstd.SpeedBetterCompression
-	// (about level 7) makes an archive of transcripts a fifth smaller for
-	// about two and a half times the CPU: it was the default, and the
-	// largest item of `sessionpipe run`'s CPU. zstd.SpeedFastest makes it
-	// 3-6% larger for 1.3-1.7 times less of the archive's CPU, a few
-	// percent of `run`'s: not worth an archive kept for years
-	// (BenchmarkArchive_Level).
+	// (about level 7) makes an archive 4-6% smaller on the public samples
+	// (a fifth on the generated corpus) for 2-2.5 times the archive's CPU:
+	// it was the default, and the largest item of `sessionpipe run`'s CPU.
+	// zstd.SpeedFastest makes it 4-6% larger for 1.3-1.5 times less of the
+	// archive's CPU, a few percent of `run`'s: not worth it for an archive
+	// kept for years (BenchmarkArchive_Level).
 	Level zstd.EncoderLevel
 
 	// Logger receives commits (Debug) and recovery (Info); nil discards.
