@@ -197,25 +197,7 @@ func BenchmarkArchive_LiveLines(b *testing.B) {
 	}{{"frame=own", 1}, {"frame=shared", 0}} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(in)
-			b.ReportAllocs()
-			var size int64
-			for b.Loop() {
-				dir := b.TempDir()
-				a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: dir, FrameBytes: bc.frame})
-				if err != nil {
-					b.Fatal(err)
-				}
-				for i, c := range chunks {
-					if err := a.Write(b.Context(), c, uint64(i+1)); err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := a.Close(b.Context()); err != nil {
-					b.Fatal(err)
-				}
-				size = a.Stats().Bytes
-			}
-			b.ReportMetric(float64(in)/float64(size), "ratio")
+			benchArchive(b, chunks, in, archive.ArchiveConfig{FrameBytes: bc.frame})
 		})
 	}
 }
@@ -338,25 +320,32 @@ func BenchmarkArchive_Level(b *testing.B) {
 		for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedDefault, zstd.SpeedBetterCompression} {
 			b.Run(shape.name+"/level="+level.String(), func(b *testing.B) {
 				b.SetBytes(in)
-				b.ReportAllocs()
-				var size int64
-				for b.Loop() {
-					a, err := archive.NewArchiveWriter(archive.ArchiveConfig{Dir: b.TempDir(), Level: level})
-					if err != nil {
-						b.Fatal(err)
-					}
-					for i, c := range shape.chunks {
-						if err := a.Write(b.Context(), c, uint64(i+1)); err != nil {
-							b.Fatal(err)
-						}
-					}
-					if err := a.Close(b.Context()); err != nil {
-						b.Fatal(err)
-					}
-					size = a.Stats().Bytes
-				}
-				b.ReportMetric(float64(in)/float64(size), "ratio")
+				benchArchive(b, shape.chunks, in, archive.ArchiveConfig{Level: level})
 			})
 		}
 	}
+}
+
+// benchArchive archives chunks (in bytes in all) into a new archive with
+// cfg at each iteration, and reports the archive's size against in.
+func benchArchive(b *testing.B, chunks []*bus.RawChunk, in int64, cfg archive.ArchiveConfig) {
+	b.ReportAllocs()
+	var size int64
+	for b.Loop() {
+		cfg.Dir = b.TempDir()
+		a, err := archive.NewArchiveWriter(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, c := range chunks {
+			if err := a.Write(b.Context(), c, uint64(i+1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := a.Close(b.Context()); err != nil {
+			b.Fatal(err)
+		}
+		size = a.Stats().Bytes
+	}
+	b.ReportMetric(float64(in)/float64(size), "ratio")
 }
