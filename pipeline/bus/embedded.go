@@ -253,8 +253,9 @@ func (e *Embedded) Shutdown(ctx context.Context) error {
 	go func() {
 		// JetStream first (the store synced and closed as Shutdown would):
 		// Shutdown otherwise tells the pull requests the stopped consumers
-		// left pending that they are void, and sleeps 50 ms for the news to
-		// leave a server that no client is connected to any more.
+		// left pending that they are void and sleeps 50 ms for the news to
+		// go out, to the in-process connection already closed and to
+		// clients about to lose theirs.
 		if err := e.srv.ShutdownJetStream(); err != nil {
 			e.log.Warn("stopping JetStream", KeyError, err)
 		}
