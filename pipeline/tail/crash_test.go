@@ -317,9 +317,13 @@ func (d *daemon) kill() {
 	fmt.Fprintf(d.logs, "TEST run %d killed\n", d.runs)
 }
 
-// term stops the daemon with SIGTERM and returns its exit code.
+// term stops the daemon with SIGTERM and returns its exit code. It
+// waits for the daemon to be up first (its metrics address printed, its
+// signal handler set): a daemon just started, whose work another run
+// already did, would be ended by the signal itself, exit code -1.
 func (d *daemon) term() int {
 	d.t.Helper()
+	d.up()
 	require.NoError(d.t, d.cmd.Process.Signal(syscall.SIGTERM))
 	err := d.wait(30 * time.Second)
 	fmt.Fprintf(d.logs, "TEST run %d stopped: %v\n", d.runs, err)
@@ -388,8 +392,8 @@ func (d *daemon) waitEntriesSent(want int64) {
 	})
 }
 
-// metrics scrapes the running daemon's /metrics.
-func (d *daemon) metrics() map[string]int64 {
+// up waits until the running daemon has printed its metrics address.
+func (d *daemon) up() {
 	d.t.Helper()
 	if d.metric == "" {
 		select {
@@ -398,6 +402,12 @@ func (d *daemon) metrics() map[string]int64 {
 			require.FailNow(d.t, "the daemon did not print its metrics address")
 		}
 	}
+}
+
+// metrics scrapes the running daemon's /metrics.
+func (d *daemon) metrics() map[string]int64 {
+	d.t.Helper()
+	d.up()
 	ctx, cancel := context.WithTimeout(d.t.Context(), 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.metric, nil)
