@@ -273,8 +273,11 @@ func backfillChunks(t *testing.T, paths ...string) []*bus.RawChunk {
 			n := len(data)
 			if n > 1<<20 {
 				n = bytes.LastIndexByte(data[:1<<20], '\n') + 1
-				if n == 0 {
+				if n == 0 { // one line longer than 1 MiB: a chunk of its own
 					n = bytes.IndexByte(data, '\n') + 1
+				}
+				if n == 0 {
+					n = len(data) // the last line, without its end
 				}
 			}
 			lines := strings.SplitAfter(string(data[:n]), "\n")
