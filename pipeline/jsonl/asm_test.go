@@ -19,12 +19,14 @@ var vectorOperand = regexp.MustCompile(`\b[XY](1[0-5]|[0-9])\b`)
 // TestAssembly_VEXOnly holds the project's amd64 assembly (this package's
 // and package redact's) to VEX-encoded instructions wherever a vector
 // register is used. The routines run with the upper halves of the YMM
-// registers in use, and one legacy SSE instruction among them (a MOVQ to
-// an XMM register and a PCLMULQDQ, once) made some processors switch
-// state at every 64-byte block: the structural index ran at 480 MB/s
-// instead of several GB/s, and took the decoder down to half its speed
-// on the hosts that do so (benchmarks/RESULTS.md, 2026-11-28). No
-// benchmark catches that on a host that does not; this test does.
+// registers in use, and processors may charge for a legacy SSE
+// instruction among VEX ones (a state change, or a merge with the upper
+// half). One such sequence (MOVQ to an XMM register, PCLMULQDQ, MOVQ
+// back) at each 64-byte block held the structural index to 480 MB/s on
+// one of the project's hosts and the decoder to half its speed there
+// (benchmarks/RESULTS.md, 2026-11-28); the host it was written on did
+// not show it. No benchmark catches that on a host that does not charge
+// for it; this test does.
 func TestAssembly_VEXOnly(t *testing.T) {
 	var files []string
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {

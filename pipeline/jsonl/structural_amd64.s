@@ -106,10 +106,10 @@ GLOBL ones<>(SB), RODATA|NOPTR, $16
 // mispredicted branches cost more than the arithmetic (measured).
 //
 // Every instruction that touches a vector register is VEX-encoded (the
-// carry-less multiplication too: VPCLMULQDQ, not PCLMULQDQ). A legacy SSE
-// instruction among AVX ones made some processors change state at each
-// block: this routine ran at 480 MB/s instead of several GB/s on such a
-// host. TestAssembly_VEXOnly keeps it so.
+// carry-less multiplication too: VPCLMULQDQ, not PCLMULQDQ). Processors
+// may charge for a legacy SSE instruction among VEX ones: with one such
+// sequence per block this routine ran at 480 MB/s on one host, under
+// half its speed there in VEX form. TestAssembly_VEXOnly keeps it so.
 //
 // Registers: SI block, BX end of p, DI base-p, R8 out, R9 1 for a block
 // inside a string from end to end, R10 st; Y4-Y6 and Y8-Y15 constants,

@@ -8,6 +8,8 @@ package tail
 //     side by side with publishing the same pre-encoded messages through
 //     the bus publisher alone and raw (PublishMsgAsync, bounded pending
 //     window), and with reading and encoding them without publishing.
+//   - BenchmarkBackfillFiles: a tree of many small files, read from its
+//     start.
 //   - BenchmarkIdleCPU: process CPU while many backfilled files stay
 //     unchanged, per rescan interval, against the server alone.
 //   - BenchmarkAppendLatency: from the write of a line to its arrival at
@@ -375,6 +377,44 @@ func BenchmarkIdleCPU(b *testing.B) {
 	} {
 		b.Run(fmt.Sprintf("%s/rescan=%v/checkpoint=%v", name, c.rescan, c.checkpoint), func(b *testing.B) {
 			idleCPU(b, dir, n, func(cfg *Config) { cfg.RescanInterval, cfg.CheckpointInterval = c.rescan, c.checkpoint })
+		})
+	}
+}
+
+// BenchmarkBackfillFiles reads a tree of many small files from its start
+// (files=-bench.files, and a tenth of it), as a first run over a long
+// Claude Code history does: thousands of session files, most of them
+// small. The tailer keeps MaxOpenFiles handles open (256 by default), so
+// once that many files were read, each new file's handle makes it close
+// idle ones; cpu-us/file is what a file costs in all, that included.
+func BenchmarkBackfillFiles(b *testing.B) {
+	for _, n := range []int{*benchFiles / 10, *benchFiles} {
+		dir := b.TempDir()
+		writeSmallFiles(b, dir, n)
+		b.Run(fmt.Sprintf("files=%d", n), func(b *testing.B) {
+			var cpu cpuMeter
+			for b.Loop() {
+				b.StopTimer()
+				s := startBenchBus(b)
+				pub := s.publisher(b)
+				tl, err := New(Config{Watch: []string{filepath.Join(dir, "**", "*")}, StateDir: b.TempDir(), Host: benchHost, Publisher: pub, Text: true})
+				require.NoError(b, err)
+				cpu.start(b)
+				b.StartTimer()
+				r := startBenchTailer(tl)
+				want := int64(n * smallFileLines)
+				benchWait(b, 10*time.Minute, func() bool { return tl.m.ackedEntries.Load() >= want })
+				b.StopTimer()
+				cpu.stop(b)
+				r.stop(b)
+				m := tl.Metrics().Snapshot()
+				require.Equal(b, want, m.AckedEntries, "entries acknowledged")
+				require.Equal(b, int64(n), m.Files, "files followed")
+				s.stop(b, pub)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/cpu.wall.Seconds(), "files/s")
+			b.ReportMetric(float64(cpu.cpu.Microseconds())/float64(n*b.N), "cpu-us/file")
 		})
 	}
 }

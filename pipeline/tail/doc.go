@@ -42,8 +42,10 @@
 // on. A batch message larger than the connected server's max_payload is
 // split, down to one line; an entry too large for a message even alone is
 // shortened to fit, never in its usage or ids. File
-// handles are bounded: idle files are closed and reopened when they
-// change.
+// handles are bounded (MaxOpenFiles): past the bound the least recently
+// used idle ones are closed, found from a list of the open handles, so
+// that a backfill of tens of thousands of files costs the same per file
+// as one of a few hundred; a closed file is reopened when it changes.
 //
 // # Delivery
 //

@@ -51,6 +51,9 @@ type file struct {
 	// logged for its path.
 	aliasWatch  int
 	aliasLogged bool
+	// lruPrev and lruNext link the files with an open handle, in the
+	// order of their last use (Tailer.handles).
+	lruPrev, lruNext *file
 
 	// worker; the worker writes the first four under mu too, as
 	// checkpoints read them

@@ -401,6 +401,7 @@ func TestTailer_ManyFiles(t *testing.T) {
 	h.start(func(c *Config) { c.MaxOpenFiles = 64 })
 	h.waitMsgs(n)
 	require.LessOrEqual(t, h.tl.openHandles(), 64)
+	requireHandles(t, h.tl)
 }
 
 func TestTailer_UnchangedStates(t *testing.T) {
