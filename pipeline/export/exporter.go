@@ -580,9 +580,15 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 	if upTo <= x.purgedSeq.Load() {
 		return
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	warn := func(err error) {
+		if parent.Err() != nil {
+			// Stopping: what is left goes at the next start (subjectDue).
+			x.log.Debug("purge of the original lines interrupted", parquet.KeyError, err)
+			return
+		}
 		if err.Error() != x.purgeErr { // once per kind of failure, not at every commit
 			x.log.Warn("original lines not purged from the stream; retrying at each commit", parquet.KeyError, err)
 		}
@@ -617,7 +623,7 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 	seqs := slices.Clone(x.rawSeqs[:n])
 	x.mu.Unlock()
 	for i, seq := range seqs {
-		if err := s.DeleteMsg(ctx, seq); err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
+		if err := s.DeleteMsg(ctx, seq); err != nil && !msgGone(err) {
 			warn(err)
 			x.dropRawSeqs(seqs[:i])
 			return
@@ -641,6 +647,18 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 	x.purgedSeq.Store(upTo)
 	x.purgeErr = ""
 	x.log.Debug("original lines purged from the stream", "up_to", upTo, "messages", len(seqs))
+}
+
+// msgGone reports whether err, from deleting a stream message, says that
+// the message is not in the stream any more: deleted already (a delete
+// whose reply was lost to a stop, the stream's limits). The server
+// answers a delete of a missing message with its "sequence not found"
+// error (10043), which nats.go does not wrap but writes into its message
+// (jetstream's deleteMsg); TestMsgGone pins that against the embedded
+// server, so that an upgrade changing it fails there.
+func msgGone(err error) bool {
+	return errors.Is(err, jetstream.ErrMsgNotFound) ||
+		errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && strings.Contains(err.Error(), "err_code=10043")
 }
 
 // maxRawSeqs bounds the sequences of archived raw messages an exporter
