@@ -630,6 +630,7 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 	msgs, before, after := p.msgs, p.before, p.after
 	f.mu.Lock()
 	f.inflight += len(msgs)
+	t.inflight.Add(int64(len(msgs)))
 	f.readEnd = after
 	if f.inflight == 0 && !f.stuck {
 		f.acked = later(f.acked, after)
@@ -653,6 +654,7 @@ func (t *Tailer) send(ctx context.Context, f *file, p pendingLine) error {
 		}); err != nil {
 			f.mu.Lock()
 			f.inflight -= len(msgs) - i
+			t.inflight.Add(-int64(len(msgs) - i))
 			f.stuck = true
 			f.mu.Unlock()
 			if ctx.Err() != nil {
@@ -675,6 +677,7 @@ func (t *Tailer) completed(f *file, m *nats.Msg, p pendingLine, at mark, epoch u
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.inflight--
+	t.inflight.Add(-1)
 	if err != nil {
 		// Not stored (the context ended): keep the checkpoint before
 		// it, so that a restart sends it again.

@@ -65,3 +65,18 @@ func requireHandles(tb testing.TB, tl *Tailer) {
 	require.Equal(tb, withHandle, len(inList), "files in the list that the tailer no longer follows")
 	require.Equal(tb, withHandle, tl.handles.n)
 }
+
+// requireInflight checks that the tailer's count of messages in flight
+// is the sum of its files' counts.
+func requireInflight(tb testing.TB, tl *Tailer) {
+	tb.Helper()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var sum int64
+	for _, f := range tl.files {
+		f.mu.Lock()
+		sum += int64(f.inflight)
+		f.mu.Unlock()
+	}
+	require.Equal(tb, sum, tl.inflight.Load())
+}

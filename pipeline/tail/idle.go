@@ -6,7 +6,9 @@ package tail
 // was completed, and every database found was read to its end. A file's partial last line does not count: it waits for
 // its end. Idle is a snapshot; a file may change right after.
 func (t *Tailer) Idle() bool {
-	if !t.scanned.Load() || !t.dbs.idle() {
+	if !t.scanned.Load() || !t.dbs.idle() || t.inflight.Load() > 0 {
+		// The in-flight count first: during a backfill it says no
+		// without a look at each of (tens of thousands of) files.
 		return false
 	}
 	t.mu.Lock()

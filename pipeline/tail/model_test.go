@@ -187,6 +187,7 @@ func (m *model) run(ops int) {
 	}
 	m.obs.waitAll(m.t, 30*time.Second, m.files)
 	requireHandles(m.t, m.tl)
+	requireInflight(m.t, m.tl)
 	m.stopTailer(false)
 	require.NoError(m.t, m.obs.refresh(m.t.Context()))
 	st := checkDelivery(m.t, m.obs.msgs, m.files)

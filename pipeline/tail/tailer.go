@@ -48,6 +48,7 @@ type Tailer struct {
 	scanning    bool                             // a rescan is walking the watches
 	watchCounts []int64                          // files followed per watch, at the last rescan
 	scanned     atomic.Bool                      // the first scan of the globs is done
+	inflight    atomic.Int64                     // messages published and not completed, all files' inflight
 	watcher     atomic.Pointer[fsnotify.Watcher] // while Run has one, for the watched-directories gauge
 
 	lastSaved []FileState // as last written, sorted by path; owned by save's callers (loop, then Run)

@@ -402,6 +402,7 @@ func TestTailer_ManyFiles(t *testing.T) {
 	h.waitMsgs(n)
 	require.LessOrEqual(t, h.tl.openHandles(), 64)
 	requireHandles(t, h.tl)
+	requireInflight(t, h.tl)
 }
 
 func TestTailer_UnchangedStates(t *testing.T) {
