@@ -652,13 +652,22 @@ func (x *Exporter) purgeArchived(ctx context.Context) {
 // msgGone reports whether err, from deleting a stream message, says that
 // the message is not in the stream any more: deleted already (a delete
 // whose reply was lost to a stop, the stream's limits). The server
-// answers a delete of a missing message with its "sequence not found"
-// error (10043), which nats.go does not wrap but writes into its message
-// (jetstream's deleteMsg); TestMsgGone pins that against the embedded
-// server, so that an upgrade changing it fails there.
+// answers a delete of a missing message with "sequence not found"
+// (10043), or, when the message's whole block was removed, with a failed
+// delete (10057) saying "no message found"; nats.go does not wrap either
+// but writes it into its message (jetstream's deleteMsg). TestMsgGone
+// pins both against the embedded server, so that an upgrade changing
+// them fails there.
 func msgGone(err error) bool {
-	return errors.Is(err, jetstream.ErrMsgNotFound) ||
-		errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) && strings.Contains(err.Error(), "err_code=10043")
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return true
+	}
+	if !errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "err_code=10043") || // sequence not found
+		strings.Contains(msg, "err_code=10057") && strings.Contains(msg, "description=no message found") // its whole block is gone
 }
 
 // maxRawSeqs bounds the sequences of archived raw messages an exporter
