@@ -20,12 +20,8 @@ func (t *Tailer) Idle() bool {
 		if f.busy || f.queued || f.waiting {
 			return false
 		}
-		f.mu.Lock()
-		inflight := f.inflight
-		f.mu.Unlock()
-		if inflight > 0 {
-			return false
-		}
 	}
-	return true
+	// Again: a file read and published while the files were looked at
+	// is not busy any more, and its messages may be on their way.
+	return t.inflight.Load() == 0
 }
