@@ -238,7 +238,7 @@ type restorer struct {
 	// being rebuilt, not the archive (it held all of it: 1.7 GB of memory
 	// for an archive of 790 MB).
 	lastChunk map[string]int
-	written   []Restored // files written, in the order written
+	written   []Restored // files written: in the order written, sorted by host and path once all are
 	affected  []Restored // of those, the ones with Damaged > 0 or Suspect
 	lostFiles []Restored // files of which no line could be restored
 }
