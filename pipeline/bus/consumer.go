@@ -242,8 +242,12 @@ type Batch struct {
 	// caller decides whether to rebuild or to accept the loss.
 	Gap *Gap
 
-	// rawBuf holds the original lines of Raw's chunks (see rawBytes).
-	rawBuf []byte
+	// rawBuf holds the original lines of Raw's chunks (see rawBytes),
+	// rawFull the buffers it filled before in this batch, rawFree those
+	// kept from earlier batches for the next ones.
+	rawBuf  []byte
+	rawFull [][]byte
+	rawFree [][]byte
 
 	// Attempt is 1 on the first call of the handler with this batch, and
 	// counts the calls after a handler error.
@@ -266,21 +270,43 @@ func (b *Batch) reset() {
 	clear(b.DeadLetters)
 	clear(b.Raw)
 	clear(b.Undecodable)
+	for _, r := range b.rawFull {
+		if cap(r) == rawBlock && len(b.rawFree) < rawKept {
+			b.rawFree = append(b.rawFree, r[:0])
+		}
+	}
+	clear(b.rawFull)
 	*b = Batch{Entries: b.Entries[:0], DeadLetters: b.DeadLetters[:0], Raw: b.Raw[:0], Undecodable: b.Undecodable[:0],
-		rawBuf: b.rawBuf[:0]}
+		rawBuf: b.rawBuf[:0], rawFull: b.rawFull[:0], rawFree: b.rawFree}
 }
 
-// rawBlock is the least the buffer of a batch's original lines grows by.
-const rawBlock = 4 << 20
+// rawBlock is the least the buffer of a batch's original lines grows by;
+// rawKept is how many such buffers a Batch keeps for its next batches
+// (with the one in use, a pull request's worth, DefaultMaxBatchBytes).
+// They were allocated anew for each batch: in `sessionpipe run`, 4% of
+// the bytes allocated, fresh memory faulted in page by page.
+const (
+	rawBlock = 4 << 20
+	rawKept  = 3
+)
 
 // rawBytes returns n bytes for the original lines of one raw chunk of
 // the batch, from a buffer reused from batch to batch (their Data is valid
-// only during the handler's call). When the buffer is full a new one is
-// started; the chunks already in the old one keep it alive until the
-// batch is done.
+// only during the handler's call). When the buffer is full another is
+// started, one kept from an earlier batch when there is one; the full
+// ones are kept until the batch is done, then for the next batches.
 func (b *Batch) rawBytes(n int) []byte {
 	if cap(b.rawBuf)-len(b.rawBuf) < n {
-		b.rawBuf = make([]byte, 0, max(n, rawBlock))
+		if len(b.rawBuf) > 0 {
+			b.rawFull = append(b.rawFull, b.rawBuf)
+		}
+		if k := len(b.rawFree); k > 0 && n <= rawBlock {
+			b.rawBuf = b.rawFree[k-1]
+			b.rawFree[k-1] = nil
+			b.rawFree = b.rawFree[:k-1]
+		} else {
+			b.rawBuf = make([]byte, 0, max(n, rawBlock))
+		}
 	}
 	at := len(b.rawBuf)
 	b.rawBuf = b.rawBuf[:at+n]

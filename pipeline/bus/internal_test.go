@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestBackoff(t *testing.T) {
@@ -99,4 +101,49 @@ func TestStreamConfig_Defaults(t *testing.T) {
 	assert.Equal(t, time.Hour, got.DuplicateWindow, "window capped by max age")
 	got = StreamConfig{MaxAge: time.Hour, DuplicateWindow: time.Minute}.WithDefaults()
 	assert.Equal(t, time.Minute, got.DuplicateWindow)
+}
+
+// TestBatch_RawBuffersKept: the buffers a batch's original lines filled
+// are kept for the next batches (up to rawKept), each chunk's bytes stay
+// its own within the batch, and a batch no larger than the first takes
+// no new memory.
+func TestBatch_RawBuffersKept(t *testing.T) {
+	var b Batch
+	fill := func(round byte) [][]byte {
+		var got [][]byte
+		for i := range 12 { // 12 × 1.5 MiB, two to a buffer of rawBlock: six buffers
+			p := b.rawBytes(3 << 19)
+			for j := range p {
+				p[j] = round + byte(i)
+			}
+			got = append(got, p)
+		}
+		for i, p := range got {
+			require.Equal(t, bytes.Repeat([]byte{round + byte(i)}, len(p)), p, "chunk %d of round %d", i, round)
+		}
+		return got
+	}
+	fill(1)
+	require.Equal(t, 5, len(b.rawFull), "the five full ones")
+	b.reset()
+	require.Equal(t, rawKept, len(b.rawFree))
+	require.Zero(t, len(b.rawFull))
+	fill(2)
+	b.reset()
+	require.Equal(t, rawKept, len(b.rawFree))
+	allocs := testing.AllocsPerRun(5, func() {
+		for range 8 { // four buffers: the one in use and the three kept
+			b.rawBytes(1 << 21)
+		}
+		b.reset()
+	})
+	require.Zero(t, allocs)
+	big := b.rawBytes(rawBlock + 1) // larger than a buffer: one of its own, not kept
+	require.Equal(t, rawBlock+1, len(big))
+	b.rawBytes(1)
+	b.reset()
+	require.LessOrEqual(t, len(b.rawFree), rawKept)
+	for _, r := range b.rawFree {
+		require.Equal(t, rawBlock, cap(r))
+	}
 }

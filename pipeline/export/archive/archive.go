@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"math"
@@ -34,8 +35,11 @@ const (
 	DefaultSegmentBytes = 32 << 20
 
 	// DefaultArchiveMemoryBytes bounds the compressed frames buffered in
-	// all open segments together.
-	DefaultArchiveMemoryBytes = 48 << 20
+	// all open segments together, with the blocks kept for the next
+	// segments. It was 48 MiB when a segment's frames were one slice
+	// doubled as it filled: half of that was spare room, which the budget
+	// counted, so segments were committed at about half their size.
+	DefaultArchiveMemoryBytes = 32 << 20
 )
 
 // ArchiveConfig configures an [ArchiveWriter]. Zero fields take defaults.
@@ -51,8 +55,9 @@ type ArchiveConfig struct {
 	// next [ArchiveWriter.CommitDue]. Default five minutes (the Parquet writer's DefaultPartAge).
 	SegmentAge time.Duration
 
-	// MemoryBytes bounds the memory held by all open segments: their
-	// compressed frames and the spare room of their buffers.
+	// MemoryBytes bounds the memory held by all open segments (their
+	// compressed frames and the spare room of their blocks) and by the
+	// blocks kept for reuse.
 	MemoryBytes int64
 
 	// FrameBytes is the size from which the chunks gathered in a segment
@@ -198,7 +203,8 @@ type ArchiveWriter struct {
 	lock *dirlock.Lock
 	enc  *zstd.Encoder
 
-	scratch []byte // a chunk's frame, compressed before it is appended
+	scratch []byte    // a chunk's frame, compressed before it is appended
+	blocks  blockPool // frame blocks kept for reuse (see frameBuf)
 
 	segments []Segment
 	manifest []byte // the manifest file's content: segments as JSON lines
@@ -228,7 +234,7 @@ type segment struct {
 	partition   commit.Partition
 	opened      time.Time
 	first, last uint64
-	frames      []byte
+	frames      frameBuf
 	index       []Chunk
 	pending     []byte
 	framed      int
@@ -319,7 +325,7 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		return nil
 	}
 	s := a.open[p]
-	if s != nil && int64(len(s.frames)) >= a.cfg.SegmentBytes {
+	if s != nil && int64(s.frames.n) >= a.cfg.SegmentBytes {
 		if err := a.commit(ctx, s); err != nil {
 			return err
 		}
@@ -354,6 +360,7 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 	} else {
 		s.pending = append(s.pending, c.Data...)
 		a.buffered += int64(cap(s.pending) - held)
+		a.blocks.trim(a.cfg.MemoryBytes - a.buffered)
 		if len(s.pending) >= a.cfg.FrameBytes {
 			a.frame(s, s.pending)
 		}
@@ -379,14 +386,14 @@ func (a *ArchiveWriter) frame(s *segment, data []byte) {
 	if s.framed == len(s.index) {
 		return
 	}
-	at, held := len(s.frames), cap(s.frames)
+	at := s.frames.n
 	a.scratch = a.enc.EncodeAll(data, a.scratch[:0])
-	s.frames = appendFrame(s.frames, a.scratch, int(min(a.cfg.SegmentBytes, math.MaxInt32)))
-	a.buffered += int64(cap(s.frames) - held) // the memory held, spare room included
+	a.buffered += int64(s.frames.append(a.scratch, &a.blocks, int(min(a.cfg.SegmentBytes, math.MaxInt32)))) // the memory held, spare room included
+	a.blocks.trim(a.cfg.MemoryBytes - a.buffered)
 	shared := len(s.index)-s.framed > 1
 	for i := s.framed; i < len(s.index); i++ {
 		c := &s.index[i]
-		c.FrameOffset, c.FrameBytes = int64(at), int64(len(s.frames)-at)
+		c.FrameOffset, c.FrameBytes = int64(at), int64(s.frames.n-at)
 		if shared {
 			c.FrameData = int64(len(data))
 		} else {
@@ -398,19 +405,6 @@ func (a *ArchiveWriter) frame(s *segment, data []byte) {
 		a.buffered -= int64(cap(s.pending))
 		s.pending = nil // the next frame's starts small again: a live segment gathers little
 	}
-}
-
-// appendFrame appends frame to frames, doubling the storage when it is
-// full, up to limit (the segment's size, past which it takes no more
-// frames): append's growth of a quarter for large slices copied a 32 MiB
-// segment's frames about twenty times over while it filled.
-func appendFrame(frames, frame []byte, limit int) []byte {
-	if need := len(frames) + len(frame); need > cap(frames) {
-		grown := make([]byte, len(frames), max(need, min(max(2*cap(frames), 64<<10), limit)))
-		copy(grown, frames)
-		frames = grown
-	}
-	return append(frames, frame...)
 }
 
 // Advance tells the writer that every message up to seq was handed over.
@@ -499,7 +493,7 @@ func (a *ArchiveWriter) Close(ctx context.Context) error {
 func (a *ArchiveWriter) largest() *segment {
 	var big *segment
 	for _, s := range a.open {
-		if big == nil || len(s.frames)+len(s.pending) > len(big.frames)+len(big.pending) {
+		if big == nil || s.frames.n+len(s.pending) > big.frames.n+len(big.pending) {
 			big = s
 		}
 	}
@@ -560,9 +554,9 @@ func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
 	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
 		return err
 	}
-	held := int64(cap(s.frames) + cap(s.pending))
+	held := int64(s.frames.held + cap(s.pending))
 	for _, o := range a.waiting {
-		held += int64(cap(o.frames) + cap(o.pending))
+		held += int64(o.frames.held + cap(o.pending))
 	}
 	if held > a.cfg.MemoryBytes/4*3 {
 		return err
@@ -663,7 +657,8 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		} else if j := slices.Index(a.waiting, s); j >= 0 {
 			a.waiting = slices.Delete(a.waiting, j, j+1)
 		}
-		a.buffered -= int64(cap(s.frames))
+		a.buffered -= int64(s.frames.held)
+		s.frames.release(&a.blocks, a.cfg.MemoryBytes-a.buffered)
 		a.high[s.partition] = max(a.high[s.partition], s.last)
 		a.stats.Segments++
 		a.stats.RawBytes += s.raw
@@ -697,25 +692,25 @@ func (a *ArchiveWriter) writeSegment(ctx context.Context, s *segment) (Segment, 
 	binary.Write(&foot, binary.LittleEndian, uint32(len(index)))
 	foot.WriteString(indexTag)
 
-	// The footer goes after the frames in their own storage, and is taken
-	// off again before returning: a segment whose commit fails is
-	// committed again later.
-	frames := s.frames
-	data := append(frames, foot.Bytes()...)
-	defer func() { s.frames = frames }() // as it was, whatever the append did
+	// The file is the frames' blocks, then the footer.
+	data := append(slices.Clip(s.frames.blocks), foot.Bytes())
+	size := int64(s.frames.n + foot.Len())
 	h := sha256.New()
-	h.Write(data)
+	for _, b := range data {
+		h.Write(b)
+	}
 	if a.remote != nil {
 		// Under its final name: see uploadPart.
-		if err := a.cfg.Bucket.Upload(ctx, path.Join(rel, name), bytes.NewReader(data), int64(len(data))); err != nil {
+		body := io.NewSectionReader(buffersAt(data), 0, size)
+		if err := a.cfg.Bucket.Upload(ctx, path.Join(rel, name), body, size); err != nil {
 			return Segment{}, fmt.Errorf("upload: %w", err)
 		}
-	} else if err := commit.WriteFileAtomic(dir, name, data); err != nil {
+	} else if err := commit.WriteFileAtomic(dir, name, data...); err != nil {
 		return Segment{}, err
 	}
 	return Segment{
 		Path: path.Join(rel, name), Partition: s.partition, Chunks: len(s.index),
-		Bytes: int64(len(data)), RawBytes: s.raw, SHA256: hex.EncodeToString(h.Sum(nil)),
+		Bytes: size, RawBytes: s.raw, SHA256: hex.EncodeToString(h.Sum(nil)),
 		FirstSeq: s.first, LastSeq: s.last, MinTS: s.minTS, MaxTS: s.maxTS, Committed: time.Now().UTC(),
 	}, nil
 }

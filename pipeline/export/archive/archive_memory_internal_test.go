@@ -2,6 +2,7 @@ package archive
 
 import (
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -22,13 +23,14 @@ func TestArchiveWriter_MemoryHeld(t *testing.T) {
 	a, err := NewArchiveWriter(ArchiveConfig{Dir: t.TempDir(), SegmentBytes: segBytes, MemoryBytes: budget})
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
+	var reused int64
 	held := func() int64 {
 		var n int64
 		for _, s := range a.open {
-			n += int64(cap(s.frames) + cap(s.pending))
+			n += int64(s.frames.held + cap(s.pending))
 		}
 		for _, s := range a.waiting {
-			n += int64(cap(s.frames) + cap(s.pending))
+			n += int64(s.frames.held + cap(s.pending))
 		}
 		return n
 	}
@@ -49,28 +51,72 @@ func TestArchiveWriter_MemoryHeld(t *testing.T) {
 		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))
 		require.Equal(t, held(), a.buffered, "after chunk %d: the count is the memory held", i)
 		require.LessOrEqual(t, a.buffered, int64(budget+segBytes+(24<<10)+64), "after chunk %d", i)
+		require.LessOrEqual(t, a.blocks.bytes, max(budget-a.buffered, 0), "after chunk %d: the blocks kept fit the budget's room", i)
+		reused += a.blocks.bytes
 	}
 	require.NoError(t, a.Close(t.Context()))
 	require.Zero(t, a.buffered)
 	require.Equal(t, uint64(2000), a.Committed())
+	require.Positive(t, reused, "committed segments' blocks were kept for the next ones")
 }
 
-// TestAppendFrame: the storage doubles, never past the segment's limit
-// unless one frame needs it, and the bytes are kept.
-func TestAppendFrame(t *testing.T) {
-	var frames, want []byte
-	for i := range 300 {
-		f := []byte(fmt.Sprintf("frame %d;", i))
-		frames = appendFrame(frames, f, 1000)
-		want = append(want, f...)
-		require.Equal(t, want, frames)
-		require.LessOrEqual(t, cap(frames), max(len(frames), 64<<10))
+// TestFrameBuf: the blocks double from the first size up to the largest
+// (or the segment's size), the bytes are kept in order across them, and
+// released blocks are taken again by size, within the room given.
+func TestFrameBuf(t *testing.T) {
+	var pool blockPool
+	var f frameBuf
+	var want []byte
+	r := rand.New(rand.NewPCG(3, 4))
+	for len(want) < 5<<20 {
+		p := make([]byte, r.IntN(300<<10))
+		for i := range p {
+			p[i] = byte(r.Uint32())
+		}
+		added := f.append(p, &pool, 32<<20)
+		want = append(want, p...)
+		require.Equal(t, len(want), f.n)
+		held := 0
+		for i, b := range f.blocks {
+			held += cap(b)
+			require.Equal(t, min(firstFrameBlock<<i, maxFrameBlock), cap(b), "block %d", i)
+			if i < len(f.blocks)-1 {
+				require.Equal(t, cap(b), len(b), "block %d is full", i)
+			}
+		}
+		require.Equal(t, held, f.held)
+		require.GreaterOrEqual(t, added, 0)
 	}
-	small := appendFrame(nil, []byte("x"), 100)
-	require.Equal(t, 100, cap(small), "a first buffer no larger than the limit")
-	big := appendFrame(small, make([]byte, 500), 100)
-	require.Equal(t, 501, len(big))
-	require.Equal(t, 501, cap(big), "past the limit only by what the frame needs")
+	got, err := io.ReadAll(io.NewSectionReader(buffersAt(f.blocks), 0, int64(f.n)))
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	got = make([]byte, 1000)
+	n, err := buffersAt(f.blocks).ReadAt(got, int64(f.n-500))
+	require.Equal(t, io.EOF, err)
+	require.Equal(t, want[f.n-500:], got[:n])
+
+	// Released within room: only what fits is kept, and taken again by size.
+	held := int64(f.held)
+	f.release(&pool, held-maxFrameBlock)
+	require.Zero(t, f.n)
+	require.LessOrEqual(t, pool.bytes, held-maxFrameBlock)
+	require.Greater(t, pool.bytes, held-3*maxFrameBlock)
+	kept := pool.bytes
+	b := pool.get(firstFrameBlock)
+	require.Equal(t, firstFrameBlock, cap(b))
+	require.Zero(t, len(b))
+	require.Equal(t, kept-firstFrameBlock, pool.bytes, "a kept block was taken")
+	pool.trim(maxFrameBlock)
+	require.LessOrEqual(t, pool.bytes, int64(maxFrameBlock))
+
+	// A segment smaller than a block: blocks of its size.
+	var small frameBuf
+	small.append(make([]byte, 250), &blockPool{}, 100)
+	require.Len(t, small.blocks, 3)
+	for _, b := range small.blocks {
+		require.Equal(t, 100, cap(b))
+	}
+	require.Equal(t, 250, small.n)
 }
 
 // The default level is zstd's own (the flags' default names it too).

@@ -352,3 +352,34 @@ func benchArchive(b *testing.B, chunks []*bus.RawChunk, in int64, cfg archive.Ar
 	}
 	b.ReportMetric(float64(in)/float64(size), "ratio")
 }
+
+// BenchmarkArchive_Segments archives the public samples' backfill chunks
+// eight times over into segments of 2 MiB under a 4 MiB budget, so that
+// segments fill and commit one after the other as in a long backfill: the
+// bytes allocated per input byte show whether committed segments' memory
+// is taken again (frame blocks) or allocated anew.
+//
+//	go test ./pipeline/export/archive -run '^$' -bench Segments -count 6
+func BenchmarkArchive_Segments(b *testing.B) {
+	t := &testing.T{}
+	paths := []string{
+		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
+		"../../../testdata/corpus/pi/pi-mono/large-session.jsonl",
+	}
+	one := backfillChunks(t, paths...)
+	if t.Failed() || len(one) == 0 {
+		b.Fatal("samples not read")
+	}
+	var chunks []*bus.RawChunk
+	var in int64
+	for range 8 {
+		for _, c := range one {
+			chunks = append(chunks, c)
+			in += int64(len(c.Data))
+		}
+	}
+	b.SetBytes(in)
+	benchArchive(b, chunks, in, archive.ArchiveConfig{SegmentBytes: 2 << 20, MemoryBytes: 4 << 20})
+}

@@ -11,13 +11,14 @@ import (
 	"strings"
 )
 
-// Replace writes data to dir/name through a temporary file in dir: create,
-// write, fsync, close, rename over name. tmp names the temporary file: a
+// Replace writes data, its slices one after the other, to dir/name
+// through a temporary file in dir: create, write, fsync, close, rename
+// over name. tmp names the temporary file: a
 // fixed name (created or truncated), or an os.CreateTemp pattern when it
 // holds '*'. On an error the temporary file is removed and dir/name is
 // as it was. The rename is durable only once dir is synced: call
 // [SyncDir] after it.
-func Replace(dir, name, tmp string, data []byte) error {
+func Replace(dir, name, tmp string, data ...[]byte) error {
 	var (
 		f   *os.File
 		err error
@@ -31,7 +32,11 @@ func Replace(dir, name, tmp string, data []byte) error {
 		return fmt.Errorf("create temporary file for %s: %w", filepath.Join(dir, name), err)
 	}
 	path := f.Name()
-	_, err = f.Write(data)
+	for _, b := range data {
+		if _, err = f.Write(b); err != nil {
+			break
+		}
+	}
 	if err == nil {
 		err = f.Sync()
 	}

@@ -24,11 +24,12 @@ func IsTmp(base string) bool {
 	return strings.HasPrefix(base, TmpPrefix) && strings.HasSuffix(base, TmpSuffix)
 }
 
-// WriteFileAtomic writes data to dir/name through a temporary file in dir:
-// write, fsync, rename, fsync dir. An error after the rename (the
-// directory's fsync) wraps [ErrNotDurable]: the new content is in place.
-func WriteFileAtomic(dir, name string, data []byte) error {
-	if err := fsutil.Replace(dir, name, TmpName(name), data); err != nil {
+// WriteFileAtomic writes data, its slices one after the other, to
+// dir/name through a temporary file in dir: write, fsync, rename, fsync
+// dir. An error after the rename (the directory's fsync) wraps
+// [ErrNotDurable]: the new content is in place.
+func WriteFileAtomic(dir, name string, data ...[]byte) error {
+	if err := fsutil.Replace(dir, name, TmpName(name), data...); err != nil {
 		return err
 	}
 	if err := AfterRename(dir, name); err != nil {
