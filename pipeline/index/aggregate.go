@@ -357,6 +357,17 @@ func (a *Aggregator) touchSession(s *session) {
 	}
 }
 
+// markContested records that s has an occurrence of a fact that occurs
+// in another session too, and has s written at the next commit, so that
+// the store remembers it (settle loads the stored facts of such a
+// session when its place in the session order changes).
+func (a *Aggregator) markContested(s *session) {
+	if !s.contested {
+		s.contested = true
+		a.touchSession(s)
+	}
+}
+
 // file returns the turn state of e's file.
 func (a *Aggregator) file(e *schema.Entry) *fileState {
 	k := fileKey{e.Host, e.Path}

@@ -105,3 +105,34 @@ func benchIndexerApply(b *testing.B, perBatch int) {
 	}
 	b.ReportMetric(float64(len(entries))*float64(b.N)/b.Elapsed().Seconds(), "entries/s")
 }
+
+// BenchmarkAggregator_SharedEntries folds 2,000 copies of a 29-line Claude
+// Code session, each under its own session id and file, into a fresh
+// Aggregator: every fact occurs in 2,000 sessions (a tree of copies, or
+// a hostile one). The cost per entry should not grow with the copies.
+//
+//	go test ./pipeline/index -run '^$' -bench SharedEntries -count 6
+func BenchmarkAggregator_SharedEntries(b *testing.B) {
+	orig := indextest.ReadFiles(b, "../../testdata/corpus/claude-code/claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+	const copies = 2000
+	var all []schema.Entry
+	for c := range copies {
+		for _, e := range orig[0] {
+			e.SessionID = fmt.Sprintf("%s-copy%04d", e.SessionID, c)
+			e.Path = fmt.Sprintf("/copies/%04d/session.jsonl", c)
+			all = append(all, e)
+		}
+	}
+	table := price.Default()
+	b.ReportAllocs()
+	for b.Loop() {
+		a := indextest.MustNew(b, index.Config{Pricer: table, Seed: 1})
+		for i := range all {
+			a.Add(&all[i])
+		}
+		if len(a.Sessions()) != copies {
+			b.Fatal("sessions lost")
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(len(all))/float64(b.N), "ns/entry")
+}

@@ -254,3 +254,22 @@ func TestAggregator_BackgroundCopyTakesNothingFromItsOriginal(t *testing.T) {
 	require.Equal(t, [4]int64{0, 0, 1, 1}, [4]int64{byID["bg"].Turns, byID["bg"].UserMessages, byID["bg"].AssistantMessages, byID["bg"].APICalls})
 	require.Equal(t, int64(11), byID["bg"].OutputTokens)
 }
+
+// TestFact_FindSession: a fact finds the occurrence of each of its
+// sessions, by looking at each below sessionIndexMin occurrences and
+// through its map from there on, and none of a session it is not in.
+func TestFact_FindSession(t *testing.T) {
+	var f fact[struct{}]
+	sessions := make([]*session, 3*sessionIndexMin)
+	for i := range sessions {
+		sessions[i] = &session{}
+		f.cands = append(f.cands, cand[struct{}]{s: sessions[i]})
+		f.indexLast()
+		require.Equal(t, i+1 >= sessionIndexMin, f.bySession != nil, "after %d occurrences", i+1)
+		for j := 0; j <= i; j++ {
+			require.Equal(t, j, f.find(sessions[j]), "session %d of %d", j, i+1)
+		}
+		require.Equal(t, -1, f.find(&session{}))
+	}
+	require.Len(t, f.bySession, len(sessions))
+}

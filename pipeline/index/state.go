@@ -224,6 +224,9 @@ func (fs *facts[C]) load(key factKey) *fact[C] {
 	fs.byKey[key] = f
 	if len(f.cands) > 1 {
 		fs.contested[f] = struct{}{}
+		for i := range f.cands {
+			a.markContested(f.cands[i].s)
+		}
 	}
 	return f
 }
