@@ -67,7 +67,8 @@ type Aggregator struct {
 	nextNum uint64 // number of the next new session
 	dirtyS  []*session
 	dirtyF  []*fileState
-	list    *listing // the stored sessions' rows, when built (listing.go)
+	moved   []*session // the dirty sessions that may have moved in the order (resolve's)
+	list    *listing   // the stored sessions' rows, when built (listing.go)
 
 	turns     bool
 	ledgerOps []ledgerOp
@@ -408,10 +409,26 @@ func (a *Aggregator) ForgetFile(host, path string) {
 }
 
 // resolve settles the facts whose winner depends on the session order.
+// Over a store, the sessions whose place in the order may have changed
+// since the last commit are known (reorder, among the dirty ones): a fact
+// only has to compare their occurrences with its winner (see
+// facts.resettle). In memory, where that is not tracked, every fact is
+// resolved again.
 func (a *Aggregator) resolve() {
-	a.entries.resolveAll()
-	a.responses.resolveAll()
-	a.usage.resolveAll()
+	all := a.store == nil
+	moved := a.moved[:0]
+	if !all {
+		for _, s := range a.dirtyS {
+			if s.reorder {
+				moved = append(moved, s)
+			}
+		}
+	}
+	a.entries.resolveAll(moved, all)
+	a.responses.resolveAll(moved, all)
+	a.usage.resolveAll(moved, all)
+	clear(moved)
+	a.moved = moved[:0]
 }
 
 // Sessions returns the aggregates of every session that holds a
