@@ -270,6 +270,12 @@ func (b *Batch) reset() {
 	clear(b.DeadLetters)
 	clear(b.Raw)
 	clear(b.Undecodable)
+	if len(b.rawFull) == 0 {
+		// The batch's lines fitted one buffer (a live session's few, or
+		// none): the kept ones serve backfills only.
+		clear(b.rawFree)
+		b.rawFree = b.rawFree[:0]
+	}
 	for _, r := range b.rawFull {
 		if cap(r) == rawBlock && len(b.rawFree) < rawKept {
 			b.rawFree = append(b.rawFree, r[:0])
@@ -282,9 +288,10 @@ func (b *Batch) reset() {
 
 // rawBlock is the least the buffer of a batch's original lines grows by;
 // rawKept is how many such buffers a Batch keeps for its next batches
-// (with the one in use, a pull request's worth, DefaultMaxBatchBytes).
-// They were allocated anew for each batch: in `sessionpipe run`, 4% of
-// the bytes allocated, fresh memory faulted in page by page.
+// (with the one in use, a pull request's worth, DefaultMaxBatchBytes),
+// as long as batches fill more than one: they were allocated anew for
+// each batch of a backfill (in `sessionpipe run`, 4% of the bytes
+// allocated, fresh memory faulted in page by page).
 const (
 	rawBlock = 4 << 20
 	rawKept  = 3

@@ -105,8 +105,8 @@ func TestStreamConfig_Defaults(t *testing.T) {
 
 // TestBatch_RawBuffersKept: the buffers a batch's original lines filled
 // are kept for the next batches (up to rawKept), each chunk's bytes stay
-// its own within the batch, and a batch no larger than the first takes
-// no new memory.
+// its own within the batch, a batch no larger than the first takes no new
+// memory, and a batch that fits one buffer lets the kept ones go.
 func TestBatch_RawBuffersKept(t *testing.T) {
 	var b Batch
 	fill := func(round byte) [][]byte {
@@ -146,4 +146,13 @@ func TestBatch_RawBuffersKept(t *testing.T) {
 	for _, r := range b.rawFree {
 		require.Equal(t, rawBlock, cap(r))
 	}
+
+	// A batch whose lines fit one buffer (live sessions) lets the kept
+	// ones go.
+	fill(3)
+	b.reset()
+	require.NotZero(t, len(b.rawFree))
+	b.rawBytes(100)
+	b.reset()
+	require.Zero(t, len(b.rawFree))
 }

@@ -205,6 +205,9 @@ type ArchiveWriter struct {
 
 	scratch []byte    // a chunk's frame, compressed before it is appended
 	blocks  blockPool // frame blocks kept for reuse (see frameBuf)
+	// chunksAtDue is stats.Chunks at the last CommitDue: a writer that
+	// took none since lets its kept blocks go.
+	chunksAtDue int64
 
 	segments []Segment
 	manifest []byte // the manifest file's content: segments as JSON lines
@@ -450,6 +453,12 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	if a.failed != nil {
 		return a.failed
 	}
+	if a.stats.Chunks == a.chunksAtDue {
+		// Nothing written since the last call: an idle writer keeps no
+		// blocks for segments that may not come.
+		a.blocks = blockPool{}
+	}
+	a.chunksAtDue = a.stats.Chunks
 	var due []*segment
 	for _, s := range a.sorted() {
 		if now.Sub(s.opened) >= a.cfg.SegmentAge || slices.Contains(a.waiting, s) {

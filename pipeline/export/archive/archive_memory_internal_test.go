@@ -119,6 +119,33 @@ func TestFrameBuf(t *testing.T) {
 	require.Equal(t, 250, small.n)
 }
 
+// TestArchiveWriter_IdleLetsBlocksGo: the blocks of committed segments
+// are kept while chunks come, and let go at the first CommitDue after a
+// period without any.
+func TestArchiveWriter_IdleLetsBlocksGo(t *testing.T) {
+	a, err := NewArchiveWriter(ArchiveConfig{Dir: t.TempDir(), SegmentBytes: 64 << 10, MemoryBytes: 1 << 20})
+	require.NoError(t, err)
+	defer a.Close(t.Context())
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 64 {
+		data := make([]byte, 8<<10)
+		for j := range data {
+			data[j] = byte(r.Uint32()) // incompressible: segments fill
+		}
+		c := &bus.RawChunk{Host: "h", Path: "/p", Format: "pi", File: "1:1", Line: int64(i + 1), Lines: 1,
+			Offset: int64(i) * 8 << 10, End: int64(i+1) * 8 << 10, TS: time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC), Data: data}
+		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))
+	}
+	require.NoError(t, a.Flush(t.Context()))
+	require.Positive(t, a.stats.Segments)
+	require.Positive(t, a.blocks.bytes, "committed segments' blocks kept")
+	now := time.Now()
+	require.NoError(t, a.CommitDue(t.Context(), now))
+	require.Positive(t, a.blocks.bytes, "chunks came since the last call: kept")
+	require.NoError(t, a.CommitDue(t.Context(), now))
+	require.Zero(t, a.blocks.bytes, "none since: let go")
+}
+
 // The default level is zstd's own (the flags' default names it too).
 func TestArchiveConfig_DefaultLevel(t *testing.T) {
 	require.Equal(t, zstd.SpeedDefault, ArchiveConfig{}.withDefaults().Level)
