@@ -208,6 +208,9 @@ type ArchiveWriter struct {
 	// chunksAtDue is stats.Chunks at the last CommitDue: a writer that
 	// took none since lets its kept blocks go.
 	chunksAtDue int64
+	// spare is the buffer of the last frame gathered (see frame), for
+	// the next segment that gathers chunks.
+	spare []byte
 
 	segments []Segment
 	manifest []byte // the manifest file's content: segments as JSON lines
@@ -352,6 +355,9 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		a.frame(s, s.pending) // the chunks gathered before get their frame, this one its own
 	}
 	held := cap(s.pending)
+	if s.pending == nil && size < int64(a.cfg.FrameBytes) {
+		s.pending, a.spare = a.spare, nil
+	}
 	s.index = append(s.index, Chunk{
 		Seq: seq, Host: c.Host, Path: c.Path, Format: c.Format, File: c.File,
 		Offset: c.Offset, End: c.End, Line: c.Line, Lines: c.Lines, Holes: c.Holes,
@@ -406,7 +412,15 @@ func (a *ArchiveWriter) frame(s *segment, data []byte) {
 	s.framed = len(s.index)
 	if len(s.pending) > 0 {
 		a.buffered -= int64(cap(s.pending))
-		s.pending = nil // the next frame's starts small again: a live segment gathers little
+		// The next frame's starts small again (a live segment gathers
+		// little), unless it takes the spare: one buffer of at most two
+		// frames, kept for whichever segment gathers next, so that a
+		// backfill of small files does not grow a buffer for each frame
+		// (BenchmarkArchive_LiveLines).
+		if c := cap(s.pending); c <= 2*a.cfg.FrameBytes && c > cap(a.spare) {
+			a.spare = s.pending[:0]
+		}
+		s.pending = nil
 	}
 }
 
