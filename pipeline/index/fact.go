@@ -285,9 +285,13 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 // change in the session order, which can reorder the others, is settled
 // by resolveAll before anything is read.
 func (fs *facts[C]) challenge(f *fact[C], i int) {
-	if i == f.winner || !fs.better(&f.cands[i], &f.cands[f.winner]) {
-		return
+	if i != f.winner && fs.better(&f.cands[i], &f.cands[f.winner]) {
+		fs.crown(f, i)
 	}
+}
+
+// crown makes occurrence i the winner of f, moving the contribution.
+func (fs *facts[C]) crown(f *fact[C], i int) {
 	fs.touch(f)
 	old := &f.cands[f.winner]
 	fs.applyTo(old.s, &old.c, &old.at, f.key, -1)
@@ -320,15 +324,9 @@ func (fs *facts[C]) resolve(f *fact[C]) {
 			best = i
 		}
 	}
-	if best == f.winner {
-		return
+	if best != f.winner {
+		fs.crown(f, best)
 	}
-	fs.touch(f)
-	old := &f.cands[f.winner]
-	fs.applyTo(old.s, &old.c, &old.at, f.key, -1)
-	f.winner = best
-	nw := &f.cands[best]
-	fs.applyTo(nw.s, &nw.c, &nw.at, f.key, 1)
 }
 
 // resolveAll re-resolves the cached facts with occurrences in several

@@ -293,6 +293,14 @@ func backfillChunks(t *testing.T, paths ...string) []*bus.RawChunk {
 	return chunks
 }
 
+// benchSamples are the public samples the archive benchmarks read.
+var benchSamples = []string{
+	"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+	"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
+	"../../../testdata/corpus/pi/pi-mono/session.jsonl",
+	"../../../testdata/corpus/pi/pi-mono/large-session.jsonl",
+}
+
 // BenchmarkArchive_Level archives the public Claude Code, Codex and pi
 // samples at each zstd level, as live sessions send them (a chunk per
 // line, shared frames) and as a backfill does (chunks of up to 1 MiB): the
@@ -301,14 +309,8 @@ func backfillChunks(t *testing.T, paths ...string) []*bus.RawChunk {
 //	go test ./pipeline/export/archive -run '^$' -bench Level -count 6
 func BenchmarkArchive_Level(b *testing.B) {
 	t := &testing.T{}
-	paths := []string{
-		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
-		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
-		"../../../testdata/corpus/pi/pi-mono/large-session.jsonl",
-	}
-	live, _ := liveChunks(t, paths...)
-	backfill := backfillChunks(t, paths...)
+	live, _ := liveChunks(t, benchSamples...)
+	backfill := backfillChunks(t, benchSamples...)
 	if t.Failed() || len(live) == 0 || len(backfill) == 0 {
 		b.Fatal("samples not read")
 	}
@@ -362,13 +364,7 @@ func benchArchive(b *testing.B, chunks []*bus.RawChunk, in int64, cfg archive.Ar
 //	go test ./pipeline/export/archive -run '^$' -bench Segments -count 6
 func BenchmarkArchive_Segments(b *testing.B) {
 	t := &testing.T{}
-	paths := []string{
-		"../../../testdata/corpus/claude-code/claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
-		"../../../testdata/corpus/codex/localpush/sessions/rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a.jsonl",
-		"../../../testdata/corpus/pi/pi-mono/session.jsonl",
-		"../../../testdata/corpus/pi/pi-mono/large-session.jsonl",
-	}
-	one := backfillChunks(t, paths...)
+	one := backfillChunks(t, benchSamples...)
 	if t.Failed() || len(one) == 0 {
 		b.Fatal("samples not read")
 	}
