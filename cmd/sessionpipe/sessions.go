@@ -107,16 +107,9 @@ func writeSessions(w io.Writer, all []index.Session, asJSON, wide bool) error {
 // budget rather than at every doubling of a small heap saves most of the
 // collector's work. The budget follows the live heap (it plus
 // gcHeadroom), so a corpus with more sessions than it fits still works.
-//
-// It was 160 MiB (headroom 96): no collection at all on the 200 MB
-// corpus, and so every byte allocated was fresh memory for the kernel to
-// map, a page fault per 4 KiB (a fifth of `sessions`' CPU on a host
-// under a hypervisor). At 32 MiB the collector hands the garbage's memory
-// back to the allocator: 38% fewer page faults, 23% less peak RSS and
-// about 7% less CPU there (benchmarks/RESULTS.md).
 const (
-	gcBudget   = 32 << 20
-	gcHeadroom = 16 << 20
+	gcBudget   = 160 << 20
+	gcHeadroom = 96 << 20
 )
 
 // tuneGC switches the collector to the budget of gcBudget until the
