@@ -257,19 +257,28 @@ func TestAggregator_BackgroundCopyTakesNothingFromItsOriginal(t *testing.T) {
 
 // TestFact_FindSession: a fact finds the occurrence of each of its
 // sessions, by looking at each below sessionIndexMin occurrences and
-// through its map from there on, and none of a session it is not in.
+// through its map from there on, and none of a session it is not in; the
+// map goes with the fact when it is evicted.
 func TestFact_FindSession(t *testing.T) {
-	var f fact[struct{}]
+	fs := &facts[struct{}]{byKey: map[factKey]*fact[struct{}]{}, contested: map[*fact[struct{}]]struct{}{}}
+	f := &fact[struct{}]{}
 	sessions := make([]*session, 3*sessionIndexMin)
 	for i := range sessions {
 		sessions[i] = &session{}
 		f.cands = append(f.cands, cand[struct{}]{s: sessions[i]})
-		f.indexLast()
-		require.Equal(t, i+1 >= sessionIndexMin, f.bySession != nil, "after %d occurrences", i+1)
-		for j := 0; j <= i; j++ {
-			require.Equal(t, j, f.find(sessions[j]), "session %d of %d", j, i+1)
+		if m := fs.bySession[f]; m != nil {
+			m[sessions[i]] = int32(i)
 		}
-		require.Equal(t, -1, f.find(&session{}))
+		for j := 0; j <= i; j++ {
+			require.Equal(t, j, fs.find(f, sessions[j]), "session %d of %d", j, i+1)
+		}
+		require.Equal(t, -1, fs.find(f, &session{}))
+		require.Equal(t, i+1 >= sessionIndexMin, fs.bySession[f] != nil, "after %d occurrences", i+1)
 	}
-	require.Len(t, f.bySession, len(sessions))
+	require.Len(t, fs.bySession[f], len(sessions))
+
+	fs.byKey[f.key] = f
+	fs.evict(1, 0)
+	require.Empty(t, fs.byKey)
+	require.Empty(t, fs.bySession, "evicted with its fact")
 }

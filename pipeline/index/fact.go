@@ -132,13 +132,11 @@ type cand[C any] struct {
 }
 
 // fact is a countable thing and its occurrences; cands[winner] counts.
-// It keeps the best occurrence of each session it occurs in; bySession
-// finds a session's among many (see sessionIndexMin).
+// It keeps the best occurrence of each session it occurs in.
 type fact[C any] struct {
-	key       factKey
-	cands     []cand[C]
-	winner    int
-	bySession map[*session]int32
+	key    factKey
+	cands  []cand[C]
+	winner int
 	cached
 }
 
@@ -150,10 +148,32 @@ type fact[C any] struct {
 // sessions` 372 s.
 const sessionIndexMin = 16
 
+// sessionsOf returns f's map from session to occurrence, made at its
+// first use; nil below sessionIndexMin occurrences. The maps live beside
+// the facts, not in them: a fact is one of about a million in a large
+// history, and all but a few have one occurrence or two.
+func (fs *facts[C]) sessionsOf(f *fact[C]) map[*session]int32 {
+	if len(f.cands) < sessionIndexMin {
+		return nil
+	}
+	m := fs.bySession[f]
+	if m == nil {
+		m = make(map[*session]int32, 2*len(f.cands))
+		for i := range f.cands {
+			m[f.cands[i].s] = int32(i)
+		}
+		if fs.bySession == nil {
+			fs.bySession = make(map[*fact[C]]map[*session]int32)
+		}
+		fs.bySession[f] = m
+	}
+	return m
+}
+
 // find returns the index of s's occurrence of f, -1 if it has none.
-func (f *fact[C]) find(s *session) int {
-	if f.bySession != nil {
-		if i, ok := f.bySession[s]; ok {
+func (fs *facts[C]) find(f *fact[C], s *session) int {
+	if m := fs.sessionsOf(f); m != nil {
+		if i, ok := m[s]; ok {
 			return int(i)
 		}
 		return -1
@@ -164,21 +184,6 @@ func (f *fact[C]) find(s *session) int {
 		}
 	}
 	return -1
-}
-
-// indexLast records the last occurrence's session in bySession, making
-// the map once the fact has sessionIndexMin occurrences.
-func (f *fact[C]) indexLast() {
-	n := len(f.cands)
-	switch {
-	case f.bySession != nil:
-		f.bySession[f.cands[n-1].s] = int32(n - 1)
-	case n >= sessionIndexMin:
-		f.bySession = make(map[*session]int32, 2*n)
-		for i := range f.cands {
-			f.bySession[f.cands[i].s] = int32(i)
-		}
-	}
 }
 
 // cached is what the write-back cache of a stored Aggregator keeps for
@@ -206,6 +211,9 @@ type facts[C any] struct {
 	// contested holds the facts with occurrences in several sessions:
 	// their winner depends on the session order, which may change.
 	contested map[*fact[C]]struct{}
+	// bySession finds a session's occurrence of a fact of many (see
+	// sessionsOf).
+	bySession map[*fact[C]]map[*session]int32
 	dirty     []*fact[C]
 	// largest makes the occurrence with the largest total win (usage).
 	largest bool
@@ -250,7 +258,7 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 		fs.applyTo(s, &c, &at, key, 1)
 		return
 	}
-	if i := f.find(s); i >= 0 {
+	if i := fs.find(f, s); i >= 0 {
 		// Another occurrence in the same session: keep the better one.
 		if !fs.better(&nc, &f.cands[i]) {
 			return
@@ -269,7 +277,9 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 	fs.touch(f)
 	s.refs++
 	f.cands = append(f.cands, nc)
-	f.indexLast()
+	if m := fs.bySession[f]; m != nil {
+		m[s] = int32(len(f.cands) - 1)
+	}
 	fs.contested[f] = struct{}{}
 	if len(f.cands) == 2 {
 		fs.a.markContested(f.cands[0].s)
@@ -355,9 +365,9 @@ func (fs *facts[C]) resettle(f *fact[C], moved []*session) {
 		fs.resolve(f)
 		return
 	}
-	if f.bySession != nil && len(moved) < len(f.cands) {
+	if m := fs.bySession[f]; m != nil && len(moved) < len(f.cands) {
 		for _, s := range moved {
-			if i, ok := f.bySession[s]; ok {
+			if i, ok := m[s]; ok {
 				fs.challenge(f, int(i))
 			}
 		}

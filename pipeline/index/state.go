@@ -288,6 +288,7 @@ func (fs *facts[C]) evict(before uint64, keep int) {
 		}
 		delete(fs.byKey, k)
 		delete(fs.contested, f)
+		delete(fs.bySession, f)
 	}
 }
 
