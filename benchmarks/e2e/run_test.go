@@ -49,7 +49,14 @@ var (
 //     until the API's sessions equal `sessionpipe sessions` on the files;
 //   - agree-s: the time from start until the API and the Parquet (read
 //     with the DuckDB views of duckdb.DuckDBScript) both equal the offline
-//     numbers (Parquet parts close after -part-age 1s);
+//     numbers (Parquet parts close after -part-age 1s), the DuckDB query
+//     that says so included;
+//   - parquet-s: the time from start until the exporter had committed
+//     everything the indexer applied, in the poll after which that query
+//     found the Parquet equal (agree-s without the query, and without
+//     the queries that found it not yet equal);
+//   - check-s: how long that query took (DuckDB's sessions view over
+//     every Parquet file, on the same two cores as run);
 //   - run-rss-MB: the run process's peak RSS (VmHWM before it is stopped);
 //   - tailer-entries/s, tailer-s and tailer-rss-MB: the tailer alone, until
 //     the stream holds every entry;
@@ -77,6 +84,8 @@ func BenchmarkRun(b *testing.B) {
 		b.ReportMetric(float64(r.streamEntries)/r.apiAgree.Seconds(), "run-entries/s")
 		b.ReportMetric(r.agree.Seconds(), "agree-s")
 		b.ReportMetric(r.apiAgree.Seconds(), "api-agree-s")
+		b.ReportMetric(r.parquet.Seconds(), "parquet-s")
+		b.ReportMetric(r.check.Seconds(), "check-s")
 		b.ReportMetric(float64(r.maxRSS)/1024, "run-rss-MB")
 		b.ReportMetric(float64(r.streamEntries)/t.elapsed.Seconds(), "tailer-entries/s")
 		b.ReportMetric(t.elapsed.Seconds(), "tailer-s")
@@ -332,6 +341,8 @@ func peakRSS(b *testing.B, pid int) int64 {
 
 type runResult struct {
 	apiAgree, agree time.Duration
+	parquet         time.Duration // until the committed Parquet held the numbers
+	check           time.Duration // DuckDB's query of them (the sessions view)
 	maxRSS          int64 // KiB
 	streamEntries   uint64
 }
@@ -386,8 +397,9 @@ func benchRunOnce(b *testing.B, bin, corpus string, want map[string]sums) runRes
 			}
 		}
 		if apiOK && !pqOK && m["sessionpipe_export_pending_messages"] == 0 && m["sessionpipe_export_committed_seq"] >= applied {
+			committed, t0 := time.Since(start), time.Now()
 			if got, err := parquetNumbers(filepath.Join(data, "parquet")); err == nil && same(want, got) == nil {
-				pqOK = true
+				pqOK, r.parquet, r.check = true, committed, time.Since(t0)
 			}
 		}
 	}

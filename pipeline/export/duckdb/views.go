@@ -306,8 +306,8 @@ CREATE OR REPLACE TEMP VIEW sessions AS
   SELECT format, host, session_id,
     count_if(real_input) FILTER (WHERE fact = 'e') AS user_messages,
     count_if(turn) FILTER (WHERE fact = 'e') AS turns,
-    sum(len(tool_calls) + coalesce(tool_calls_omitted, 0)) FILTER (WHERE fact = 'e') AS tool_calls,
-    sum(len(list_filter(tool_results, r -> r.is_error))) FILTER (WHERE fact = 'e') AS tool_errors,
+    sum(n_tool_calls) FILTER (WHERE fact = 'e') AS tool_calls,
+    sum(n_tool_errors) FILTER (WHERE fact = 'e') AS tool_errors,
     count_if(main_compaction) FILTER (WHERE fact = 'e') AS compactions,
     count(*) FILTER (WHERE fact = 'r') AS assistant_messages
   FROM winners
@@ -373,8 +373,15 @@ ORDER BY s.first_ts NULLS FIRST, s.session_id, s.format, s.host;
 // with every column of their entries.
 const aggregation = `WITH
 -- The entries of sessions (session_id set), with what the aggregator derives from each.
+-- Only the columns the aggregates read: the text, tool inputs and results, raw lines and the
+-- rest are never carried through the materialised steps below (a tool call or an error
+-- result counts, its content does not).
 e0 AS (
-  SELECT *,
+  SELECT seq, key, format, host, labels, path, line, object, session_id, entry_id, parent_session_id, ts, date,
+    kind, role, meta, copy, model, provider, message_id, usage, usage_key, cost_usd, cwd, sidechain, agent_id,
+    title, slug,
+    len(tool_calls) + coalesce(tool_calls_omitted, 0) AS n_tool_calls,
+    len(list_filter(tool_results, r -> r.is_error)) AS n_tool_errors,
     coalesce(epoch_us(ts), 9223372036854775807) AS ts_key, -- unknown after every known time
     coalesce(epoch_us(ts), 0) AS ts_id,
     coalesce(agent_id, '') AS agent,
@@ -430,7 +437,7 @@ info AS MATERIALIZED (
 occurrences AS (
   SELECT 'e' AS fact, format AS k1, '' AS k2, entry_id AS k3, ts_id AS k4, 0::BIGINT AS total, * EXCLUDE (total)
   FROM e
-  WHERE NOT copy AND (real_input OR len(tool_calls) + coalesce(tool_calls_omitted, 0) > 0 OR len(list_filter(tool_results, r -> r.is_error)) > 0 OR main_compaction)
+  WHERE NOT copy AND (real_input OR n_tool_calls > 0 OR n_tool_errors > 0 OR main_compaction)
   UNION ALL BY NAME
   SELECT 'r' AS fact, format AS k1,
     CASE WHEN format = 'claude-code' AND message_id IS NOT NULL THEN message_id ELSE '' END AS k2,
