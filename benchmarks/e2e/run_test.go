@@ -343,7 +343,7 @@ type runResult struct {
 	apiAgree, agree time.Duration
 	parquet         time.Duration // until the committed Parquet held the numbers
 	check           time.Duration // DuckDB's query of them (the sessions view)
-	maxRSS          int64 // KiB
+	maxRSS          int64         // KiB
 	streamEntries   uint64
 }
 
