@@ -59,7 +59,8 @@ var (
 //     every Parquet file, on the same two cores as run);
 //   - run-rss-MB: the run process's peak RSS (VmHWM before it is stopped);
 //   - tailer-entries/s, tailer-s and tailer-rss-MB: the tailer alone, until
-//     the stream holds every entry;
+//     it has every entry acknowledged (its own counter; the stream is then
+//     checked to hold them all);
 //   - offline-entries/s: `sessionpipe sessions` on the same files.
 //
 // One iteration is a whole backfill; run it with -benchtime=1x:
