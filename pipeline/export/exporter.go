@@ -532,7 +532,18 @@ func (x *Exporter) CommitNow() {
 // with all) and saves the position.
 func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	x.mu.Lock()
-	err := x.commitBoth(ctx, now, all)
+	var err error
+	if all {
+		err = x.w.Flush(ctx)
+		if err == nil && x.a != nil {
+			err = x.a.Flush(ctx)
+		}
+	} else {
+		err = x.w.CommitDue(ctx, now)
+		if err == nil && x.a != nil {
+			err = x.a.CommitDue(ctx, now)
+		}
+	}
 	x.countLocked()
 	if err == nil {
 		err = x.saveLocked(false)
@@ -548,54 +559,6 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 		x.purgeArchived(ctx)
 	}
 }
-
-// commitBoth commits the Parquet parts and the archive segments that are
-// due (all: everything held), the two at once: they share nothing, and
-// most of a commit is waiting for fsync (a backfill's commit writes a
-// file per day partition), so the archive's waits overlap the Parquet
-// writer's instead of following them. A failed Parquet commit stops the
-// archive's (as it kept it from starting when they took turns: a bucket
-// that is down fails the commit at once, not after the archive's own
-// retries); the archive's segments wait for the next commit. x.mu is
-// held: no batch is applied meanwhile.
-func (x *Exporter) commitBoth(ctx context.Context, now time.Time, all bool) error {
-	if x.a == nil {
-		if all {
-			return x.w.Flush(ctx)
-		}
-		return x.w.CommitDue(ctx, now)
-	}
-	actx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	var archived error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if all {
-			archived = x.a.Flush(actx)
-		} else {
-			archived = x.a.CommitDue(actx, now)
-		}
-	}()
-	var err error
-	if all {
-		err = x.w.Flush(ctx)
-	} else {
-		err = x.w.CommitDue(ctx, now)
-	}
-	if err != nil {
-		stop(errParquetFailed)
-	}
-	<-done
-	if ctx.Err() == nil && (errors.Is(archived, errParquetFailed) || errors.Is(archived, context.Canceled)) {
-		archived = nil // stopped for the Parquet's failure, which says it
-	}
-	return errors.Join(err, archived)
-}
-
-// errParquetFailed stops the archive's half of a commit whose Parquet
-// half failed.
-var errParquetFailed = errors.New("the Parquet commit failed")
 
 // purgeArchived removes the raw messages up to the committed sequence
 // from the stream (ExporterConfig.PurgeArchived). The raw messages this
