@@ -469,8 +469,10 @@ func (a *ArchiveWriter) CommitDue(ctx context.Context, now time.Time) error {
 	}
 	if a.stats.Chunks == a.chunksAtDue {
 		// Nothing written since the last call: an idle writer keeps no
-		// blocks for segments that may not come.
+		// blocks, nor a spare gathering buffer, for segments that may
+		// not come.
 		a.blocks = blockPool{}
+		a.spare = nil
 	}
 	a.chunksAtDue = a.stats.Chunks
 	var due []*segment

@@ -139,11 +139,14 @@ func TestArchiveWriter_IdleLetsBlocksGo(t *testing.T) {
 	require.NoError(t, a.Flush(t.Context()))
 	require.Positive(t, a.stats.Segments)
 	require.Positive(t, a.blocks.bytes, "committed segments' blocks kept")
+	require.Positive(t, cap(a.spare), "the last gathering buffer kept")
 	now := time.Now()
 	require.NoError(t, a.CommitDue(t.Context(), now))
 	require.Positive(t, a.blocks.bytes, "chunks came since the last call: kept")
+	require.Positive(t, cap(a.spare))
 	require.NoError(t, a.CommitDue(t.Context(), now))
 	require.Zero(t, a.blocks.bytes, "none since: let go")
+	require.Nil(t, a.spare, "none since: let go")
 }
 
 // The default level is zstd's own (the flags' default names it too).
