@@ -74,24 +74,13 @@ Run 'sessionpipe COMMAND -h' for the flags of a command.
 `
 
 // main stops gracefully on the first SIGINT or SIGTERM and at once on a
-// second (cli.SignalContext).
-//
-// SESSIONPIPE_CPUPROFILE=FILE writes a CPU profile of the command to FILE
-// (go tool pprof FILE), SESSIONPIPE_TRACE=FILE an execution trace (go tool
-// trace FILE), SESSIONPIPE_ALLOCSPROFILE=FILE the allocations it made
-// (go tool pprof -sample_index=alloc_space FILE), SESSIONPIPE_HEAPPROFILE=FILE
-// the heap at its largest (sampled each second), for measuring where a
-// command's time and memory go.
+// second (cli.SignalContext), and profiles itself when the environment
+// asks (cli.Profile: SESSIONPIPE_CPUPROFILE=FILE and the like).
 func main() {
 	ctx, stop := cli.SignalContext()
-	stopProfile := cli.StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
-	stopTrace := cli.StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
-	stopHeap := cli.StartPeakHeapProfile(os.Getenv("SESSIONPIPE_HEAPPROFILE"), os.Stderr)
+	stopProfile := cli.Profile(os.Getenv, os.Stderr)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stopHeap()
-	stopTrace()
 	stopProfile()
-	cli.WriteAllocsProfile(os.Getenv("SESSIONPIPE_ALLOCSPROFILE"), os.Stderr)
 	stop()
 	os.Exit(code)
 }

@@ -18,22 +18,13 @@ func (e UsageError) Error() string { return e.Msg }
 // environment under [SignalContext] (the first SIGINT or SIGTERM stops
 // gracefully, a second at once), then exits 0, 2 after a [UsageError], or
 // 1 after any other error, printed after the command's name. -h is not an
-// error.
-//
-// As sessionpipe's commands, it profiles itself when asked by the
-// environment: SESSIONPIPE_CPUPROFILE, SESSIONPIPE_TRACE,
-// SESSIONPIPE_HEAPPROFILE and SESSIONPIPE_ALLOCSPROFILE name the files
-// (written when it stops).
+// error. As sessionpipe's commands, it profiles itself when the
+// environment asks ([Profile]).
 func Main(name string, run func(ctx context.Context, args []string, env Env) error) {
 	ctx, stop := SignalContext()
-	stopProfile := StartCPUProfile(os.Getenv("SESSIONPIPE_CPUPROFILE"), os.Stderr)
-	stopTrace := StartTrace(os.Getenv("SESSIONPIPE_TRACE"), os.Stderr)
-	stopHeap := StartPeakHeapProfile(os.Getenv("SESSIONPIPE_HEAPPROFILE"), os.Stderr)
+	stopProfile := Profile(os.Getenv, os.Stderr)
 	err := run(ctx, os.Args[1:], os.Getenv)
-	stopHeap()
-	stopTrace()
 	stopProfile()
-	WriteAllocsProfile(os.Getenv("SESSIONPIPE_ALLOCSPROFILE"), os.Stderr)
 	stop()
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):

@@ -11,6 +11,26 @@ import (
 	"time"
 )
 
+// Profile starts what the environment asks for, for measuring where a
+// command's time and memory go, and returns the function that stops it
+// and writes the files: SESSIONPIPE_CPUPROFILE=FILE a CPU profile (go tool
+// pprof FILE), SESSIONPIPE_TRACE=FILE an execution trace (go tool trace
+// FILE), SESSIONPIPE_HEAPPROFILE=FILE the heap at its largest (sampled
+// each second), SESSIONPIPE_ALLOCSPROFILE=FILE the allocations made (go
+// tool pprof -sample_index=alloc_space FILE). What cannot be written is
+// reported on stderr; the command runs on.
+func Profile(env Env, stderr io.Writer) (stop func()) {
+	stopCPU := StartCPUProfile(env("SESSIONPIPE_CPUPROFILE"), stderr)
+	stopTrace := StartTrace(env("SESSIONPIPE_TRACE"), stderr)
+	stopHeap := StartPeakHeapProfile(env("SESSIONPIPE_HEAPPROFILE"), stderr)
+	return func() {
+		stopHeap()
+		stopTrace()
+		stopCPU()
+		WriteAllocsProfile(env("SESSIONPIPE_ALLOCSPROFILE"), stderr)
+	}
+}
+
 // StartCPUProfile starts a CPU profile written to path and returns the
 // function that stops it and closes the file. An empty path profiles
 // nothing; a profile that cannot start is reported on stderr and the
