@@ -34,12 +34,24 @@ import (
 // grows. The limit counts the runtime's memory outside the heap too
 // (stacks, metadata), and the runtime aims a little below it, so both
 // are added.
+//
+// The collector is not run by the limit itself, though, but by the GC
+// percent (GOGC), set after each collection to the same heap size, and
+// the limit stands limitSlack above it. Near its limit the runtime gives
+// free pages back to the operating system at each allocation, to stay
+// below it, and faults them in again at the next: on a host under a
+// hypervisor, where a page fault is dear, the 1 GB backfill of `run`
+// took 430,000 faults instead of 280,000 and 7-10% more CPU for the same
+// collections. A process whose collector is off (GOGC=off, the offline
+// commands) keeps the limit alone, since it is then its only trigger; a
+// GOGC set lower than the heap size wins, as it would beside a limit.
 
 // memLimit is the process's one follower: the limit is the process's.
 var memLimit struct {
 	mu       sync.Mutex
 	floor    int64 // bytes; 0: not following
 	headroom int64
+	percent  int  // the GC percent when following began; <= 0: the limit alone
 	armed    bool // a sentinel is waiting for the next collection
 }
 
@@ -72,9 +84,14 @@ func SetMemoryLimit(floor, headroom int64) (undo func()) {
 	memLimit.mu.Lock()
 	defer memLimit.mu.Unlock()
 	oldFloor, oldHeadroom, oldLimit := memLimit.floor, memLimit.headroom, debug.SetMemoryLimit(-1)
+	if oldFloor <= 0 {
+		memLimit.percent = gcPercent()
+	}
+	percent := memLimit.percent
 	memLimit.floor, memLimit.headroom = max(floor, 0), headroom
 	if floor <= 0 {
 		debug.SetMemoryLimit(noLimit)
+		restorePercent(percent)
 	} else {
 		followLiveHeap()
 		if !memLimit.armed {
@@ -91,6 +108,7 @@ func SetMemoryLimit(floor, headroom int64) (undo func()) {
 		defer memLimit.mu.Unlock()
 		memLimit.floor = 0
 		debug.SetMemoryLimit(oldLimit)
+		restorePercent(percent)
 	})
 }
 
@@ -113,7 +131,39 @@ func followLiveHeap() {
 	}
 	live, nonHeap := v[0], max(v[1]-v[2]-v[3]-v[4], 0)
 	room := max(memLimit.headroom, live/4)
-	debug.SetMemoryLimit(max(memLimit.floor, (live+room)*100/limitAim+nonHeap))
+	limit := max(memLimit.floor, (live+room)*100/limitAim+nonHeap)
+	if memLimit.percent <= 0 || live <= 0 {
+		debug.SetMemoryLimit(limit)
+		return
+	}
+	// The heap size at which the limit would have the collector run, or
+	// the one GOGC gives if smaller.
+	goal := min(limit-nonHeap, live+live*int64(memLimit.percent)/100)
+	debug.SetGCPercent(int(max((goal-live)*100/live, 1)))
+	debug.SetMemoryLimit(limit + (limit-nonHeap)*limitSlack/100)
+}
+
+// limitSlack is how far the limit stands above the heap size at which
+// the collector runs, in percent of that size: measured on the 200 MB
+// and 1 GB backfills of `run`, 6% and 12% took the same faults and CPU.
+const limitSlack = 6
+
+// gcPercent returns the GC percent in force (GOGC; negative: off).
+func gcPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if p := s[0].Value.Uint64(); s[0].Value.Kind() == metrics.KindUint64 && p <= math.MaxInt32 {
+		return int(p)
+	}
+	return -1 // off: the runtime's -1, read as unsigned
+}
+
+// restorePercent puts back the GC percent that following began with,
+// which following changes only when it is positive.
+func restorePercent(p int) {
+	if p > 0 {
+		debug.SetGCPercent(p)
+	}
 }
 
 // gcSentinel is allocated to be collected: its cleanup runs once per

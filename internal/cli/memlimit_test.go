@@ -6,6 +6,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -48,16 +49,80 @@ func TestSetMemoryLimit_FollowsLiveHeap(t *testing.T) {
 // A floor of 0 removes the limit.
 func TestSetMemoryLimit_Zero(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
+	percent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(percent)
 	undo := SetMemoryLimit(1<<30, 0) // above the test's live heap with its headroom
-	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1))
+	requireAtFloor(t, 1<<30)
 	undoZero := SetMemoryLimit(0, 0)
 	require.Equal(t, int64(noLimit), debug.SetMemoryLimit(-1))
+	require.Equal(t, 100, gcPercent(), "no limit, but the GC percent following set")
 	undoZero()
-	require.Equal(t, int64(1<<30), debug.SetMemoryLimit(-1), "undo of the zero floor puts the 1 GiB floor back")
+	requireAtFloor(t, 1<<30)
 	undo()
 	require.Equal(t, before, debug.SetMemoryLimit(-1))
 	undoZero() // a second undo does nothing
 	require.Equal(t, before, debug.SetMemoryLimit(-1), "a second undo put back a stale limit")
+}
+
+// requireAtFloor checks that the limit is floor, with the slack above
+// the collector's heap size (at most limitSlack percent of the floor).
+func requireAtFloor(t *testing.T, floor int64) {
+	t.Helper()
+	limit := debug.SetMemoryLimit(-1)
+	require.GreaterOrEqual(t, limit, floor)
+	require.LessOrEqual(t, limit, floor+floor*limitSlack/100)
+}
+
+// The collector runs by the GC percent, at a heap size below the limit,
+// so that the runtime does not give pages back at each allocation near
+// it; undo puts back the percent. With the collector off (the offline
+// commands), the limit alone stays, at the floor, and the percent is left
+// off.
+func TestSetMemoryLimit_CollectsBelowLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	percent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(percent)
+
+	const floor = 64 << 20
+	undo := SetMemoryLimit(floor, 0)
+	defer undo()
+	live := make([][]byte, 96) // 96 MiB kept live, above the floor
+	for i := range live {
+		live[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	memLimit.mu.Lock()
+	followLiveHeap() // as the collection's cleanup does, maybe at the same time: from the same live heap
+	p, limit, heap := gcPercent(), debug.SetMemoryLimit(-1), liveHeap()
+	memLimit.mu.Unlock()
+	runtime.KeepAlive(live)
+	require.GreaterOrEqual(t, heap, int64(96<<20))
+	goal := heap + heap*int64(p)/100
+	require.Less(t, goal, limit, "the collector runs at %d bytes, not below the limit %d", goal, limit)
+	require.GreaterOrEqual(t, goal, heap+heap/4-heap/50, "less than a quarter of the live heap free above it (GC percent %d)", p)
+	undo()
+	require.Equal(t, 100, gcPercent(), "undo did not put back the GC percent")
+	require.Equal(t, before, debug.SetMemoryLimit(-1))
+
+	live = nil
+	debug.SetGCPercent(-1)
+	undo = SetMemoryLimit(floor, 0)
+	defer undo()
+	require.Eventually(t, func() bool {
+		runtime.GC()
+		return debug.SetMemoryLimit(-1) == floor
+	}, time.Minute, 10*time.Millisecond, "with the collector off the limit is its trigger: it should be the floor, without slack")
+	require.Equal(t, -1, gcPercent())
+	undo()
+	require.Equal(t, -1, gcPercent(), "undo turned the collector on")
+	require.Equal(t, before, debug.SetMemoryLimit(-1))
+}
+
+// liveHeap returns the live heap after the last collection.
+func liveHeap() int64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	return int64(s[0].Value.Uint64())
 }
 
 // followedFloor returns the floor SetMemoryLimit follows (0: none).
