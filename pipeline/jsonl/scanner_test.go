@@ -523,3 +523,33 @@ func TestValue_EqualMatchesString(t *testing.T) {
 		}
 	}
 }
+
+// Value.String decodes an escaped string in one allocation, and gives the
+// same text as AppendText whether escapes shrank it a little (the string
+// is the decoded buffer itself) or by more than an eighth (then a copy of
+// its size, a second allocation).
+func TestValue_StringOneAllocation(t *testing.T) {
+	long := strings.Repeat("a line of a transcript, ", 40)
+	for _, tc := range []struct {
+		name, raw string
+		allocs    float64
+	}{
+		{"few escapes", `"` + long + `\n` + long + `\"quoted\"\t` + `"`, 1},
+		{"many escapes", `"` + strings.Repeat(`\u00e9\n`, 200) + `"`, 2},
+		{"invalid UTF-8", "\"" + long + "\xff\\n" + long + "\"", 1},
+		{"short", `"a\tb"`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var s Scanner
+			s.Reset([]byte(tc.raw))
+			v := s.Value()
+			require.Equal(t, String, v.Kind())
+			require.False(t, v.Plain())
+			want := string(v.AppendText(nil))
+			require.Equal(t, want, v.String())
+			got := v.String()
+			require.Equal(t, want, strings.Clone(got), "the string changed after another decode")
+			require.Equal(t, tc.allocs, testing.AllocsPerRun(10, func() { _ = v.String() }))
+		})
+	}
+}

@@ -165,12 +165,21 @@ func unescape(dst, b []byte) []byte {
 }
 
 // String returns the unescaped text of a string value (see
-// [Value.AppendText]), or the raw JSON text of other kinds. It allocates.
+// [Value.AppendText]), or the raw JSON text of other kinds. It allocates
+// once, twice when escapes make the text shorter than the raw value by
+// more than an eighth (and 64 bytes).
 func (v Value) String() string {
 	if v.Plain() {
 		return string(v.raw)
 	}
-	return string(v.AppendText(nil))
+	b := v.AppendText(nil)
+	if waste := len(v.raw) - len(b); waste > 64 && waste > len(v.raw)/8 {
+		// Escapes shrank the text by more than an eighth: a copy of its
+		// size rather than a string that keeps the raw value's room.
+		return string(b)
+	}
+	// b is this call's own, never written again: the string is its bytes.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // Equal reports whether v is a string whose decoded text (as String
