@@ -140,6 +140,27 @@ type fact[C any] struct {
 	cached
 }
 
+// factWithOne is a fact with the room for its first occurrence, in one
+// allocation: almost every fact has one occurrence, and a large history
+// holds a million facts, which each collection of a live indexer marks
+// (two objects per fact instead were 40% of the live objects of a 1 GB
+// backfill's `run`).
+type factWithOne[C any] struct {
+	f     fact[C]
+	first [1]cand[C]
+}
+
+// newFact returns a fact of key with n zero occurrences; the first, when
+// n is 1, in the fact's own allocation (a second one moves them out).
+func newFact[C any](key factKey, n int) *fact[C] {
+	if n != 1 {
+		return &fact[C]{key: key, cands: make([]cand[C], n)}
+	}
+	one := &factWithOne[C]{f: fact[C]{key: key}}
+	one.f.cands = one.first[:]
+	return &one.f
+}
+
 // sessionIndexMin is the number of occurrences from which a fact finds a
 // session's through a map rather than by looking at each. An entry is in
 // a handful of sessions (a resumed session's copies, a fork); a tree
@@ -250,7 +271,8 @@ func (fs *facts[C]) add(key factKey, s *session, at origin, total int64, c C) {
 	nc := cand[C]{s: s, at: at, total: total, c: c}
 	f := fs.get(key)
 	if f == nil {
-		f = &fact[C]{key: key, cands: []cand[C]{nc}}
+		f = newFact[C](key, 1)
+		f.cands[0] = nc
 		f.used = fs.a.gen
 		fs.byKey[key] = f
 		s.refs++

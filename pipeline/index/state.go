@@ -212,7 +212,8 @@ func (fs *facts[C]) load(key factKey) *fact[C] {
 		a.fail(err)
 		return nil
 	}
-	f := &fact[C]{key: key, winner: winner, cands: make([]cand[C], len(stored))}
+	f := newFact[C](key, len(stored))
+	f.winner = winner
 	for i := range stored {
 		s := a.sessionByNum(stored[i].num)
 		if s == nil {
