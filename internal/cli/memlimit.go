@@ -140,7 +140,8 @@ func followLiveHeap() {
 	// the one GOGC gives if smaller.
 	goal := min(limit-nonHeap, live+live*int64(memLimit.percent)/100)
 	debug.SetGCPercent(int(max((goal-live)*100/live, 1)))
-	debug.SetMemoryLimit(limit + (limit-nonHeap)*limitSlack/100)
+	slack := (limit - nonHeap) / 100 * limitSlack
+	debug.SetMemoryLimit(limit + min(slack, noLimit-limit)) // a floor near the largest stays there
 }
 
 // limitSlack is how far the limit stands above the heap size at which

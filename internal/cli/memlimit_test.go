@@ -118,6 +118,21 @@ func TestSetMemoryLimit_CollectsBelowLimit(t *testing.T) {
 	require.Equal(t, before, debug.SetMemoryLimit(-1))
 }
 
+// The largest floor -memory-limit takes does not wrap round with the
+// slack into a negative limit, which the runtime would take for "leave
+// it as it is".
+func TestSetMemoryLimit_LargestFloor(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	percent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(percent)
+	undo := SetMemoryLimit(maxMemoryLimitMiB<<20, 0)
+	defer undo()
+	runtime.GC()
+	require.GreaterOrEqual(t, debug.SetMemoryLimit(-1), int64(maxMemoryLimitMiB<<20))
+	undo()
+	require.Equal(t, before, debug.SetMemoryLimit(-1))
+}
+
 // liveHeap returns the live heap after the last collection.
 func liveHeap() int64 {
 	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
