@@ -222,5 +222,5 @@ func RegisterMemoryLimit(fs *flag.FlagSet, p *int64, defMiB int64, env Env, also
 	if also != "" {
 		also = ", " + also
 	}
-	fs.Var((*memoryLimitMiB)(p), "memory-limit", "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it"+also+" (0: none; GOMEMLIMIT, when set, wins)")
+	fs.Var((*memoryLimitMiB)(p), "memory-limit", "soft memory limit of the process in MiB, for Go's garbage collector, raised after each collection to leave a quarter of the live heap (at least a quarter of this limit) free above it; the collector runs there, and the runtime's own limit stands 6% above"+also+" (0: none; GOMEMLIMIT, when set, wins)")
 }
