@@ -83,6 +83,8 @@ type Run struct {
 	Once bool
 	// JSON prints the sessions of -once as JSON.
 	JSON bool
+	// LiveFirst has the exporter wait while the tailer reads a backlog.
+	LiveFirst bool
 }
 
 // Register adds the flags of `sessionpipe run` to fs.
@@ -94,6 +96,7 @@ func (r *Run) Register(fs *flag.FlagSet, env Env) {
 	r.Logging.Register(fs, env)
 	fs.BoolVar(&r.Once, "once", false, "stop once the files present at start are counted, and print the sessions")
 	fs.BoolVar(&r.JSON, "json", false, "with -once, print a JSON array instead of a table")
+	fs.BoolVar(&r.LiveFirst, "live-first", true, "while the tailer is reading (a backfill, a burst of appends), the exporter waits before each pull, up to 10 s at a time, so that the API and the alerts catch up first; not with -once")
 }
 
 // Compact holds the flags of `exporter compact`.

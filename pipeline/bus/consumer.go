@@ -56,6 +56,14 @@ const (
 // ConsumerConfig configures [NewConsumer]. Name is required; everything
 // else has a default.
 type ConsumerConfig struct {
+	// Yield, when set, is asked before each pull request: while it
+	// returns true the consumer waits (asking again every 50 ms), for at
+	// most MaxYield before it pulls once anyway, so that a consumer
+	// sharing the process's CPU with more urgent work still progresses.
+	Yield func() bool
+	// MaxYield bounds one wait of Yield. Default 10 s.
+	MaxYield time.Duration
+
 	// Name is the durable consumer's name, e.g. "indexer" or "exporter":
 	// its position is kept on the server under this name. Two processes
 	// must not run one name at the same time (hold a [Lease] for it).

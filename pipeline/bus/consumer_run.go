@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -99,10 +100,36 @@ func (r *run) loop(ctx context.Context) error {
 			}
 			attempt = 0
 		}
+		if !r.yield(ctx) {
+			return context.Cause(ctx)
+		}
 		if err := r.fetch(ctx); err != nil {
 			return err
 		}
 	}
+}
+
+// yieldPoll is how often ConsumerConfig.Yield is asked again while the
+// consumer waits.
+const yieldPoll = 50 * time.Millisecond
+
+// DefaultMaxYield is ConsumerConfig.MaxYield's default.
+const DefaultMaxYield = 10 * time.Second
+
+// yield waits while ConsumerConfig.Yield asks to, for at most MaxYield;
+// it reports false when ctx ended.
+func (r *run) yield(ctx context.Context) bool {
+	y := r.c.cfg.Yield
+	if y == nil {
+		return true
+	}
+	limit := cmp.Or(r.c.cfg.MaxYield, DefaultMaxYield)
+	for waited := time.Duration(0); waited < limit && y(); waited += yieldPoll {
+		if !sleepCtx(ctx, yieldPoll) {
+			return false
+		}
+	}
+	return true
 }
 
 // waitConnected waits until the connection is up (a request sent while

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -712,4 +713,43 @@ func TestConsumer_NoGapForOtherSubjects(t *testing.T) {
 	require.Equal(t, last, got)
 	require.NotNil(t, batches[0].gap)
 	require.Equal(t, lost[0], batches[0].gap.FirstMissing)
+}
+
+// A consumer asked to yield pulls nothing while Yield says so, and pulls
+// as soon as it lets go; a Yield that never lets go holds each wait for
+// MaxYield only, so the consumer still progresses; and a stop while it
+// waits ends Run at once.
+func TestConsumer_YieldWaitsThenPulls(t *testing.T) {
+	e := mustEnv(t)
+	publishEntries(t, e.js, 0, 10)
+
+	var yield atomic.Bool
+	yield.Store(true)
+	var asked atomic.Int64
+	s := newSink()
+	c := mustConsumer(t, e.js, bus.ConsumerConfig{MaxYield: time.Hour, Yield: func() bool {
+		asked.Add(1)
+		return yield.Load()
+	}})
+	stop := runConsumer(t, c, s.handle)
+	natstest.CheckFor(t, waitLong, waitPoll, func() error {
+		if n := asked.Load(); n < 3 {
+			return fmt.Errorf("Yield asked %d times", n)
+		}
+		return nil
+	})
+	require.Zero(t, s.count(), "entries handed over while Yield asked to wait")
+	yield.Store(false)
+	waitCount(t, s, 10)
+	require.ErrorIs(t, stop(), context.Canceled)
+
+	s2 := newSink()
+	c2 := mustConsumer(t, e.js, bus.ConsumerConfig{Name: "held", MaxYield: 100 * time.Millisecond, Yield: func() bool { return true }})
+	stop2 := runConsumer(t, c2, s2.handle)
+	waitCount(t, s2, 10) // a wait of 100 ms at a time, then a pull
+	require.ErrorIs(t, stop2(), context.Canceled)
+
+	c3 := mustConsumer(t, e.js, bus.ConsumerConfig{Name: "stopped", MaxYield: time.Hour, Yield: func() bool { return true }})
+	stop3 := runConsumer(t, c3, newSink().handle)
+	require.ErrorIs(t, stop3(), context.Canceled, "a stop while yielding")
 }

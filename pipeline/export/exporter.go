@@ -152,6 +152,7 @@ type Exporter struct {
 	stop     context.CancelCauseFunc // ends the active run; set before it starts
 	stage    *bus.Stage              // the lease, the wait for the stream, the commit ticker, forged and gap counts
 	consumer atomic.Pointer[bus.Consumer]
+	yield    atomic.Pointer[func() bool] // see SetYield
 	undec    atomic.Int64 // undecodable messages
 	errs     atomic.Int64 // failed commits
 	files    atomic.Int64
@@ -287,6 +288,10 @@ func (x *Exporter) activeRun(ctx context.Context) (err error) {
 	x.mu.Unlock()
 	c, err := bus.NewConsumer(x.cfg.JS, bus.ConsumerConfig{
 		Name: x.cfg.Name, Stream: x.cfg.Stream, StartSeq: start, Raw: x.a != nil, Logger: x.cfg.Logger,
+		Yield: func() bool {
+			f := x.yield.Load()
+			return f != nil && (*f)()
+		},
 	})
 	if err != nil {
 		return err
@@ -558,6 +563,14 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	if err == nil {
 		x.purgeArchived(ctx)
 	}
+}
+
+// SetYield has the exporter wait before each pull request while yield
+// returns true (for at most ten seconds at a time): `sessionpipe run`
+// gives the two cores it shares to the tailer and the indexer while the
+// tailer reads a backlog.
+func (x *Exporter) SetYield(yield func() bool) {
+	x.yield.Store(&yield)
 }
 
 // purgeArchived removes the raw messages up to the committed sequence

@@ -75,6 +75,9 @@ func TestBuffers(t *testing.T) {
 	require.NoError(t, fs.Parse(nil))
 	require.EqualValues(t, cli.DefaultRunMemoryLimitMiB, r.Indexer.MemoryLimit, "run's one limit for the whole process")
 	require.Greater(t, r.Indexer.MemoryLimit<<20, int64(cli.RunParquetMemoryBytes+cli.RunArchiveMemoryBytes)*4)
+	require.True(t, r.LiveFirst, "run's exporter waits while the tailer reads a backlog, by default")
+	require.NoError(t, fs.Parse([]string{"-live-first=false"}))
+	require.False(t, r.LiveFirst)
 }
 
 // -archive-level's names are klauspost's, and its default is the archive's.
