@@ -153,8 +153,8 @@ type Exporter struct {
 	stage    *bus.Stage              // the lease, the wait for the stream, the commit ticker, forged and gap counts
 	consumer atomic.Pointer[bus.Consumer]
 	yield    atomic.Pointer[func() bool] // see SetYield
-	undec    atomic.Int64 // undecodable messages
-	errs     atomic.Int64 // failed commits
+	undec    atomic.Int64                // undecodable messages
+	errs     atomic.Int64                // failed commits
 	files    atomic.Int64
 	rows     atomic.Int64
 	bytes    atomic.Int64
