@@ -110,7 +110,7 @@ func runRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// Live first: on two cores the exporter's share of a backfill
 		// delayed the API's numbers by half (benchmarks/RESULTS.md).
 		// -once prints at the end only, when both are done.
-		re.Exporter.SetYield(func() bool { return !rt.Tailer.Idle() })
+		re.Exporter.SetYield(rt.Tailer.Reading)
 	}
 
 	if !*once {

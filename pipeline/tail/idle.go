@@ -25,3 +25,22 @@ func (t *Tailer) Idle() bool {
 	// is not busy any more, and its messages may be on their way.
 	return t.inflight.Load() == 0
 }
+
+// Reading reports whether the tailer has lines on their way: a file
+// being read or queued for a worker, or published messages not yet
+// acknowledged. Unlike Idle, a file that does not tell its format yet
+// does not count: it may wait for its lines for ever. `sessionpipe run`
+// has its exporter wait while the tailer is reading (-live-first).
+func (t *Tailer) Reading() bool {
+	if t.inflight.Load() > 0 {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, f := range t.files {
+		if f.busy || f.queued {
+			return true
+		}
+	}
+	return false
+}

@@ -50,6 +50,12 @@ func TestTailer_Static(t *testing.T) {
 			return fmt.Errorf("the later file is not waited for")
 		})
 		require.False(t, h.tl.Idle())
+		natstest.CheckFor(t, 10*time.Second, 10*time.Millisecond, func() error {
+			if h.tl.Reading() {
+				return fmt.Errorf("a file waited for counts as being read: run's exporter would wait on it for ever")
+			}
+			return nil
+		})
 		require.Equal(t, int64(1), h.tl.Metrics().Snapshot().Skipped)
 	})
 	t.Run("growing", func(t *testing.T) {
