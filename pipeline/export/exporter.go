@@ -568,7 +568,8 @@ func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 // SetYield has the exporter wait before each pull request while yield
 // returns true (for at most ten seconds at a time): `sessionpipe run`
 // gives the two cores it shares to the tailer and the indexer while the
-// tailer reads a backlog.
+// tailer is reading (-live-first). It may be called while the exporter
+// runs.
 func (x *Exporter) SetYield(yield func() bool) {
 	x.yield.Store(&yield)
 }
