@@ -534,18 +534,24 @@ func (x *Exporter) CommitNow() {
 }
 
 // commit commits the parts and segments past their age (all of them,
-// with all) and saves the position.
+// with all) and saves the position. The Parquet files are written
+// without x.mu: the consumer goes on applying batches into new parts
+// meanwhile (the writer keeps the acknowledged position below the parts
+// in flight), so that encoding and syncing the files overlaps decoding
+// the next messages instead of stopping them.
 func (x *Exporter) commit(ctx context.Context, now time.Time, all bool) {
 	x.mu.Lock()
-	var err error
-	if all {
-		err = x.w.Flush(ctx)
-		if err == nil && x.a != nil {
+	c, err := x.w.Begin(now, all)
+	x.mu.Unlock()
+	c.Run(ctx)
+	x.mu.Lock()
+	if e := x.w.Finish(c); err == nil {
+		err = e
+	}
+	if err == nil && x.a != nil {
+		if all {
 			err = x.a.Flush(ctx)
-		}
-	} else {
-		err = x.w.CommitDue(ctx, now)
-		if err == nil && x.a != nil {
+		} else {
 			err = x.a.CommitDue(ctx, now)
 		}
 	}

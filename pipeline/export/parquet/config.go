@@ -68,7 +68,10 @@ type Config struct {
 
 	// MemoryBytes bounds the rows buffered in all open parts together.
 	// When a write would pass it, the largest open part is committed
-	// first. It must be at least PartBytes.
+	// first. The parts of a commit being written beside the writes
+	// ([Writer.Begin]) count apart, so that the writes go on meanwhile:
+	// up to twice MemoryBytes is then held. It must be at least
+	// PartBytes.
 	MemoryBytes int64
 
 	// RowGroupRows is the number of rows per row group.

@@ -92,7 +92,11 @@
 // Config.PartBytes, when it has been open Config.PartAge at a
 // [Writer.CommitDue], when the buffered total would pass
 // Config.MemoryBytes (the largest part goes first), and at [Writer.Flush]
-// and [Writer.Close]. Committing a part:
+// and [Writer.Close]. [Writer.Begin], [Commit.Run] and [Writer.Finish]
+// split a commit of the parts that are due so that the caller can write
+// them while entries go on into new parts (the exporter does); until
+// Finish, [Writer.Committed] stays below them, and a part Write must
+// commit waits for them. Committing a part:
 //
 //  1. sorts its rows and writes them to .part-<first>-<last>.parquet.tmp in
 //     the partition's directory, then fsyncs the file;
@@ -240,7 +244,10 @@
 // # Memory
 //
 // Config.MemoryBytes bounds the rows buffered in all open parts; arena
-// blocks add at most 64 KiB per open part. Buffered rows hold no pointers
+// blocks add at most 64 KiB per open part. A commit taken out with
+// [Writer.Begin] keeps its parts until [Writer.Finish], beside up to
+// MemoryBytes of new open parts: a caller that writes commits beside its
+// writes holds up to twice MemoryBytes of rows. Buffered rows hold no pointers
 // (strings are offsets into the arena, lists ranges of side tables), so
 // the garbage collector does not scan them; they become Parquet rows 1,024
 // at a time while a part is written. Committing a part needs, beside it,

@@ -30,7 +30,9 @@ import (
 //
 // The caller acknowledges messages only up to [Writer.Committed]. A
 // Writer is not safe for concurrent use: one goroutine (the consumer's
-// handler) drives it.
+// handler) drives it, or several under one lock. The one exception is
+// [Commit.Run]: a commit taken out with [Writer.Begin] is written while
+// the writer goes on taking entries, and recorded by [Writer.Finish].
 type Writer struct {
 	cfg  Config
 	log  *slog.Logger
@@ -56,6 +58,10 @@ type Writer struct {
 	// commit failed for their partition (see commit): tried again, before
 	// the later parts of their partition, at each commit.
 	waiting []*part
+	// inflight is the commit taken out by Begin and not yet finished:
+	// its parts are neither open nor waiting, and Committed stays below
+	// them until Finish.
+	inflight *Commit
 
 	// remote is the manifest object when the output is in a bucket
 	// (Config.Bucket); nil for a directory.
@@ -221,9 +227,9 @@ func (w *Writer) WriteIndex(ctx context.Context, e *schema.Entry, seq uint64, id
 		if err := w.commit(ctx, pt); err != nil {
 			return err
 		}
-		pt = nil
+		pt = w.parts[p]
 	}
-	for w.buffered+est+rowCost(pt) > w.cfg.MemoryBytes && len(w.parts) > 0 {
+	for w.buffered-w.inflightBytes()+est+rowCost(pt) > w.cfg.MemoryBytes && len(w.parts) > 0 {
 		big := w.largestBefore(seq)
 		if big == nil {
 			break // every open part holds entries of this message: over budget by one message at most
@@ -232,9 +238,7 @@ func (w *Writer) WriteIndex(ctx context.Context, e *schema.Entry, seq uint64, id
 			return err
 		}
 		w.stats.EarlyCommits++
-		if big == pt {
-			pt = nil
-		}
+		pt = w.parts[p]
 	}
 	if pt == nil {
 		pt = newPart(p, time.Now())
@@ -281,11 +285,17 @@ func (w *Writer) Committed() uint64 {
 	for _, pt := range w.waiting {
 		s = min(s, pt.first-1)
 	}
+	if w.inflight != nil {
+		for _, pt := range w.inflight.parts {
+			s = min(s, pt.first-1)
+		}
+	}
 	return s
 }
 
-// Buffered returns the bytes held by open parts, as counted against
-// Config.MemoryBytes: the strings of their rows, their lists and structs,
+// Buffered returns the bytes held by open and waiting parts and by the
+// parts of a commit not yet finished, as counted against
+// Config.MemoryBytes (the last apart, see there): the strings of their rows, their lists and structs,
 // and the row chunks allocated. The arena blocks that hold the strings
 // may add up to 64 KiB per open part beyond it (at most the larger of
 // 4 KiB and the part's strings).
@@ -310,22 +320,28 @@ func (w *Writer) Manifest() []File { return w.man.m.Files }
 // at the next commit, and a *[PartitionError] is returned for it (several
 // joined), counted in Stats.FailedCommits.
 func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
-	if w.closed {
-		return ErrClosed
+	c, err := w.Begin(now, false)
+	if err != nil || c == nil {
+		return err
 	}
-	if w.failed != nil {
-		return w.failed
+	c.Run(ctx)
+	return w.Finish(c)
+}
+
+// due returns the parts a commit at now takes (all: every open and
+// waiting part), by first sequence.
+func (w *Writer) due(now time.Time, all bool) []*part {
+	parts := w.sortedParts()
+	if all {
+		return parts
 	}
 	var due []*part
-	for _, pt := range w.sortedParts() {
+	for _, pt := range parts {
 		if now.Sub(pt.opened) >= w.cfg.PartAge || slices.Contains(w.waiting, pt) {
 			due = append(due, pt)
 		}
 	}
-	if len(due) == 0 {
-		return nil
-	}
-	return w.commitParts(ctx, due)
+	return due
 }
 
 // Flush commits every open part, oldest first, with one change of the
@@ -333,16 +349,157 @@ func (w *Writer) CommitDue(ctx context.Context, now time.Time) error {
 // sequence handed over. A part that cannot be committed costs only its
 // partition, as in CommitDue.
 func (w *Writer) Flush(ctx context.Context) error {
+	c, err := w.Begin(time.Time{}, true)
+	if err != nil || c == nil {
+		return err
+	}
+	c.Run(ctx)
+	return w.Finish(c)
+}
+
+// Commit is a commit taken out of a [Writer] by [Writer.Begin]: its parts
+// are written and recorded by [Commit.Run], which needs nothing the
+// writer's other methods touch, so the caller runs it without the lock
+// it drives the writer under, while entries go on into new parts. The
+// writer learns the outcome at [Writer.Finish].
+type Commit struct {
+	w       *Writer
+	parts   []*part        // by first sequence
+	bytes   int64          // the parts' bytes, as counted in Writer.buffered
+	waiting map[*part]bool // the parts that were waiting at Begin
+	done    chan struct{}  // closed when Run returns
+
+	// Run's outcome, for Finish.
+	recorded []written
+	errs     []error
+	failures int64                // parts whose commit failed for their partition
+	high     map[Partition]uint64 // the committed sequences the manifest now has
+	stop     error                // the writer must stop (see Writer.fail)
+
+	finished bool
+	err      error
+}
+
+// Begin takes out of w the parts a [Writer.CommitDue] at now would
+// commit (all: those a [Writer.Flush] would) as a [Commit], after
+// finishing the commit still in flight, if any. It returns nil when no
+// part is due. The caller must call [Commit.Run] and then [Writer.Finish];
+// until Finish, [Writer.Committed] stays below the commit's parts, and a
+// part that must be committed in Write (its size, the memory budget)
+// waits for the commit to finish first, so that a partition's files are
+// committed in stream order.
+func (w *Writer) Begin(now time.Time, all bool) (*Commit, error) {
 	if w.closed {
-		return ErrClosed
+		return nil, ErrClosed
 	}
+	w.settle()
 	if w.failed != nil {
-		return w.failed
+		return nil, w.failed
 	}
-	if len(w.parts) == 0 && len(w.waiting) == 0 {
+	parts := w.due(now, all)
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	return w.begin(parts), nil
+}
+
+// begin takes parts, and the waiting parts of their partitions, out of w
+// as the commit in flight.
+func (w *Writer) begin(parts []*part) *Commit {
+	parts = w.withWaiting(parts)
+	c := &Commit{w: w, parts: parts, done: make(chan struct{})}
+	for _, pt := range parts {
+		c.bytes += pt.size()
+		if w.parts[pt.partition] == pt {
+			delete(w.parts, pt.partition)
+		} else if i := slices.Index(w.waiting, pt); i >= 0 {
+			w.waiting = slices.Delete(w.waiting, i, i+1)
+			if c.waiting == nil {
+				c.waiting = make(map[*part]bool)
+			}
+			c.waiting[pt] = true
+		}
+	}
+	w.inflight = c
+	return c
+}
+
+// inflightBytes returns the bytes of the parts in the commit in flight.
+func (w *Writer) inflightBytes() int64 {
+	if w.inflight == nil {
+		return 0
+	}
+	return w.inflight.bytes
+}
+
+// settle waits for the commit in flight, if any, and finishes it. Its
+// error is the caller's of Begin to report (Finish keeps it): here only
+// its effect on the writer counts (the parts kept, a stop).
+func (w *Writer) settle() {
+	if c := w.inflight; c != nil {
+		<-c.done
+		w.Finish(c)
+	}
+}
+
+// Finish waits for c's Run and applies its outcome to the writer: the
+// recorded parts are dropped, the others are kept (open, or waiting for
+// the next commit, ahead of their partition's later parts), and a
+// manifest change whose fate is unknown stops the writer. It returns what
+// [Writer.CommitDue] would have: nil, a *[PartitionError] per partition
+// that could not be committed (joined), a cancellation as is, or the
+// error that failed the whole commit. A commit finished already (by
+// Begin or Write, which finish the one in flight first) returns the same
+// again. Finish(nil) returns nil.
+func (w *Writer) Finish(c *Commit) error {
+	if c == nil {
 		return nil
 	}
-	return w.commitParts(ctx, w.sortedParts())
+	<-c.done
+	if c.finished {
+		return c.err
+	}
+	c.finished = true
+	if w.inflight == c {
+		w.inflight = nil
+	}
+	if c.stop != nil {
+		w.fail(c.stop)
+	}
+	for p, s := range c.high {
+		w.high[p] = max(w.high[p], s)
+	}
+	w.stats.FailedCommits += c.failures
+	recorded := make(map[*part]bool, len(c.recorded))
+	for _, wr := range c.recorded {
+		pt, f := wr.pt, wr.file
+		recorded[pt] = true
+		w.buffered -= pt.size()
+		w.stats.Files++
+		w.stats.Rows += f.Rows
+		w.stats.Bytes += f.Bytes
+		w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
+	}
+	kept := false
+	for _, pt := range c.parts {
+		switch {
+		case recorded[pt]:
+		case !c.waiting[pt] && w.parts[pt.partition] == nil:
+			w.parts[pt.partition] = pt // still open: it takes the next entries of its partition
+		default:
+			w.waiting = append(w.waiting, pt)
+			kept = true
+		}
+	}
+	if kept {
+		slicesSortByFirst(w.waiting)
+	}
+	if len(c.errs) == 1 {
+		c.err = c.errs[0] // a cancellation as is
+	} else {
+		c.err = errors.Join(c.errs...)
+	}
+	return c.err
 }
 
 // Close flushes the open parts (as on SIGTERM: commit what is open) and
@@ -404,7 +561,16 @@ func (w *Writer) sortedParts() []*part {
 // than three quarters of it, the error is returned instead (Write fails,
 // the caller retries: nothing is taken that memory cannot hold).
 func (w *Writer) commit(ctx context.Context, pt *part) error {
-	err := w.commitParts(ctx, []*part{pt})
+	w.settle()
+	if w.failed != nil {
+		return w.failed
+	}
+	if w.parts[pt.partition] != pt && !slices.Contains(w.waiting, pt) {
+		return nil // committed by the commit just finished
+	}
+	c := w.begin([]*part{pt})
+	c.Run(ctx)
+	err := w.Finish(c)
 	var pe *PartitionError
 	if err == nil || ctx.Err() != nil || errors.Is(err, ErrNotDurable) || !errors.As(err, &pe) {
 		return err
@@ -434,17 +600,16 @@ type written struct {
 	file File
 }
 
-// commitParts writes each part as a file and records them all with one
+// Run writes each of c's parts as a file and records them all with one
 // change of the manifest: for each, a temporary file in the partition's
 // directory, fsynced; then, under the manifest lock, each renamed to
 // part-<first>-<last>.parquet, the directories fsynced (and the parents
 // of new directories), and the manifest re-read and written atomically
-// once. Only then are the parts dropped. A periodic commit of many quiet
-// partitions (a backfill of months of history closes hundreds at once)
-// thus costs one manifest write, not one per file: the manifest grows
-// with the files, and rewriting it per file made such a commit quadratic.
-// The waiting parts of the parts' partitions are committed with them,
-// first.
+// once. [Writer.Finish] then drops the parts. A periodic commit of many
+// quiet partitions (a backfill of months of history closes hundreds at
+// once) thus costs one manifest write, not one per file: the manifest
+// grows with the files, and rewriting it per file made such a commit
+// quadratic.
 //
 // A part that cannot be written or renamed into its directory (a file
 // where the directory belongs) costs only its partition: the later parts
@@ -452,24 +617,31 @@ type written struct {
 // files are committed in stream order: a restart skips what its
 // committed files reach), the other parts are; each failure is a
 // *[PartitionError], counted in Stats.FailedCommits, and the failed parts
-// stay (open or waiting), so Committed stays below them. Cancellation
+// are kept (open or waiting), so Committed stays below them. Cancellation
 // stops the batch (what was written is recorded) and is returned as is.
 // A failure of the manifest fails the batch. On error no temporary file
 // is left.
-func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
-	parts = w.withWaiting(parts)
+//
+// Run touches only what Write, Committed and the other methods outside
+// a commit leave alone (the encoder, the manifest, the directories
+// created): it may run while they are called. Run(nil) does nothing.
+func (c *Commit) Run(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	defer close(c.done)
+	w := c.w
 	var batch []written
-	var errs []error
 	failed := make(map[Partition]bool) // partitions with a part not committed
 	if w.remote != nil {
-		batch, errs = w.uploadParts(ctx, parts)
+		batch = c.upload(ctx)
 	}
-	for _, pt := range parts {
+	for _, pt := range c.parts {
 		if w.remote != nil {
 			break // uploaded above
 		}
 		if err := ctx.Err(); err != nil {
-			errs = append(errs, context.Cause(ctx))
+			c.errs = append(c.errs, context.Cause(ctx))
 			break
 		}
 		if failed[pt.partition] {
@@ -478,38 +650,22 @@ func (w *Writer) commitParts(ctx context.Context, parts []*part) error {
 		wr, err := w.writePart(ctx, pt)
 		if err != nil {
 			failed[pt.partition] = true
-			errs = append(errs, w.partitionFailed(pt, err))
+			c.errs = append(c.errs, c.partitionFailed(pt, err))
 			continue
 		}
 		batch = append(batch, wr)
 		w.step("written")
 	}
 	if len(batch) > 0 {
-		done, err := w.record(ctx, batch)
+		done, err := c.record(ctx, batch)
 		if len(done) > 0 {
 			w.step("recorded")
 		}
-		for _, wr := range done {
-			pt, f := wr.pt, wr.file
-			if w.parts[pt.partition] == pt {
-				delete(w.parts, pt.partition)
-			} else if i := slices.Index(w.waiting, pt); i >= 0 {
-				w.waiting = slices.Delete(w.waiting, i, i+1)
-			}
-			w.buffered -= pt.size()
-			w.stats.Files++
-			w.stats.Rows += f.Rows
-			w.stats.Bytes += f.Bytes
-			w.log.Debug("committed", KeyFile, f.Path, KeyRows, f.Rows, KeyBytes, f.Bytes, KeyFirstSeq, f.FirstSeq, KeyLastSeq, f.LastSeq)
-		}
+		c.recorded = done
 		if err != nil {
-			errs = append(errs, err)
+			c.errs = append(c.errs, err)
 		}
 	}
-	if len(errs) == 1 {
-		return errs[0] // a cancellation as is
-	}
-	return errors.Join(errs...)
 }
 
 // withWaiting returns parts with the waiting parts of their partitions
@@ -529,8 +685,9 @@ func (w *Writer) withWaiting(parts []*part) []*part {
 }
 
 // partitionFailed counts the failed commit of pt and describes it.
-func (w *Writer) partitionFailed(pt *part, err error) error {
-	w.stats.FailedCommits++
+func (c *Commit) partitionFailed(pt *part, err error) error {
+	c.failures++
+	w := c.w
 	return &PartitionError{Partition: pt.partition, Dir: filepath.Join(w.cfg.Dir, filepath.FromSlash(pt.partition.Dir())),
 		FirstSeq: pt.first, LastSeq: pt.last, Err: err}
 }
@@ -584,9 +741,10 @@ func (w *Writer) writePart(ctx context.Context, pt *part) (written, error) {
 // temporary files not renamed are removed. A manifest renamed into place
 // but not synced ([ErrNotDurable]) lists the files: they stay, and the
 // writer stops (see [Writer.failed]).
-func (w *Writer) record(ctx context.Context, batch []written) (recorded []written, err error) {
+func (c *Commit) record(ctx context.Context, batch []written) (recorded []written, err error) {
+	w := c.w
 	if w.remote != nil {
-		return w.recordRemote(ctx, batch)
+		return c.recordRemote(ctx, batch)
 	}
 	renamed := make([]bool, len(batch))
 	defer func() {
@@ -621,7 +779,7 @@ func (w *Writer) record(ctx context.Context, batch []written) (recorded []writte
 		}
 		if err := os.Rename(wr.tmp, final(wr)); err != nil {
 			failed[wr.pt.partition] = true
-			errs = append(errs, w.partitionFailed(wr.pt, fmt.Errorf("rename %s: %w", wr.tmp, err)))
+			errs = append(errs, c.partitionFailed(wr.pt, fmt.Errorf("rename %s: %w", wr.tmp, err)))
 			continue
 		}
 		renamed[i] = true
@@ -644,19 +802,20 @@ func (w *Writer) record(ctx context.Context, batch []written) (recorded []writte
 	}
 	if err := w.man.add(w.cfg.Dir, m, data, files); err != nil {
 		if errors.Is(err, ErrNotDurable) {
-			w.fail(err)
+			c.stop = err
 		} else {
 			unrename()
 		}
 		return nil, errors.Join(append(errs, err)...)
 	}
+	c.high = make(map[Partition]uint64)
 	if reread {
 		for p, s := range m.highest() { // what a compaction changed
-			w.high[p] = max(w.high[p], s)
+			c.high[p] = max(c.high[p], s)
 		}
 	}
 	for _, f := range files {
-		w.high[f.Partition] = max(w.high[f.Partition], f.LastSeq)
+		c.high[f.Partition] = max(c.high[f.Partition], f.LastSeq)
 	}
 	return done, errors.Join(errs...)
 }

@@ -60,7 +60,8 @@ const uploadConcurrency = 8
 // the local commit, a part that fails costs its partition: its later
 // parts are left out of the batch (those already uploaded are leftovers
 // for [CompactBucket]), and a *[PartitionError] is returned for it.
-func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []error) {
+func (c *Commit) upload(ctx context.Context) []written {
+	w := c.w
 	type job struct {
 		wr    written
 		spool string
@@ -74,7 +75,7 @@ func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []e
 			os.Remove(j.spool)
 		}
 	}()
-	for _, pt := range parts {
+	for _, pt := range c.parts {
 		if err := ctx.Err(); err != nil {
 			errs = append(errs, context.Cause(ctx))
 			break
@@ -85,7 +86,7 @@ func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []e
 		wr, spool, err := w.spoolPart(pt)
 		if err != nil {
 			failed[pt.partition] = true
-			errs = append(errs, w.partitionFailed(pt, err))
+			errs = append(errs, c.partitionFailed(pt, err))
 			continue
 		}
 		jobs = append(jobs, &job{wr: wr, spool: spool})
@@ -110,13 +111,14 @@ func (w *Writer) uploadParts(ctx context.Context, parts []*part) ([]written, []e
 		}
 		if j.err != nil {
 			failed[pt.partition] = true
-			errs = append(errs, w.partitionFailed(pt, j.err))
+			errs = append(errs, c.partitionFailed(pt, j.err))
 			continue
 		}
 		batch = append(batch, j.wr)
 		w.step("written")
 	}
-	return batch, errs
+	c.errs = append(c.errs, errs...)
+	return batch
 }
 
 // spoolPart encodes pt into a spool file and describes the object it
@@ -151,7 +153,8 @@ func (w *Writer) spoolPart(pt *part) (written, string, error) {
 // another writer, or a write whose fate is unknown, stops the writer
 // (see [Writer.failed]); any other failure records nothing, and the
 // parts are uploaded again at the next commit.
-func (w *Writer) recordRemote(ctx context.Context, batch []written) ([]written, error) {
+func (c *Commit) recordRemote(ctx context.Context, batch []written) ([]written, error) {
+	w := c.w
 	files := make([]File, len(batch))
 	for i, wr := range batch {
 		files[i] = wr.file
@@ -159,13 +162,11 @@ func (w *Writer) recordRemote(ctx context.Context, batch []written) ([]written, 
 	w.step("renamed") // uploaded; nothing to rename
 	if err := w.remote.Commit(ctx, files, fileCommitter); err != nil {
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotDurable) {
-			w.fail(err)
+			c.stop = err
 		}
 		return nil, err
 	}
 	w.man = manifestCopy{m: &Manifest{Files: w.remote.Items}}
-	for p, s := range w.man.m.highest() {
-		w.high[p] = max(w.high[p], s)
-	}
+	c.high = w.man.m.highest()
 	return batch, nil
 }
