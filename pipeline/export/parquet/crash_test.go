@@ -191,15 +191,20 @@ func TestWriter_CrashRecovery(t *testing.T) {
 			tmps, parts := scan(t, dir)
 			man, err := parquet.ReadManifest(dir)
 			require.NoError(t, err)
+			// A commit may take several parts (the memory budget frees a
+			// quarter of itself at once): "written" comes once per file,
+			// "renamed" and "recorded" once per commit.
 			switch tc.step {
 			case "written":
-				require.Len(t, tmps, 1, "a temporary file was being renamed")
-				require.Len(t, man.Files, tc.at-1)
+				require.NotEmpty(t, tmps, "the commit's files written so far are temporary files")
+				require.Equal(t, tc.at, len(tmps)+len(man.Files), "every file written is recorded or a temporary file")
 			case "renamed":
-				require.Len(t, parts, tc.at, "the renamed file is on disk")
-				require.Len(t, man.Files, tc.at-1, "but not in the manifest")
+				require.Empty(t, tmps)
+				require.Greater(t, len(parts), len(man.Files), "the renamed files are on disk, not in the manifest")
+				require.GreaterOrEqual(t, len(man.Files), tc.at-1)
 			case "recorded":
-				require.Len(t, man.Files, tc.at)
+				require.GreaterOrEqual(t, len(man.Files), tc.at)
+				require.Len(t, parts, len(man.Files))
 			}
 
 			w := mustWriter(t, crashConfig(dir))

@@ -2,6 +2,7 @@ package parquet
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -229,15 +230,22 @@ func (w *Writer) WriteIndex(ctx context.Context, e *schema.Entry, seq uint64, id
 		}
 		pt = w.parts[p]
 	}
-	for w.buffered-w.inflightBytes()+est+rowCost(pt) > w.cfg.MemoryBytes && len(w.parts) > 0 {
-		big := w.largestBefore(seq)
-		if big == nil {
+	for {
+		over := w.buffered - w.inflightBytes() + est + rowCost(pt) - w.cfg.MemoryBytes
+		if over <= 0 || len(w.parts) == 0 {
+			break
+		}
+		// Free a quarter of the budget beyond what this entry needs, in
+		// one commit: one manifest change for several parts, and room
+		// for the next entries.
+		big := w.largestBefore(seq, over+w.cfg.MemoryBytes/4)
+		if len(big) == 0 {
 			break // every open part holds entries of this message: over budget by one message at most
 		}
-		if err := w.commit(ctx, big); err != nil {
+		if err := w.commit(ctx, big...); err != nil {
 			return err
 		}
-		w.stats.EarlyCommits++
+		w.stats.EarlyCommits += int64(len(big))
 		pt = w.parts[p]
 	}
 	if pt == nil {
@@ -528,16 +536,23 @@ func rowCost(pt *part) int64 {
 	return pt.nextRowCost()
 }
 
-// largestBefore returns the open part holding the most bytes among
-// those that hold no entry of seq or later (nil if none).
-func (w *Writer) largestBefore(seq uint64) *part {
-	var big *part
+// largestBefore returns the open parts that hold no entry of seq or
+// later, the largest first, as many as hold need bytes (all of them if
+// they hold less).
+func (w *Writer) largestBefore(seq uint64, need int64) []*part {
+	var parts []*part
 	for _, pt := range w.parts {
-		if pt.last < seq && (big == nil || pt.size() > big.size()) {
-			big = pt
+		if pt.last < seq {
+			parts = append(parts, pt)
 		}
 	}
-	return big
+	slices.SortFunc(parts, func(a, b *part) int { return cmp.Compare(b.size(), a.size()) })
+	for i, pt := range parts {
+		if need -= pt.size(); need <= 0 {
+			return parts[:i+1]
+		}
+	}
+	return parts
 }
 
 // sortedParts returns the open and the waiting parts by first sequence:
@@ -552,44 +567,70 @@ func (w *Writer) sortedParts() []*part {
 	return parts
 }
 
-// commit commits the one part pt (see commitParts), closed in Write (it
-// reached PartBytes, or the memory budget needs its room). When that
-// fails for pt's partition only (a *[PartitionError]), pt waits for the
-// next commit in w.waiting, and commit returns nil (logging why): Write
-// goes on with the other partitions, and with a new part of pt's. The
-// waiting parts stay in the memory budget; once they would hold more
-// than three quarters of it, the error is returned instead (Write fails,
-// the caller retries: nothing is taken that memory cannot hold).
-func (w *Writer) commit(ctx context.Context, pt *part) error {
+// commit commits parts (open parts closed in Write: one reached
+// PartBytes, or the memory budget needs their room) with one change of
+// the manifest, after the commit in flight, if any. When that fails for
+// their partitions only (each a *[PartitionError]), the parts not
+// committed wait for the next commit in w.waiting, and commit returns nil
+// (logging why): Write goes on with the other partitions, and with new
+// parts of theirs. The waiting parts stay in the memory budget; once they
+// would hold more than three quarters of it, the error is returned
+// instead (Write fails, the caller retries: nothing is taken that memory
+// cannot hold).
+func (w *Writer) commit(ctx context.Context, parts ...*part) error {
 	w.settle()
 	if w.failed != nil {
 		return w.failed
 	}
-	if w.parts[pt.partition] != pt && !slices.Contains(w.waiting, pt) {
-		return nil // committed by the commit just finished
+	parts = slices.DeleteFunc(slices.Clone(parts), func(pt *part) bool {
+		return w.parts[pt.partition] != pt // committed or kept by the commit just finished
+	})
+	if len(parts) == 0 {
+		return nil
 	}
-	c := w.begin([]*part{pt})
+	slicesSortByFirst(parts)
+	c := w.begin(parts)
 	c.Run(ctx)
 	err := w.Finish(c)
-	var pe *PartitionError
-	if err == nil || ctx.Err() != nil || errors.Is(err, ErrNotDurable) || !errors.As(err, &pe) {
+	if err == nil || ctx.Err() != nil || !partitionErrors(err) {
 		return err
 	}
-	held := pt.size()
+	var held int64
 	for _, o := range w.waiting {
 		held += o.size()
+	}
+	for _, pt := range parts {
+		if w.parts[pt.partition] == pt {
+			held += pt.size() // not committed, still open
+		}
 	}
 	if held > w.cfg.MemoryBytes/4*3 {
 		return err
 	}
-	if w.parts[pt.partition] == pt {
-		delete(w.parts, pt.partition)
-		w.waiting = append(w.waiting, pt)
-		slicesSortByFirst(w.waiting)
+	for _, pt := range parts {
+		if w.parts[pt.partition] == pt {
+			delete(w.parts, pt.partition)
+			w.waiting = append(w.waiting, pt)
+		}
 	}
-	w.log.Warn("partition cannot be committed; its entries are kept and tried again at the next commit",
-		KeyPartition, pt.partition.Dir(), KeyFirstSeq, pt.first, KeyLastSeq, pt.last, KeyError, err.Error())
+	slicesSortByFirst(w.waiting)
+	w.log.Warn("partitions cannot be committed; their entries are kept and tried again at the next commit", KeyError, err.Error())
 	return nil
+}
+
+// partitionErrors reports whether err is one *[PartitionError], or
+// several joined, and nothing else.
+func partitionErrors(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !partitionErrors(e) {
+				return false
+			}
+		}
+		return true
+	}
+	var pe *PartitionError
+	return errors.As(err, &pe) && !errors.Is(err, ErrNotDurable)
 }
 
 // written is a part written to its temporary file, not yet recorded.
