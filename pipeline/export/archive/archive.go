@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -212,15 +213,16 @@ type ArchiveWriter struct {
 	// the next segment that gathers chunks.
 	spare []byte
 
-	segments []Segment
-	manifest []byte // the manifest file's content: segments as JSON lines
-	high     map[commit.Partition]uint64
-	open     map[commit.Partition]*segment
-	buffered int64
-	handed   uint64
-	dirs     map[string]bool
-	stats    ArchiveStats
-	closed   bool
+	segments       []Segment
+	manifest       []byte // the manifest file's content: segments as JSON lines
+	manifestWrites int    // the manifest files written (for the tests)
+	high           map[commit.Partition]uint64
+	open           map[commit.Partition]*segment
+	buffered       int64
+	handed         uint64
+	dirs           map[string]bool
+	stats          ArchiveStats
+	closed         bool
 	// waiting holds, by first sequence, the segments closed in Write
 	// whose commit failed for their partition (see commit): tried again,
 	// before the later segments of their partition, at each commit.
@@ -335,17 +337,16 @@ func (a *ArchiveWriter) Write(ctx context.Context, c *bus.RawChunk, seq uint64) 
 		if err := a.commit(ctx, s); err != nil {
 			return err
 		}
-		s = nil
+		s = a.open[p]
 	}
 	size := int64(len(c.Data))
 	for a.buffered+size > a.cfg.MemoryBytes && len(a.open) > 0 {
-		big := a.largest()
-		if err := a.commit(ctx, big); err != nil {
+		// Free a quarter of the budget beyond what this chunk needs, in
+		// one commit: one manifest write for several segments.
+		if err := a.commit(ctx, a.largest(a.buffered+size-a.cfg.MemoryBytes+a.cfg.MemoryBytes/4)...); err != nil {
 			return err
 		}
-		if big == s {
-			s = nil
-		}
+		s = a.open[p]
 	}
 	if s == nil {
 		s = &segment{partition: p, opened: time.Now(), first: seq}
@@ -515,14 +516,22 @@ func (a *ArchiveWriter) Close(ctx context.Context) error {
 	return err
 }
 
-func (a *ArchiveWriter) largest() *segment {
-	var big *segment
+// largest returns the open segments, the largest first, as many as hold
+// need bytes of the budget (all of them if they hold less).
+func (a *ArchiveWriter) largest(need int64) []*segment {
+	segs := make([]*segment, 0, len(a.open))
 	for _, s := range a.open {
-		if big == nil || s.frames.n+len(s.pending) > big.frames.n+len(big.pending) {
-			big = s
+		segs = append(segs, s)
+	}
+	slices.SortFunc(segs, func(x, y *segment) int {
+		return cmp.Compare(y.frames.n+len(y.pending), x.frames.n+len(x.pending))
+	})
+	for i, s := range segs {
+		if need -= int64(s.frames.held + cap(s.pending)); need <= 0 {
+			return segs[:i+1]
 		}
 	}
-	return big
+	return segs
 }
 
 // sorted returns the open and the waiting segments by first sequence.
@@ -566,33 +575,40 @@ func segmentName(first, last uint64) string {
 	return fmt.Sprintf("seg-%d-%d.jsonl.zst", first, last)
 }
 
-// commit commits the one segment s (see commitSegments), closed in Write
-// (full, or the memory budget needs its room). When that fails for s's
-// partition only (a *commit.PartitionError), s waits for the next commit in
-// a.waiting and commit returns nil (logging why), as parquet.Writer's commit
-// does: Write goes on with the other partitions. Once the waiting
-// segments would hold more than three quarters of MemoryBytes, the error
-// is returned instead.
-func (a *ArchiveWriter) commit(ctx context.Context, s *segment) error {
-	err := a.commitSegments(ctx, []*segment{s})
-	var pe *commit.PartitionError
-	if err == nil || ctx.Err() != nil || !errors.As(err, &pe) {
+// commit commits the open segments segs (see commitSegments), closed in
+// Write (full, or the memory budget needs their room), with one write of
+// the manifest. When that fails for their partitions only (each a
+// *commit.PartitionError), the segments not committed wait for the next
+// commit in a.waiting and commit returns nil (logging why), as
+// parquet.Writer's commit does: Write goes on with the other partitions.
+// Once the waiting segments would hold more than three quarters of
+// MemoryBytes, the error is returned instead.
+func (a *ArchiveWriter) commit(ctx context.Context, segs ...*segment) error {
+	slices.SortFunc(segs, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	err := a.commitSegments(ctx, segs)
+	if err == nil || ctx.Err() != nil || !commit.OnlyPartitionErrors(err) {
 		return err
 	}
-	held := int64(s.frames.held + cap(s.pending))
+	var held int64
 	for _, o := range a.waiting {
 		held += int64(o.frames.held + cap(o.pending))
+	}
+	for _, s := range segs {
+		if a.open[s.partition] == s {
+			held += int64(s.frames.held + cap(s.pending)) // not committed, still open
+		}
 	}
 	if held > a.cfg.MemoryBytes/4*3 {
 		return err
 	}
-	if a.open[s.partition] == s {
-		delete(a.open, s.partition)
-		a.waiting = append(a.waiting, s)
-		slices.SortFunc(a.waiting, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	for _, s := range segs {
+		if a.open[s.partition] == s {
+			delete(a.open, s.partition)
+			a.waiting = append(a.waiting, s)
+		}
 	}
-	a.log.Warn("archive partition cannot be committed; its chunks are kept and tried again at the next commit",
-		commit.KeyPartition, s.partition.Dir(), commit.KeyFirstSeq, s.first, commit.KeyLastSeq, s.last, commit.KeyError, err.Error())
+	slices.SortFunc(a.waiting, func(x, y *segment) int { return compareSeq(x.first, y.first) })
+	a.log.Warn("archive partitions cannot be committed; their chunks are kept and tried again at the next commit", commit.KeyError, err.Error())
 	return nil
 }
 
@@ -674,6 +690,7 @@ func (a *ArchiveWriter) commitSegments(ctx context.Context, open []*segment) err
 		}
 		a.manifest = data
 		a.segments = append(a.segments, segs...)
+		a.manifestWrites++
 	}
 	for i, seg := range segs {
 		s := written[i]

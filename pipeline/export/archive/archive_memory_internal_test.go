@@ -154,3 +154,35 @@ func TestArchiveConfig_DefaultLevel(t *testing.T) {
 	require.Equal(t, zstd.SpeedDefault, ArchiveConfig{}.withDefaults().Level)
 	require.Equal(t, zstd.SpeedBestCompression, ArchiveConfig{Level: zstd.SpeedBestCompression}.withDefaults().Level)
 }
+
+// TestArchiveWriter_EarlyCommitsShareManifestWrites: when the memory
+// budget closes segments early, one commit takes the largest several
+// (a quarter of the budget beyond the chunk's need) with one write of the
+// manifest, not one write per segment; every chunk is committed once.
+func TestArchiveWriter_EarlyCommitsShareManifestWrites(t *testing.T) {
+	const budget = 256 << 10
+	a, err := NewArchiveWriter(ArchiveConfig{Dir: t.TempDir(), SegmentBytes: 4 << 20, MemoryBytes: budget, SegmentAge: time.Hour})
+	require.NoError(t, err)
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 600
+	for i := range n {
+		data := make([]byte, 2<<10+r.IntN(6<<10))
+		for j := range data {
+			data[j] = byte(r.Uint32()) // incompressible: the frames hold what the chunks hold
+		}
+		day := time.Date(2026, 11, 1+i%6, 9, 0, 0, 0, time.UTC)
+		c := &bus.RawChunk{Host: fmt.Sprintf("h%d", i%3), Path: "/p", Format: "pi", File: fmt.Sprintf("1:%d", i),
+			Line: 1, Lines: 1, End: int64(len(data)), TS: day, Data: data}
+		require.NoError(t, a.Write(t.Context(), c, uint64(i+1)))
+	}
+	early, writes := a.stats.Segments, a.manifestWrites
+	require.Positive(t, early, "the budget closed segments")
+	require.GreaterOrEqual(t, early, int64(2*writes), "several segments per manifest write: %d segments, %d writes", early, writes)
+	require.NoError(t, a.Close(t.Context()))
+	require.Equal(t, uint64(n), a.Committed())
+	var chunks int
+	for _, s := range a.Segments() {
+		chunks += s.Chunks
+	}
+	require.Equal(t, n, chunks, "each chunk in one segment")
+}

@@ -592,7 +592,7 @@ func (w *Writer) commit(ctx context.Context, parts ...*part) error {
 	c := w.begin(parts)
 	c.Run(ctx)
 	err := w.Finish(c)
-	if err == nil || ctx.Err() != nil || !partitionErrors(err) {
+	if err == nil || ctx.Err() != nil || !commit.OnlyPartitionErrors(err) {
 		return err
 	}
 	var held int64
@@ -616,21 +616,6 @@ func (w *Writer) commit(ctx context.Context, parts ...*part) error {
 	slicesSortByFirst(w.waiting)
 	w.log.Warn("partitions cannot be committed; their entries are kept and tried again at the next commit", KeyError, err.Error())
 	return nil
-}
-
-// partitionErrors reports whether err is one *[PartitionError], or
-// several joined, and nothing else.
-func partitionErrors(err error) bool {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		for _, e := range j.Unwrap() {
-			if !partitionErrors(e) {
-				return false
-			}
-		}
-		return true
-	}
-	var pe *PartitionError
-	return errors.As(err, &pe) && !errors.Is(err, ErrNotDurable)
 }
 
 // written is a part written to its temporary file, not yet recorded.

@@ -1,6 +1,9 @@
 package commit
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // PartitionError is a commit that failed for one partition: its file (a
 // Parquet part or an archive segment) could not be written or renamed
@@ -24,3 +27,20 @@ func (e *PartitionError) Error() string {
 
 // Unwrap returns the cause.
 func (e *PartitionError) Unwrap() error { return e.Err }
+
+// OnlyPartitionErrors reports whether err is one *PartitionError, or
+// several joined, and nothing else: a commit whose only failures cost
+// their partitions, not the whole commit (a manifest that could not be
+// written, a cancellation, a change not known durable).
+func OnlyPartitionErrors(err error) bool {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !OnlyPartitionErrors(e) {
+				return false
+			}
+		}
+		return len(j.Unwrap()) > 0
+	}
+	var pe *PartitionError
+	return errors.As(err, &pe) && !errors.Is(err, ErrNotDurable)
+}
