@@ -91,7 +91,9 @@
 // A part is committed when the next entry would push it past
 // Config.PartBytes, when it has been open Config.PartAge at a
 // [Writer.CommitDue], when the buffered total would pass
-// Config.MemoryBytes (the largest part goes first), and at [Writer.Flush]
+// Config.MemoryBytes (the largest parts go first, as many as free a
+// quarter of the budget beyond the entry's need, with one manifest
+// change), and at [Writer.Flush]
 // and [Writer.Close]. [Writer.Begin], [Commit.Run] and [Writer.Finish]
 // split a commit of the parts that are due so that the caller can write
 // them while entries go on into new parts (the exporter does); until
