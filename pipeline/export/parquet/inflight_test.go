@@ -24,6 +24,28 @@ func manifestPaths(w *parquet.Writer) []string {
 	return paths
 }
 
+// seqWriter returns a function that writes the next entry (sequences 1,
+// 2, …) of host's session, each with its own text.
+func seqWriter(t *testing.T, w *parquet.Writer) func(host string) {
+	var seq uint64
+	return func(host string) {
+		t.Helper()
+		seq++
+		e := entryAt(host, "s-"+host, "e"+strings.Repeat("x", int(seq)))
+		require.NoError(t, w.Write(t.Context(), &e, seq))
+	}
+}
+
+// requireFlushed flushes w and checks that the n entries handed over are
+// committed, each once, in the files paths (in the manifest's order).
+func requireFlushed(t *testing.T, w *parquet.Writer, dir string, n int, paths ...string) {
+	t.Helper()
+	require.NoError(t, w.Flush(t.Context()))
+	require.Equal(t, uint64(n), w.Committed())
+	require.Equal(t, paths, manifestPaths(w))
+	requireEachOnce(t, dir, n)
+}
+
 // A commit taken out with Begin is written while entries go on into new
 // parts of the same partitions: the position stays below the parts in
 // flight until Finish, then below the new parts, and every entry ends in
@@ -32,13 +54,7 @@ func TestWriter_WritesBesideCommit(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
 	w := mustWriter(t, parquet.Config{Dir: dir})
-	var seq uint64
-	write := func(host string) {
-		t.Helper()
-		seq++
-		e := entryAt(host, "s-"+host, "e"+strings.Repeat("x", int(seq)))
-		require.NoError(t, w.Write(ctx, &e, seq))
-	}
+	write := seqWriter(t, w)
 	for i := range 6 {
 		write([]string{"a", "b"}[i%2])
 	}
@@ -84,15 +100,11 @@ func TestWriter_WritesBesideCommit(t *testing.T) {
 		"format=claude-code/date=2026-07-01/host=b/part-2-6.parquet",
 	}, manifestPaths(w))
 
-	require.NoError(t, w.Flush(ctx))
-	require.Equal(t, uint64(10), w.Committed())
-	require.Equal(t, []string{
+	requireFlushed(t, w, dir, 10,
 		"format=claude-code/date=2026-07-01/host=a/part-1-5.parquet",
 		"format=claude-code/date=2026-07-01/host=b/part-2-6.parquet",
 		"format=claude-code/date=2026-07-01/host=a/part-7-9.parquet",
-		"format=claude-code/date=2026-07-01/host=b/part-8-10.parquet",
-	}, manifestPaths(w))
-	requireEachOnce(t, dir, 10)
+		"format=claude-code/date=2026-07-01/host=b/part-8-10.parquet")
 }
 
 // A part Write must commit (it reached PartBytes) while a commit of its
@@ -150,13 +162,7 @@ func TestWriter_CommitInFlightFails(t *testing.T) {
 	dir := t.TempDir()
 	blocker := blockPartition(t, dir, "b")
 	w := mustWriter(t, parquet.Config{Dir: dir})
-	var seq uint64
-	write := func(host string) {
-		t.Helper()
-		seq++
-		e := entryAt(host, "s-"+host, "e"+strings.Repeat("x", int(seq)))
-		require.NoError(t, w.Write(ctx, &e, seq))
-	}
+	write := seqWriter(t, w)
 	for i := range 4 {
 		write([]string{"b", "a"}[i%2])
 	}
@@ -180,15 +186,11 @@ func TestWriter_CommitInFlightFails(t *testing.T) {
 	require.Equal(t, uint64(0), w.Committed())
 
 	require.NoError(t, os.Remove(blocker))
-	require.NoError(t, w.Flush(ctx))
-	require.Equal(t, uint64(6), w.Committed())
-	require.Equal(t, []string{
+	requireFlushed(t, w, dir, 6,
 		"format=claude-code/date=2026-07-01/host=a/part-2-4.parquet",
 		"format=claude-code/date=2026-07-01/host=b/part-1-3.parquet",
 		"format=claude-code/date=2026-07-01/host=b/part-5-5.parquet",
-		"format=claude-code/date=2026-07-01/host=a/part-6-6.parquet",
-	}, manifestPaths(w))
-	requireEachOnce(t, dir, 6)
+		"format=claude-code/date=2026-07-01/host=a/part-6-6.parquet")
 }
 
 // A commit cancelled in flight records nothing it did not write, and

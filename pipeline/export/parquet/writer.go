@@ -303,8 +303,8 @@ func (w *Writer) Committed() uint64 {
 
 // Buffered returns the bytes held by open and waiting parts and by the
 // parts of a commit not yet finished, as counted against
-// Config.MemoryBytes (the last apart, see there): the strings of their rows, their lists and structs,
-// and the row chunks allocated. The arena blocks that hold the strings
+// Config.MemoryBytes (the last apart, see there): the strings of their
+// rows, their lists and structs, and the row chunks allocated. The arena blocks that hold the strings
 // may add up to 64 KiB per open part beyond it (at most the larger of
 // 4 KiB and the part's strings).
 func (w *Writer) Buffered() int64 { return w.buffered }
@@ -315,7 +315,8 @@ func (w *Writer) Stats() Stats { return w.stats }
 // Manifest returns the committed files, in commit order, as the writer
 // last read or wrote the manifest (at open and at each commit): a
 // concurrent [Compact]'s change shows from the next commit on. The slice
-// is the writer's own: do not modify it.
+// is the writer's own: do not modify it. A [Commit.Run] replaces it: do
+// not call Manifest while one runs.
 func (w *Writer) Manifest() []File { return w.man.m.Files }
 
 // CommitDue commits every part opened Config.PartAge or longer before
