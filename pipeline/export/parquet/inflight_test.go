@@ -2,7 +2,6 @@ package parquet_test
 
 import (
 	"context"
-	"errors"
 	"os"
 	"strings"
 	"sync"
@@ -193,9 +192,11 @@ func TestWriter_CommitInFlightFails(t *testing.T) {
 		"format=claude-code/date=2026-07-01/host=a/part-6-6.parquet")
 }
 
-// A commit cancelled in flight records nothing it did not write, and
-// keeps the rest: the next commit takes it, each entry once. Begin with
-// nothing due returns nil, and a nil commit runs and finishes as nothing.
+// A commit cancelled in flight, after its first file was written, stops
+// there: it returns the cancellation, and what it did not record stays
+// below the position and is committed by the next commit, each entry once.
+// Begin with nothing due returns nil, and a nil commit runs and finishes
+// as nothing.
 func TestWriter_CommitInFlightCancelled(t *testing.T) {
 	dir := t.TempDir()
 	w := mustWriter(t, parquet.Config{Dir: dir})
@@ -205,19 +206,41 @@ func TestWriter_CommitInFlightCancelled(t *testing.T) {
 	c.Run(t.Context())
 	require.NoError(t, w.Finish(c))
 
-	for i := range 4 {
-		e := entryAt([]string{"a", "b"}[i%2], "s", strings.Repeat("q", i+1))
-		require.NoError(t, w.Write(t.Context(), &e, uint64(i+1)))
+	write := seqWriter(t, w)
+	for i := range 6 {
+		write([]string{"a", "b", "c"}[i%3])
 	}
 	c, err = w.Begin(time.Now(), true)
 	require.NoError(t, err)
 	cctx, cancel := context.WithCancel(t.Context())
-	cancel()
+	files := 0
+	parquet.SetHook(w, func(step string) {
+		if step == "written" {
+			if files++; files == 1 {
+				cancel() // while the commit is in flight, after its first file
+			}
+		}
+	})
 	c.Run(cctx)
-	require.True(t, errors.Is(w.Finish(c), cctx.Err()))
-	require.Empty(t, manifestPaths(w))
-	require.Equal(t, uint64(0), w.Committed())
-	require.NoError(t, w.Flush(t.Context()))
-	require.Equal(t, uint64(4), w.Committed())
-	requireEachOnce(t, dir, 4)
+	parquet.SetHook(w, nil)
+	require.ErrorIs(t, w.Finish(c), context.Canceled)
+	require.Equal(t, 1, files, "the commit stopped after the file it was writing")
+	// The file written may be recorded, or not (the manifest lock is
+	// taken with the cancelled context): either way nothing past it.
+	const a14, b25, c36 = "format=claude-code/date=2026-07-01/host=a/part-1-4.parquet",
+		"format=claude-code/date=2026-07-01/host=b/part-2-5.parquet",
+		"format=claude-code/date=2026-07-01/host=c/part-3-6.parquet"
+	switch len(manifestPaths(w)) {
+	case 0:
+		require.Equal(t, uint64(0), w.Committed(), "below the first part")
+		write("a") // 7: into a's part, kept open
+		requireFlushed(t, w, dir, 7, "format=claude-code/date=2026-07-01/host=a/part-1-7.parquet", b25, c36)
+	case 1:
+		require.Equal(t, []string{a14}, manifestPaths(w))
+		require.Equal(t, uint64(1), w.Committed(), "below the second part")
+		write("a") // 7: a new part of a
+		requireFlushed(t, w, dir, 7, a14, b25, c36, "format=claude-code/date=2026-07-01/host=a/part-7-7.parquet")
+	default:
+		t.Fatalf("recorded past the cancellation: %v", manifestPaths(w))
+	}
 }

@@ -392,11 +392,13 @@ type Commit struct {
 // Begin takes out of w the parts a [Writer.CommitDue] at now would
 // commit (all: those a [Writer.Flush] would) as a [Commit], after
 // finishing the commit still in flight, if any. It returns nil when no
-// part is due. The caller must call [Commit.Run] and then [Writer.Finish];
-// until Finish, [Writer.Committed] stays below the commit's parts, and a
-// part that must be committed in Write (its size, the memory budget)
-// waits for the commit to finish first, so that a partition's files are
-// committed in stream order.
+// part is due. The caller must call [Commit.Run] once, from any
+// goroutine, and then [Writer.Finish]; until Finish, [Writer.Committed]
+// stays below the commit's parts, and a part that must be committed in
+// Write (its size, the memory budget) waits for the commit to finish
+// first, so that a partition's files are committed in stream order. So
+// do Begin, CommitDue, Flush and Close, whatever their context: Run must
+// not wait for them.
 func (w *Writer) Begin(now time.Time, all bool) (*Commit, error) {
 	if w.closed {
 		return nil, ErrClosed
