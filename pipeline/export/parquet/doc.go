@@ -93,12 +93,11 @@
 // [Writer.CommitDue], when the buffered total would pass
 // Config.MemoryBytes (the largest parts go first, as many as free a
 // quarter of the budget beyond the entry's need, with one manifest
-// change), and at [Writer.Flush]
-// and [Writer.Close]. [Writer.Begin], [Commit.Run] and [Writer.Finish]
-// split a commit of the parts that are due so that the caller can write
-// them while entries go on into new parts (the exporter does); until
-// Finish, [Writer.Committed] stays below them, and a part Write must
-// commit waits for them. Committing a part:
+// change), and at [Writer.Flush] and [Writer.Close]. [Writer.Begin],
+// [Commit.Run] and [Writer.Finish] split a commit of the parts that are
+// due so that the caller can write them while entries go on into new
+// parts (the exporter does); until Finish, [Writer.Committed] stays below
+// them, and a part Write must commit waits for them. Committing a part:
 //
 //  1. sorts its rows and writes them to .part-<first>-<last>.parquet.tmp in
 //     the partition's directory, then fsyncs the file;
@@ -249,10 +248,10 @@
 // blocks add at most 64 KiB per open part. A commit taken out with
 // [Writer.Begin] keeps its parts until [Writer.Finish], beside up to
 // MemoryBytes of new open parts: a caller that writes commits beside its
-// writes holds up to twice MemoryBytes of rows. Buffered rows hold no pointers
-// (strings are offsets into the arena, lists ranges of side tables), so
-// the garbage collector does not scan them; they become Parquet rows 1,024
-// at a time while a part is written. Committing a part needs, beside it,
+// writes holds up to twice MemoryBytes of rows. Buffered rows hold no
+// pointers (strings are offsets into the arena, lists ranges of side
+// tables), so the garbage collector does not scan them; they become
+// Parquet rows 1,024 at a time while a part is written. Committing a part needs, beside it,
 // the compressed pages of one row group. Set the process's GOMEMLIMIT a
 // little above MemoryBytes plus that, so that the collector keeps the heap
 // there: the benchmark (benchmarks/export) peaks under 200 MB of RSS with
