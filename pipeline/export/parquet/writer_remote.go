@@ -51,7 +51,7 @@ func newRemoteWriter(cfg Config) (*Writer, error) {
 // latency once per few files, not once per file.
 const uploadConcurrency = 8
 
-// uploadParts encodes each part into a spool file, in order, then uploads
+// upload encodes each of c's parts into a spool file, in order, then uploads
 // them (uploadConcurrency at a time) under their final names,
 // part-<first>-<last>.parquet: names derived from the stream ranges, so
 // that an upload repeated after a crash writes the same bytes (the
