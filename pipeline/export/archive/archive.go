@@ -629,7 +629,7 @@ func (a *ArchiveWriter) withWaiting(open []*segment) []*segment {
 }
 
 // commitSegments writes each segment as a file (atomically, fsynced) and
-// records them all with one write of the manifest, as parquet.Writer's
+// records them all with one write of the manifest, as parquet's
 // Commit.Run does for Parquet files: a periodic commit of hundreds of
 // quiet partitions costs one manifest write, not one per segment. A
 // segment that cannot be written (a file where its partition's directory
