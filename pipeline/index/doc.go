@@ -80,7 +80,9 @@
 // state and the running totals. Memory follows the sessions active
 // lately: the cache keeps about [DefaultMaxFacts] facts and whatever they
 // reference, the rest of the history (tens of millions of facts) stays on
-// disk behind bloom filters and a bounded block cache.
+// disk behind bloom filters and a bounded block cache. Nearly every fact
+// looked up is new, so a fact is read with [store.Store.Probe]: the bloom
+// filters of every level answer a missing key without a data block read.
 //
 // A restart resumes at the sequence after the one committed (the durable
 // consumer is repositioned there, whatever it acknowledged), so an entry

@@ -197,10 +197,12 @@ func (a *Aggregator) forgetStoredFile(k fileKey) {
 	}
 }
 
-// load reads the fact of key, nil if the store has none.
+// load reads the fact of key, nil if the store has none. Most facts
+// looked up are new (a backfill's, a live session's next lines), so the
+// store is probed for an absent key (store.Store.Probe).
 func (fs *facts[C]) load(key factKey) *fact[C] {
 	a := fs.a
-	v, err := a.store.Get(factStoreKey(fs.kind, key))
+	v, err := a.store.Probe(factStoreKey(fs.kind, key))
 	if err != nil || v == nil {
 		if err != nil {
 			a.fail(err)

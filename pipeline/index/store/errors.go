@@ -11,3 +11,6 @@ var ErrCorrupt = errors.New("index: corrupt state")
 // ErrInvalidConfig is wrapped by the error of [Open] for a [Config] it
 // cannot use.
 var ErrInvalidConfig = errors.New("index: invalid configuration")
+
+// ErrClosed is returned by [Store.Probe] after [Store.Close].
+var ErrClosed = errors.New("index: state closed")
