@@ -250,9 +250,10 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 // that is there, not for the new facts of a backfill, every one of which
 // cost a block read (2 to 3 of a 1 GB run's 3 to 4 CPU-seconds of
 // aggregation). Probe consults the last level's filters too, so that a
-// miss reads no data block but for the filters' false positives. It seeks one iterator, kept from call to call until the
-// next [Store.Commit] (which closes it, so that it pins no file a
-// compaction made obsolete). Probe is safe for concurrent use.
+// miss reads no data block but for the filters' false positives. It
+// seeks one iterator, kept from call to call until the next
+// [Store.Commit] (which closes it, so that it pins no file a compaction
+// made obsolete). Probe is safe for concurrent use.
 func (s *Store) Probe(key []byte) ([]byte, error) {
 	if err := s.fault.get(); err != nil {
 		return nil, err
