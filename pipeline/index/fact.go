@@ -236,6 +236,11 @@ type facts[C any] struct {
 	// sessionsOf).
 	bySession map[*fact[C]]map[*session]int32
 	dirty     []*fact[C]
+	// gone, when set, holds every key this cache let go of, and the
+	// store held none of this kind when it was opened: a key neither
+	// cached nor maybe in it is new, and is not looked up (see
+	// keyFilter). nil: every key not cached is looked up.
+	gone *keyFilter
 	// largest makes the occurrence with the largest total win (usage).
 	largest bool
 	apply   func(s *session, c *C, at *origin, key factKey, sign int64)
@@ -257,7 +262,7 @@ func newFacts[C any](a *Aggregator, kind factKind, largest bool, apply func(*ses
 // get returns the fact of key from the cache or the store, nil if none.
 func (fs *facts[C]) get(key factKey) *fact[C] {
 	f := fs.byKey[key]
-	if f == nil && fs.a.store != nil {
+	if f == nil && fs.a.store != nil && (fs.gone == nil || fs.gone.mayContain(key)) {
 		f = fs.load(key)
 	}
 	if f != nil {

@@ -86,6 +86,21 @@ func readLayout(st *store.Store) (int, error) {
 // state. A state of another layout is refused with a *LayoutError.
 func (a *Aggregator) attach(st *store.Store, seed uint64) error {
 	a.store = st
+	// A state that holds no fact of a kind (a new one, a rebuild, the
+	// first backfill): the facts looked up that the cache never let go
+	// of are not looked up in the store (facts.gone).
+	for _, fs := range []interface {
+		kindPrefix() []byte
+		trackGone()
+	}{a.entries, a.responses, a.usage} {
+		none := true
+		if err := st.Scan(fs.kindPrefix(), func(_, _ []byte) bool { none = false; return false }); err != nil {
+			return err
+		}
+		if none {
+			fs.trackGone()
+		}
+	}
 	v, err := st.Meta(metaSeed)
 	if err != nil {
 		return err
@@ -197,6 +212,13 @@ func (a *Aggregator) forgetStoredFile(k fileKey) {
 	}
 }
 
+// kindPrefix is the prefix of the store keys of fs's facts.
+func (fs *facts[C]) kindPrefix() []byte { return []byte{'f', byte(fs.kind)} }
+
+// trackGone has fs keep the keys it lets go of (facts.gone): the store
+// holds no fact of its kind.
+func (fs *facts[C]) trackGone() { fs.gone = new(keyFilter) }
+
 // load reads the fact of key, nil if the store has none. Most facts
 // looked up are new (a backfill's, a live session's next lines), so the
 // store is probed for an absent key (store.Store.Probe).
@@ -285,6 +307,9 @@ func (fs *facts[C]) evict(before uint64, keep int) {
 		}
 		if f.dirty || f.used >= before {
 			continue
+		}
+		if fs.gone != nil && !fs.gone.add(k) {
+			fs.gone = nil // too many to keep: the store is asked again
 		}
 		for i := range f.cands {
 			f.cands[i].s.refs--
