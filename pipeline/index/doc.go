@@ -83,6 +83,10 @@
 // disk behind bloom filters and a bounded block cache. Nearly every fact
 // looked up is new, so a fact is read with [store.Store.Probe]: the bloom
 // filters of every level answer a missing key without a data block read.
+// In a state that held no fact of a kind when it was opened, the cache
+// keeps a Bloom filter of the facts it lets go of (the only way out of
+// it): a fact neither cached nor in the filter is new, and the store is
+// not asked at all.
 //
 // A restart resumes at the sequence after the one committed (the durable
 // consumer is repositioned there, whatever it acknowledged), so an entry

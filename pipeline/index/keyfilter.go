@@ -10,9 +10,10 @@ package index
 // its bloom filters, cost about 3 µs (see store.Store.Probe).
 //
 // It grows as keys are added (a new level twice as large as the last,
-// each sized for about 10 bits per key), up to maxFilterKeys; past that
-// the cache drops it and asks the store again, so that its memory stays
-// bounded (about 2.5 MB per million keys).
+// 16 bits per key: 2 MB per million keys, one in a few thousand false
+// positives per level), up to maxFilterKeys; past that the cache drops it
+// and asks the store again, so that its memory stays bounded (8 MB for
+// each of the three kinds of fact).
 type keyFilter struct {
 	levels []filterLevel
 	n      int // keys added
@@ -27,11 +28,11 @@ type filterLevel struct {
 
 const (
 	// filterHashes is the number of bits set per key: about the best for
-	// 10 to 20 bits per key.
+	// 16 bits per key.
 	filterHashes = 7
 	// minFilterKeys is the first level's capacity.
 	minFilterKeys = 1 << 16
-	// maxFilterKeys bounds the keys a filter takes (about 10 MB of bits).
+	// maxFilterKeys bounds the keys a filter takes (8 MB of bits).
 	maxFilterKeys = 4 << 20
 )
 
@@ -47,7 +48,7 @@ func (f *keyFilter) add(k factKey) bool {
 			c = 2 * f.levels[len(f.levels)-1].cap
 		}
 		words := 1
-		for words*64 < c*10 { // a power of two of at least 10 bits per key
+		for words*64 < c*10 { // a power of two of at least 10 bits per key: 16
 			words *= 2
 		}
 		f.levels = append(f.levels, filterLevel{bits: make([]uint64, words), mask: uint64(words*64 - 1), cap: c})
