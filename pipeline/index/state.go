@@ -86,19 +86,9 @@ func readLayout(st *store.Store) (int, error) {
 // state. A state of another layout is refused with a *LayoutError.
 func (a *Aggregator) attach(st *store.Store, seed uint64) error {
 	a.store = st
-	// A state that holds no fact of a kind (a new one, a rebuild, the
-	// first backfill): the facts looked up that the cache never let go
-	// of are not looked up in the store (facts.gone).
-	for _, fs := range []interface {
-		kindPrefix() []byte
-		trackGone()
-	}{a.entries, a.responses, a.usage} {
-		none := true
-		if err := st.Scan(fs.kindPrefix(), func(_, _ []byte) bool { none = false; return false }); err != nil {
+	for _, track := range []func(*store.Store) error{a.entries.trackGone, a.responses.trackGone, a.usage.trackGone} {
+		if err := track(st); err != nil {
 			return err
-		}
-		if none {
-			fs.trackGone()
 		}
 	}
 	v, err := st.Meta(metaSeed)
@@ -212,12 +202,18 @@ func (a *Aggregator) forgetStoredFile(k fileKey) {
 	}
 }
 
-// kindPrefix is the prefix of the store keys of fs's facts.
-func (fs *facts[C]) kindPrefix() []byte { return []byte{'f', byte(fs.kind)} }
-
-// trackGone has fs keep the keys it lets go of (facts.gone): the store
-// holds no fact of its kind.
-func (fs *facts[C]) trackGone() { fs.gone = new(keyFilter) }
+// trackGone has fs keep the keys it lets go of (facts.gone) when st
+// holds no fact of its kind (a new state, a rebuild, the first backfill):
+// the facts looked up that the cache never let go of are then not looked
+// up in the store.
+func (fs *facts[C]) trackGone(st *store.Store) error {
+	none := true
+	err := st.Scan([]byte{'f', byte(fs.kind)}, func(_, _ []byte) bool { none = false; return false })
+	if err == nil && none {
+		fs.gone = new(keyFilter)
+	}
+	return err
+}
 
 // load reads the fact of key, nil if the store has none. Most facts
 // looked up are new (a backfill's, a live session's next lines), so the

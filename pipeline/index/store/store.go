@@ -236,11 +236,16 @@ func (s *Store) Get(key []byte) ([]byte, error) {
 	if err != nil {
 		return nil, s.fault.check(err)
 	}
-	out := bytes.Clone(v)
-	if out == nil {
-		out = []byte{}
+	return cloneValue(v), s.fault.check(closer.Close())
+}
+
+// cloneValue copies a value read: nil for none, a non-nil empty slice for
+// an empty value.
+func cloneValue(v []byte) []byte {
+	if out := bytes.Clone(v); out != nil {
+		return out
 	}
-	return out, s.fault.check(closer.Close())
+	return []byte{}
 }
 
 // Probe is [Store.Get] for a key that is most likely absent: a new
@@ -283,11 +288,7 @@ func (s *Store) Probe(key []byte) ([]byte, error) {
 		s.closeProbeLocked()
 		return nil, s.fault.check(err)
 	}
-	out := bytes.Clone(v)
-	if out == nil {
-		out = []byte{}
-	}
-	return out, s.fault.get()
+	return cloneValue(v), s.fault.get()
 }
 
 // closeProbe closes Probe's iterator, if open: the next Probe sees the
