@@ -27,9 +27,11 @@ func sessionNumKey(num uint64) []byte {
 	return binary.BigEndian.AppendUint64([]byte{'s'}, num)
 }
 
+// factPrefix starts the store keys of the facts of kind.
+func factPrefix(kind factKind) []byte { return []byte{'f', byte(kind)} }
+
 func factStoreKey(kind factKind, k factKey) []byte {
-	b := make([]byte, 0, 18)
-	b = append(b, 'f', byte(kind))
+	b := append(make([]byte, 0, 18), factPrefix(kind)...)
 	b = binary.BigEndian.AppendUint64(b, k.hi)
 	return binary.BigEndian.AppendUint64(b, k.lo)
 }
@@ -208,7 +210,7 @@ func (a *Aggregator) forgetStoredFile(k fileKey) {
 // up in the store.
 func (fs *facts[C]) trackGone(st *store.Store) error {
 	none := true
-	err := st.Scan([]byte{'f', byte(fs.kind)}, func(_, _ []byte) bool { none = false; return false })
+	err := st.Scan(factPrefix(fs.kind), func(_, _ []byte) bool { none = false; return false })
 	if err == nil && none {
 		fs.gone = new(keyFilter)
 	}
